@@ -1,0 +1,402 @@
+//! The bundle's types: one set, used by the writer and every reader.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::metrics::Stats;
+
+/// A whole result file: one run of llmsweep against one server.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Bundle {
+    /// `"llmsweep.bundle/1"`.
+    pub schema: String,
+    /// Random id, unique per run.
+    pub id: String,
+    /// Human name of the run, e.g. the host (`kpro5`).
+    pub label: String,
+    /// When the run started, RFC 3339 UTC.
+    pub created_at: String,
+    /// `false` while the run is going on, or when it was interrupted; the bundle is valid either way.
+    pub complete: bool,
+    pub tool: Tool,
+    pub target: Target,
+    pub hosts: Hosts,
+    pub workload: Workload,
+    /// Metric name → its definition, so every number says what it is.
+    #[serde(default)]
+    pub definitions: BTreeMap<String, String>,
+    #[serde(default)]
+    pub sweeps: Vec<Sweep>,
+}
+
+/// What wrote the bundle.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Tool {
+    pub name: String,
+    pub version: String,
+    /// The command line, with secrets replaced by `***`.
+    #[serde(default)]
+    pub command_line: Vec<String>,
+}
+
+/// Which OpenAI-compatible endpoint was driven.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Api {
+    /// `POST /v1/completions` with a text prompt.
+    Completions,
+    /// `POST /v1/chat/completions` with one user message.
+    Chat,
+}
+
+impl Api {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Api::Completions => "completions",
+            Api::Chat => "chat",
+        }
+    }
+}
+
+/// The server under test and what it said about itself.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Target {
+    pub url: String,
+    pub api: Api,
+    pub model: String,
+    /// Engine name when it could be told: `sglang`, `vllm`, `llama.cpp`, `tgi`, `llmsweep serve-sim`.
+    #[serde(default)]
+    pub engine: Option<String>,
+    #[serde(default)]
+    pub engine_version: Option<String>,
+    /// Tokens of prompt plus output one request may use, as the server reports it.
+    #[serde(default)]
+    pub max_context: Option<u64>,
+    /// Requests the server decodes at once, as the server reports it.
+    #[serde(default)]
+    pub max_running_requests: Option<u64>,
+    /// The server's launch arguments when it reports them (SGLang's server info, for instance).
+    #[serde(default)]
+    pub server_args: Option<serde_json::Value>,
+    /// `true` when the target is llmsweep's own simulated server: its numbers describe a model,
+    /// not hardware.
+    #[serde(default)]
+    pub simulated: bool,
+    /// Endpoint path → what it answered when probed.
+    #[serde(default)]
+    pub probes: BTreeMap<String, Probe>,
+}
+
+/// One fingerprint probe's raw answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Probe {
+    /// HTTP status, absent when no answer came.
+    #[serde(default)]
+    pub status: Option<u16>,
+    /// The body: JSON when it parsed as JSON, else a string (truncated to a few KiB).
+    #[serde(default)]
+    pub body: Option<serde_json::Value>,
+    /// Why there is no answer (connection refused, timeout…).
+    #[serde(default)]
+    pub error: Option<String>,
+}
+
+/// Facts about the machines involved.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Hosts {
+    pub client: HostFacts,
+    /// `--note key=value` pairs: GPUs, tensor parallelism, anything the user wants to keep.
+    #[serde(default)]
+    pub notes: BTreeMap<String, String>,
+}
+
+/// Facts about one machine; unknown ones are absent.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostFacts {
+    pub hostname: String,
+    pub os: String,
+    #[serde(default)]
+    pub kernel: Option<String>,
+    pub arch: String,
+    #[serde(default)]
+    pub cpu_model: Option<String>,
+    pub cpu_cores: u32,
+    #[serde(default)]
+    pub memory_bytes: Option<u64>,
+}
+
+/// How prompts were made: enough to prove two runs sent the same workload.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Workload {
+    pub seed: u64,
+    /// How prompt lengths were matched to the server's tokenizer.
+    pub calibration: Calibration,
+    /// SHA-256 over the prompt hashes of every recorded request, in order.
+    pub prompt_digest: String,
+    /// Tokens of common prefix shared by all prompts (0: every prompt unique from its first token).
+    #[serde(default)]
+    pub shared_prefix_len: u64,
+}
+
+/// How the collector made prompts of the asked length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Calibration {
+    /// Word lengths measured with the server's own `/tokenize`.
+    Tokenizer,
+    /// No tokenizer endpoint: lengths corrected from `usage.prompt_tokens` of warm-up requests.
+    Usage,
+    /// Neither: one token per word assumed.
+    None,
+    #[serde(other)]
+    Unknown,
+}
+
+/// The kind of sweep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SweepKind {
+    /// Concurrency varies at fixed input and output length.
+    Throughput,
+    /// Input length varies.
+    Context,
+    #[serde(other)]
+    Unknown,
+}
+
+/// One sweep: its parameters and a point per (concurrency, input length).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Sweep {
+    pub kind: SweepKind,
+    pub concurrency: Vec<u32>,
+    pub input_lens: Vec<u64>,
+    pub output_len: u64,
+    /// Requests per point when the point was bounded by count.
+    #[serde(default)]
+    pub requests: Option<u64>,
+    /// Seconds per point when the point was bounded by time.
+    #[serde(default)]
+    pub duration_s: Option<f64>,
+    /// Unrecorded requests sent before the first point.
+    #[serde(default)]
+    pub warmup: u64,
+    pub timeout_s: f64,
+    #[serde(default)]
+    pub points: Vec<Point>,
+}
+
+/// Outcome of a point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PointStatus {
+    /// Ran; at least one request succeeded (flags say what else happened).
+    Ok,
+    /// Not sent, with the reason (for instance, longer than the server's context).
+    Skipped,
+    /// Sent, and no request succeeded.
+    Failed,
+    #[serde(other)]
+    Unknown,
+}
+
+/// One level of a sweep: a concurrency at an input length.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Point {
+    pub concurrency: u32,
+    pub input_len: u64,
+    pub output_len: u64,
+    pub status: PointStatus,
+    /// Why skipped or failed, in words that say what to do.
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// When the point's first request started, RFC 3339 UTC.
+    #[serde(default)]
+    pub started_at: Option<String>,
+    #[serde(default)]
+    pub summary: Option<Summary>,
+    /// What deserves a warning about this point, with its evidence.
+    #[serde(default)]
+    pub flags: Vec<Flag>,
+    #[serde(default)]
+    pub requests: Vec<RequestRecord>,
+    /// The start of one request's generated text, to show what was being produced.
+    #[serde(default)]
+    pub output_sample: Option<String>,
+}
+
+/// One request's measurements. Times are seconds from the point's start.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RequestRecord {
+    /// When the request was about to be written, from the point's start.
+    pub start_s: f64,
+    /// Request start → first chunk carrying a generated token; absent if none came.
+    #[serde(default)]
+    pub ttft_s: Option<f64>,
+    /// Request start → end of stream (or of the failure).
+    pub e2e_s: f64,
+    /// Prompt tokens the collector built the prompt to have.
+    pub input_tokens: u64,
+    /// Prompt tokens the server counted (`usage.prompt_tokens`), when it said.
+    #[serde(default)]
+    pub prompt_tokens: Option<u64>,
+    /// Generated tokens: the server's `usage.completion_tokens`, else the count of token chunks.
+    pub output_tokens: u64,
+    /// `true` when `output_tokens` was counted from chunks because the server gave no usage.
+    #[serde(default)]
+    pub tokens_estimated: bool,
+    /// Prompt tokens the server served from its prefix cache, when it said.
+    #[serde(default)]
+    pub cached_tokens: Option<u64>,
+    #[serde(default)]
+    pub finish_reason: Option<String>,
+    #[serde(default)]
+    pub error: Option<RequestError>,
+    /// First 16 hex digits of the SHA-256 of the prompt text.
+    #[serde(default)]
+    pub prompt_hash: String,
+    /// Chunks that carried generated tokens.
+    #[serde(default)]
+    pub chunks: u64,
+    /// This request's inter-token latencies, when it had at least two token chunks.
+    #[serde(default)]
+    pub itl: Option<ItlSummary>,
+}
+
+impl RequestRecord {
+    /// A request succeeded when it ended without error.
+    pub fn is_ok(&self) -> bool {
+        self.error.is_none()
+    }
+}
+
+/// Compact per-request inter-token latency summary (seconds per token).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ItlSummary {
+    pub mean_s: f64,
+    pub p50_s: f64,
+    pub p99_s: f64,
+    pub max_s: f64,
+}
+
+/// Why a request failed: a kind to group by and the server's own words.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RequestError {
+    pub kind: ErrorKind,
+    /// HTTP status when the server answered with an error.
+    #[serde(default)]
+    pub status: Option<u16>,
+    /// The server's error message, or the client's description of what went wrong.
+    pub message: String,
+}
+
+/// Classes of request failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// No connection could be made.
+    Connect,
+    /// The per-request timeout ran out.
+    Timeout,
+    /// The server answered with a non-success HTTP status.
+    Http,
+    /// The stream broke off or carried an error event.
+    Stream,
+    /// The server's answer could not be understood.
+    Protocol,
+    /// The run was interrupted while the request was in flight.
+    Cancelled,
+    #[serde(other)]
+    Unknown,
+}
+
+/// Everything llmsweep reports about a point, computed by [`crate::metrics::summarize`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    pub requests: u64,
+    pub ok: u64,
+    pub failed: u64,
+    /// Successful requests that produced fewer tokens than asked.
+    pub short: u64,
+    /// Output tokens of successful requests.
+    pub output_tokens: u64,
+    /// Output tokens asked for: requests × output length.
+    pub output_tokens_asked: u64,
+    /// First request start → last request end.
+    pub wall_s: f64,
+    pub agg_tok_s: f64,
+    /// Output tokens while all slots were busy / that window; absent when never all busy.
+    #[serde(default)]
+    pub steady_tok_s: Option<f64>,
+    #[serde(default)]
+    pub steady_window_s: Option<f64>,
+    pub request_s: f64,
+    #[serde(default)]
+    pub ttft_s: Option<Stats>,
+    #[serde(default)]
+    pub e2e_s: Option<Stats>,
+    #[serde(default)]
+    pub tpot_s: Option<Stats>,
+    #[serde(default)]
+    pub decode_tok_s: Option<Stats>,
+    /// Over every inter-token gap of every successful request.
+    #[serde(default)]
+    pub itl_s: Option<Stats>,
+    #[serde(default)]
+    pub prefill_tok_s: Option<Stats>,
+}
+
+/// A warning about a point, with the evidence.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Flag {
+    pub kind: FlagKind,
+    /// One line a person can act on, e.g. "3 of 8 requests produced fewer tokens than asked".
+    pub message: String,
+    /// How many requests the flag concerns, when it concerns requests.
+    #[serde(default)]
+    pub count: Option<u64>,
+}
+
+/// What a flag is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FlagKind {
+    /// Some requests failed.
+    Failed,
+    /// Some requests produced fewer tokens than asked (stopped at EOS, usually).
+    Short,
+    /// Some requests produced more tokens than asked: the server ignored the length.
+    Overshoot,
+    /// Token counts came from counting chunks: the server reported no usage.
+    TokensEstimated,
+    /// The server counted a prompt length more than 2 % away from the asked one.
+    InputLengthOff,
+    /// The server served prompt tokens from its prefix cache although prompts were unique.
+    PrefixCache,
+    /// The generated text is one token or phrase repeated.
+    Degenerate,
+    /// The collector's own CPU use was high enough to set the pace.
+    ClientBound,
+    /// The run was interrupted during this point.
+    Interrupted,
+    #[serde(other)]
+    Unknown,
+}
+
+impl FlagKind {
+    /// The short word shown on a terminal row.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FlagKind::Failed => "failed",
+            FlagKind::Short => "short",
+            FlagKind::Overshoot => "overshoot",
+            FlagKind::TokensEstimated => "est-tokens",
+            FlagKind::InputLengthOff => "input-off",
+            FlagKind::PrefixCache => "cache-hit",
+            FlagKind::Degenerate => "degenerate",
+            FlagKind::ClientBound => "client-bound",
+            FlagKind::Interrupted => "interrupted",
+            FlagKind::Unknown => "unknown",
+        }
+    }
+}

@@ -1,0 +1,248 @@
+//! Honesty checks: what deserves a flag on a point, decided from its records.
+
+use std::collections::HashSet;
+
+use crate::bundle::{Flag, FlagKind, RequestRecord};
+
+/// Allowed difference between the prompt length asked and the one the server counted.
+pub const INPUT_TOLERANCE: f64 = 0.02;
+
+/// Flags that follow from a point's records alone.
+///
+/// - `output_len`: tokens asked per request.
+/// - `expected_cached`: prompt tokens meant to be shared between requests (`--shared-prefix-len`);
+///   the server reporting more cached tokens than that, beyond one block of slack, is contamination.
+pub fn level_flags(records: &[RequestRecord], output_len: u64, expected_cached: u64) -> Vec<Flag> {
+    let ok: Vec<&RequestRecord> = records.iter().filter(|r| r.is_ok()).collect();
+    let mut flags = Vec::new();
+    let mut push = |kind, count: usize, message: String| {
+        if count > 0 {
+            flags.push(Flag {
+                kind,
+                message,
+                count: Some(count as u64),
+            });
+        }
+    };
+    let n = records.len();
+
+    let failed: Vec<&RequestRecord> = records.iter().filter(|r| !r.is_ok()).collect();
+    if let Some(first) = failed.first().and_then(|r| r.error.as_ref()) {
+        push(
+            FlagKind::Failed,
+            failed.len(),
+            format!(
+                "{} of {n} requests failed; first error: {}",
+                failed.len(),
+                first.message
+            ),
+        );
+    }
+
+    let short = ok.iter().filter(|r| r.output_tokens < output_len).count();
+    let fewest = ok.iter().map(|r| r.output_tokens).min().unwrap_or(0);
+    push(
+        FlagKind::Short,
+        short,
+        format!(
+            "{short} of {} requests produced fewer than {output_len} tokens (fewest: {fewest}); the server stopped early, so throughput is overstated",
+            ok.len()
+        ),
+    );
+
+    let over = ok.iter().filter(|r| r.output_tokens > output_len).count();
+    let most = ok.iter().map(|r| r.output_tokens).max().unwrap_or(0);
+    push(
+        FlagKind::Overshoot,
+        over,
+        format!(
+            "{over} of {} requests produced more than {output_len} tokens (most: {most}): the server ignored max_tokens",
+            ok.len()
+        ),
+    );
+
+    let est = ok.iter().filter(|r| r.tokens_estimated).count();
+    push(
+        FlagKind::TokensEstimated,
+        est,
+        format!(
+            "{est} of {} requests had no usage from the server; output tokens were counted from stream chunks",
+            ok.len()
+        ),
+    );
+
+    let off: Vec<(u64, u64)> = ok
+        .iter()
+        .filter_map(|r| Some((r.input_tokens, r.prompt_tokens?)))
+        .filter(|&(asked, got)| (got as f64 - asked as f64).abs() > asked as f64 * INPUT_TOLERANCE)
+        .collect();
+    if let Some(&(asked, got)) = off.first() {
+        push(
+            FlagKind::InputLengthOff,
+            off.len(),
+            format!(
+                "{} of {} prompts were counted more than 2 % off by the server (e.g. asked {asked}, server counted {got})",
+                off.len(),
+                ok.len()
+            ),
+        );
+    }
+
+    let cached: Vec<u64> = ok
+        .iter()
+        .filter_map(|r| r.cached_tokens)
+        .filter(|&c| c > expected_cached + CACHE_SLACK)
+        .collect();
+    if let Some(most) = cached.iter().max() {
+        push(
+            FlagKind::PrefixCache,
+            cached.len(),
+            format!(
+                "{} of {} requests were partly served from the prefix cache (up to {most} tokens); TTFT is understated",
+                cached.len(),
+                ok.len()
+            ),
+        );
+    }
+    flags
+}
+
+/// Cached tokens tolerated beyond the intended shared prefix: a BOS token or a chat template's
+/// fixed preamble is shared by every prompt and may be served from cache honestly.
+const CACHE_SLACK: u64 = 32;
+
+/// Why `text` looks degenerate (one token or phrase repeated), or `None` when it looks like text.
+///
+/// Word level: at least 8 words, and either under 15 % of them distinct, or the text is a phrase
+/// of up to 4 words repeated over 80 % of its length. Character level (for text without spaces):
+/// at least 16 characters and at most 2 distinct ones.
+pub fn degenerate_text(text: &str) -> Option<String> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    if words.len() >= 8 {
+        let distinct: HashSet<&str> = words.iter().copied().collect();
+        let ratio = distinct.len() as f64 / words.len() as f64;
+        if ratio < 0.15 {
+            return Some(format!(
+                "{} distinct words in {} ({:?}…)",
+                distinct.len(),
+                words.len(),
+                preview(&words)
+            ));
+        }
+        for period in 1..=4 {
+            let repeats = words
+                .iter()
+                .zip(words.iter().skip(period))
+                .filter(|(a, b)| a == b)
+                .count();
+            if repeats as f64 >= 0.8 * (words.len() - period) as f64 {
+                return Some(format!(
+                    "the phrase {:?} repeated",
+                    words[..period].join(" ")
+                ));
+            }
+        }
+        return None;
+    }
+    let chars: Vec<char> = text.chars().filter(|c| !c.is_whitespace()).collect();
+    let distinct: HashSet<char> = chars.iter().copied().collect();
+    if chars.len() >= 16 && distinct.len() <= 2 {
+        return Some(format!("{} characters of {:?}", chars.len(), distinct));
+    }
+    None
+}
+
+fn preview(words: &[&str]) -> String {
+    words.iter().take(6).copied().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::request::tests::{failed, rec};
+
+    fn kinds(flags: &[Flag]) -> Vec<FlagKind> {
+        flags.iter().map(|f| f.kind).collect()
+    }
+
+    #[test]
+    fn clean_point_has_no_flags() {
+        let rs = [rec(0.0, 0.1, 1.0, 10), rec(0.0, 0.1, 1.0, 10)];
+        assert!(level_flags(&rs, 10, 0).is_empty());
+    }
+
+    #[test]
+    fn failed_short_and_overshoot_are_flagged_with_counts() {
+        let rs = [
+            rec(0.0, 0.1, 1.0, 7),
+            rec(0.0, 0.1, 1.0, 12),
+            failed(0.0, 1.0),
+            rec(0.0, 0.1, 1.0, 10),
+        ];
+        let flags = level_flags(&rs, 10, 0);
+        assert_eq!(
+            kinds(&flags),
+            [FlagKind::Failed, FlagKind::Short, FlagKind::Overshoot]
+        );
+        assert!(flags.iter().all(|f| f.count == Some(1)));
+        assert!(
+            flags[0]
+                .message
+                .contains("1 of 4 requests failed; first error: boom")
+        );
+        assert!(
+            flags[1].message.contains("fewest: 7"),
+            "{}",
+            flags[1].message
+        );
+    }
+
+    #[test]
+    fn input_length_off_beyond_two_percent() {
+        let mut a = rec(0.0, 0.1, 1.0, 10);
+        a.prompt_tokens = Some(1020); // exactly 2 %: fine
+        let mut b = rec(0.0, 0.1, 1.0, 10);
+        b.prompt_tokens = Some(1021);
+        assert!(level_flags(&[a.clone()], 10, 0).is_empty());
+        let flags = level_flags(&[a, b], 10, 0);
+        assert_eq!(kinds(&flags), [FlagKind::InputLengthOff]);
+        assert!(flags[0].message.contains("asked 1000, server counted 1021"));
+    }
+
+    #[test]
+    fn cached_tokens_beyond_the_shared_prefix_are_flagged() {
+        let mut a = rec(0.0, 0.1, 1.0, 10);
+        a.cached_tokens = Some(32);
+        assert!(level_flags(&[a.clone()], 10, 0).is_empty());
+        a.cached_tokens = Some(600);
+        assert_eq!(
+            kinds(&level_flags(&[a.clone()], 10, 0)),
+            [FlagKind::PrefixCache]
+        );
+        assert!(level_flags(&[a], 10, 600).is_empty());
+    }
+
+    #[test]
+    fn estimated_tokens_are_flagged() {
+        let mut a = rec(0.0, 0.1, 1.0, 10);
+        a.tokens_estimated = true;
+        assert_eq!(
+            kinds(&level_flags(&[a], 10, 0)),
+            [FlagKind::TokensEstimated]
+        );
+    }
+
+    #[test]
+    fn degenerate_text_is_recognised() {
+        assert!(
+            degenerate_text("lambda lambda lambda lambda lambda lambda lambda lambda").is_some()
+        );
+        assert!(degenerate_text("the cat the cat the cat the cat the cat the cat").is_some());
+        assert!(degenerate_text("!!!!!!!!!!!!!!!!!!!!").is_some());
+        let prose = "The quick brown fox jumps over the lazy dog while the farmer watches \
+                     from the porch and wonders whether rain will come before the harvest";
+        assert_eq!(degenerate_text(prose), None);
+        assert_eq!(degenerate_text("short text"), None);
+        assert_eq!(degenerate_text(""), None);
+    }
+}

@@ -1,0 +1,24 @@
+//! The metric definitions every bundle carries, so each number says what it is.
+
+use std::collections::BTreeMap;
+
+/// Metric name → definition, as written into [`crate::Bundle::definitions`].
+pub fn definitions() -> BTreeMap<String, String> {
+    [
+        ("ttft_s", "request start (just before the request is written) → first chunk carrying a non-empty generated token (text, content or reasoning content; a role-only chunk does not count); seconds"),
+        ("e2e_s", "request start → end of stream; seconds"),
+        ("output_tokens", "the server's usage.completion_tokens; without usage, the count of streamed token chunks, and the request is marked tokens_estimated"),
+        ("tpot_s", "(e2e − ttft) / (output_tokens − 1), for successful requests with at least 2 tokens; seconds"),
+        ("decode_tok_s", "1 / tpot: the decode speed one user sees once tokens flow (the \"per-request tok/s\"); TTFT excluded"),
+        ("itl_s", "gap between consecutive token-carrying chunks divided by the tokens that chunk carried (when the server reports fewer chunks than tokens, by the average tokens per chunk); seconds per token"),
+        ("agg_tok_s", "Σ output tokens of successful requests / wall, wall = first request start → last request end (the \"aggregate tok/s\")"),
+        ("steady_tok_s", "output tokens that arrived while all C slots were busy / the length of that window (from the C-th request start to the first end after the last request start); a request's tokens after the first are spread evenly over its decode time"),
+        ("prefill_tok_s", "prompt tokens (as the server counted them) / ttft"),
+        ("request_s", "successful requests / wall"),
+        ("percentiles", "p50/p90/p99 by linear interpolation between closest ranks; every summary gives mean, p50, p90, p99, min, max and the count it is over"),
+        ("short", "a successful request that produced fewer tokens than asked; a point with short requests is flagged"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect()
+}

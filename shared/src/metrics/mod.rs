@@ -1,0 +1,16 @@
+//! The metric math: one definition of every number llmsweep reports.
+//!
+//! Units: times are seconds (`f64`, fields end in `_s`), rates are per second (`_tok_s`,
+//! `request_s`). Every function here is pure, so a bundle's summary can be recomputed from its
+//! per-request records by anyone, and the viewer uses the same code as the collector.
+
+pub mod checks;
+pub mod definitions;
+pub mod level;
+pub mod request;
+pub mod stats;
+
+pub use checks::{degenerate_text, level_flags};
+pub use definitions::definitions;
+pub use level::summarize;
+pub use stats::{Stats, percentile};

@@ -1,0 +1,119 @@
+//! Distribution summaries: one percentile method for the whole product.
+
+use serde::{Deserialize, Serialize};
+
+/// Summary of a sample: mean, p50, p90, p99, min, max and the count it is over.
+///
+/// Percentiles use linear interpolation between closest ranks (the "type 7" method that numpy
+/// and most spreadsheets use by default), so `p50` of `[1, 2, 3, 4]` is `2.5`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Stats {
+    pub count: u64,
+    pub mean: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+impl Stats {
+    /// Summarises `values`, ignoring NaN and infinite entries; `None` when nothing is left.
+    pub fn from_values(values: impl IntoIterator<Item = f64>) -> Option<Stats> {
+        let mut v: Vec<f64> = values.into_iter().filter(|x| x.is_finite()).collect();
+        if v.is_empty() {
+            return None;
+        }
+        v.sort_by(f64::total_cmp);
+        let sum: f64 = v.iter().sum();
+        Some(Stats {
+            count: v.len() as u64,
+            mean: sum / v.len() as f64,
+            p50: percentile_sorted(&v, 50.0),
+            p90: percentile_sorted(&v, 90.0),
+            p99: percentile_sorted(&v, 99.0),
+            min: v[0],
+            max: v[v.len() - 1],
+        })
+    }
+}
+
+/// The `q`-th percentile (0–100) of `values` by linear interpolation between closest ranks.
+/// Returns `None` for an empty sample. NaN entries are ignored.
+pub fn percentile(values: &[f64], q: f64) -> Option<f64> {
+    let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    Some(percentile_sorted(&v, q))
+}
+
+/// Percentile of an already sorted, non-empty slice.
+fn percentile_sorted(sorted: &[f64], q: f64) -> f64 {
+    let q = q.clamp(0.0, 100.0) / 100.0;
+    let rank = q * (sorted.len() - 1) as f64;
+    let lo = rank.floor() as usize;
+    let hi = rank.ceil() as usize;
+    let frac = rank - lo as f64;
+    sorted[lo] + (sorted[hi] - sorted[lo]) * frac
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentile_interpolates_between_ranks() {
+        let v = [4.0, 1.0, 3.0, 2.0];
+        assert_eq!(percentile(&v, 50.0), Some(2.5));
+        assert_eq!(percentile(&v, 0.0), Some(1.0));
+        assert_eq!(percentile(&v, 100.0), Some(4.0));
+        // rank = 0.9 * 3 = 2.7 → 3 + 0.7 * (4 - 3)
+        assert!((percentile(&v, 90.0).unwrap() - 3.7).abs() < 1e-12);
+    }
+
+    #[test]
+    fn percentile_of_one_value_is_that_value() {
+        assert_eq!(percentile(&[7.0], 99.0), Some(7.0));
+        assert_eq!(percentile(&[], 50.0), None);
+    }
+
+    #[test]
+    fn stats_by_hand() {
+        let s = Stats::from_values([1.0, 2.0, 3.0, 4.0, 10.0]).unwrap();
+        assert_eq!(s.count, 5);
+        assert_eq!(s.mean, 4.0);
+        assert_eq!(s.p50, 3.0);
+        assert_eq!(s.min, 1.0);
+        assert_eq!(s.max, 10.0);
+        // rank = 0.99 * 4 = 3.96 → 4 + 0.96 * 6
+        assert!((s.p99 - 9.76).abs() < 1e-12);
+    }
+
+    #[test]
+    fn stats_ignore_non_finite_values() {
+        let s = Stats::from_values([f64::NAN, 2.0, f64::INFINITY]).unwrap();
+        assert_eq!(s.count, 1);
+        assert!(Stats::from_values([f64::NAN]).is_none());
+    }
+
+    #[test]
+    fn percentiles_are_ordered_for_many_samples() {
+        // A cheap deterministic property check: p50 <= p90 <= p99 and min <= mean <= max.
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        for n in 1..200 {
+            let v: Vec<f64> = (0..n)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    (x % 10_000) as f64 / 7.0
+                })
+                .collect();
+            let s = Stats::from_values(v).unwrap();
+            assert!(s.min <= s.p50 && s.p50 <= s.p90 && s.p90 <= s.p99 && s.p99 <= s.max);
+            assert!(s.min <= s.mean + 1e-9 && s.mean <= s.max + 1e-9);
+        }
+    }
+}

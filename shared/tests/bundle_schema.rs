@@ -1,0 +1,174 @@
+//! Bundle round-trips, forward compatibility and refusal of newer schemas.
+
+use std::collections::BTreeMap;
+
+use llmsweep_shared::bundle::*;
+use llmsweep_shared::metrics::{definitions, summarize};
+
+fn sample() -> Bundle {
+    let record = RequestRecord {
+        start_s: 0.0,
+        ttft_s: Some(0.25),
+        e2e_s: 1.25,
+        input_tokens: 1000,
+        prompt_tokens: Some(1001),
+        output_tokens: 11,
+        tokens_estimated: false,
+        cached_tokens: Some(0),
+        finish_reason: Some("length".into()),
+        error: None,
+        prompt_hash: "0123456789abcdef".into(),
+        chunks: 11,
+        itl: Some(ItlSummary {
+            mean_s: 0.1,
+            p50_s: 0.1,
+            p99_s: 0.1,
+            max_s: 0.1,
+        }),
+    };
+    let failed = RequestRecord {
+        ttft_s: None,
+        output_tokens: 0,
+        error: Some(RequestError {
+            kind: ErrorKind::Http,
+            status: Some(400),
+            message: "context too long".into(),
+        }),
+        itl: None,
+        ..record.clone()
+    };
+    let requests = vec![record, failed];
+    Bundle {
+        schema: SCHEMA.into(),
+        id: "b1".into(),
+        label: "kpro5".into(),
+        created_at: "2026-11-29T20:00:00Z".into(),
+        complete: true,
+        tool: Tool {
+            name: "llmsweep".into(),
+            version: "0.1.0".into(),
+            command_line: vec!["llmsweep".into(), "throughput".into()],
+        },
+        target: Target {
+            url: "http://127.0.0.1:30000".into(),
+            api: Api::Completions,
+            model: "m".into(),
+            engine: Some("sglang".into()),
+            engine_version: Some("0.5.11".into()),
+            max_context: Some(32768),
+            max_running_requests: Some(16),
+            server_args: None,
+            simulated: false,
+            probes: BTreeMap::from([(
+                "/health".into(),
+                Probe {
+                    status: Some(200),
+                    body: None,
+                    error: None,
+                },
+            )]),
+        },
+        hosts: Hosts {
+            client: HostFacts {
+                hostname: "kpro5".into(),
+                os: "linux".into(),
+                kernel: None,
+                arch: "x86_64".into(),
+                cpu_model: None,
+                cpu_cores: 2,
+                memory_bytes: None,
+            },
+            notes: BTreeMap::from([("gpu".into(), "2x RTX A6000".into())]),
+        },
+        workload: Workload {
+            seed: 7,
+            calibration: Calibration::Tokenizer,
+            prompt_digest: "ab".into(),
+            shared_prefix_len: 0,
+        },
+        definitions: definitions(),
+        sweeps: vec![Sweep {
+            kind: SweepKind::Throughput,
+            concurrency: vec![1],
+            input_lens: vec![1000],
+            output_len: 11,
+            requests: Some(2),
+            duration_s: None,
+            warmup: 2,
+            timeout_s: 600.0,
+            points: vec![Point {
+                concurrency: 1,
+                input_len: 1000,
+                output_len: 11,
+                status: PointStatus::Ok,
+                reason: None,
+                started_at: None,
+                summary: Some(summarize(&requests, 1, 11, &[0.1; 10])),
+                flags: vec![],
+                requests,
+                output_sample: Some("the cat".into()),
+            }],
+        }],
+    }
+}
+
+#[test]
+fn write_then_read_is_equal() {
+    let b = sample();
+    let back = Bundle::from_json(&b.to_json()).unwrap();
+    assert_eq!(back, b);
+}
+
+#[test]
+fn unknown_fields_and_variants_are_ignored() {
+    let mut v: serde_json::Value = serde_json::from_str(&sample().to_json()).unwrap();
+    v["added_in_a_later_minor"] = serde_json::json!({"x": 1});
+    v["sweeps"][0]["points"][0]["flags"] =
+        serde_json::json!([{"kind": "thermal_throttle", "message": "hot"}]);
+    v["sweeps"][0]["points"][0]["requests"][0]["new_timing"] = serde_json::json!(3);
+    let b = Bundle::from_value(v).unwrap();
+    assert_eq!(b.sweeps[0].points[0].flags[0].kind, FlagKind::Unknown);
+    assert_eq!(b.sweeps[0].points[0].requests[0].output_tokens, 11);
+}
+
+#[test]
+fn newer_major_schema_is_refused_with_a_message() {
+    let text = sample()
+        .to_json()
+        .replace("llmsweep.bundle/1", "llmsweep.bundle/2");
+    let err = Bundle::from_json(&text).unwrap_err();
+    assert!(matches!(err, BundleError::NewerSchema { .. }));
+    let msg = err.to_string();
+    assert!(
+        msg.contains("llmsweep.bundle/2") && msg.contains("upgrade"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn other_json_is_not_a_bundle() {
+    for (text, needle) in [
+        ("{\"x\": 1}", "no `schema` field"),
+        (
+            "{\"schema\": \"other/1\"}",
+            "expected \"llmsweep.bundle/<version>\"",
+        ),
+        ("{\"schema\": \"llmsweep.bundle/x\"}", "not a number"),
+        ("[1, 2", "not valid JSON"),
+    ] {
+        let msg = Bundle::from_json(text).unwrap_err().to_string();
+        assert!(msg.contains(needle), "{text}: {msg}");
+    }
+}
+
+#[test]
+fn truncated_bundle_is_damaged_not_a_panic() {
+    let text = sample().to_json();
+    for cut in [text.len() / 3, text.len() / 2, text.len() - 2] {
+        assert!(Bundle::from_json(&text[..cut]).is_err());
+    }
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v.as_object_mut().unwrap().remove("target");
+    let msg = Bundle::from_value(v).unwrap_err().to_string();
+    assert!(msg.contains("damaged") && msg.contains("target"), "{msg}");
+}
