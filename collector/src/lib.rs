@@ -1,1 +1,24 @@
-//! x
+//! `llmsweep`: the collector. It drives an OpenAI-compatible server with a closed-loop load,
+//! timestamps every streamed chunk as its bytes arrive, and writes a self-describing bundle.
+//!
+//! Roles, one file each: [`cli`] (flags) → [`plan`] (validated plan) → [`session`] (probe,
+//! calibration, warm-up) → [`sweep`] (points) → [`loadgen`] (the load loop) → [`client`] (one
+//! request) → [`stream`] (SSE bytes → request record) → [`store`] (the bundle on disk), with
+//! [`output`] for the terminal and [`sim`] for the built-in simulated server.
+
+pub mod api;
+pub mod app;
+pub mod cli;
+pub mod client;
+pub mod host;
+pub mod loadgen;
+pub mod output;
+pub mod plan;
+pub mod probe;
+pub mod session;
+pub mod sim;
+pub mod store;
+pub mod stream;
+pub mod sweep;
+pub mod tokenize;
+pub mod workload;

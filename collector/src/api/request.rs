@@ -1,0 +1,106 @@
+//! Building request bodies for `/v1/completions` and `/v1/chat/completions`.
+
+use llmsweep_shared::bundle::Api;
+use serde_json::{Value, json};
+
+/// The path a dialect posts to.
+pub fn endpoint(api: Api) -> &'static str {
+    match api {
+        Api::Completions => "/v1/completions",
+        Api::Chat => "/v1/chat/completions",
+    }
+}
+
+/// Length controls sent with every request. Each can be turned off when a server refuses it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RequestOptions {
+    /// `ignore_eos: true`: keep generating past the end-of-sequence token.
+    pub ignore_eos: bool,
+    /// `min_tokens = max_tokens`: a second way engines accept to forbid early stops.
+    pub min_tokens: bool,
+    /// `stream_options.include_usage`: ask for token counts in the last chunk.
+    pub include_usage: bool,
+}
+
+impl Default for RequestOptions {
+    fn default() -> Self {
+        RequestOptions {
+            ignore_eos: true,
+            min_tokens: true,
+            include_usage: true,
+        }
+    }
+}
+
+impl RequestOptions {
+    /// Turns off the option a 400 answer complains about; `false` when it names none of them.
+    pub fn drop_refused(&mut self, server_message: &str) -> bool {
+        let m = server_message.to_ascii_lowercase();
+        if self.ignore_eos && m.contains("ignore_eos") {
+            self.ignore_eos = false;
+        } else if self.min_tokens && m.contains("min_tokens") {
+            self.min_tokens = false;
+        } else if self.include_usage && (m.contains("stream_options") || m.contains("include_usage")) {
+            self.include_usage = false;
+        } else {
+            return false;
+        }
+        true
+    }
+}
+
+/// A streaming request body asking for exactly `output_len` tokens.
+pub fn body(api: Api, model: &str, prompt: &str, output_len: u64, opts: RequestOptions) -> Value {
+    let mut b = match api {
+        Api::Completions => json!({ "model": model, "prompt": prompt }),
+        Api::Chat => json!({
+            "model": model,
+            "messages": [{ "role": "user", "content": prompt }],
+        }),
+    };
+    b["max_tokens"] = json!(output_len);
+    b["stream"] = json!(true);
+    if opts.include_usage {
+        b["stream_options"] = json!({ "include_usage": true });
+    }
+    if opts.ignore_eos {
+        b["ignore_eos"] = json!(true);
+    }
+    if opts.min_tokens {
+        b["min_tokens"] = json!(output_len);
+    }
+    b
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn completions_body_asks_for_exact_length_and_usage() {
+        let b = body(Api::Completions, "m", "hi", 32, RequestOptions::default());
+        assert_eq!(
+            b,
+            json!({"model":"m","prompt":"hi","max_tokens":32,"stream":true,
+                   "stream_options":{"include_usage":true},"ignore_eos":true,"min_tokens":32})
+        );
+    }
+
+    #[test]
+    fn chat_body_has_one_user_message() {
+        let b = body(Api::Chat, "m", "hi", 8, RequestOptions::default());
+        assert_eq!(b["messages"], json!([{"role":"user","content":"hi"}]));
+        assert!(b.get("prompt").is_none());
+    }
+
+    #[test]
+    fn refused_options_are_dropped_one_by_one() {
+        let mut o = RequestOptions::default();
+        assert!(o.drop_refused("Unrecognized request argument supplied: min_tokens"));
+        assert!(!o.min_tokens && o.ignore_eos);
+        assert!(!o.drop_refused("min_tokens again"));
+        assert!(!o.drop_refused("context length exceeded"));
+        let b = body(Api::Completions, "m", "p", 4, o);
+        assert!(b.get("min_tokens").is_none());
+    }
+}

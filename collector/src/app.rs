@@ -1,0 +1,244 @@
+//! The commands: each a short list of named steps over the modules that do the work.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use llmsweep_shared::bundle::PointStatus;
+
+use crate::cli::{Cli, Command, DemoArgs, OutputArgs, SimArgs, TargetArgs, ThroughputArgs};
+use crate::loadgen::Interrupt;
+use crate::plan::{ThroughputPlan, redacted_command_line};
+use crate::session::Session;
+use crate::sim::{Preset, SimConfig, SimServer};
+use crate::sweep;
+
+/// Seconds requests in flight get to finish after the first Ctrl-C.
+const GRACE: Duration = Duration::from_secs(5);
+
+/// Runs a parsed command line; errors are printed with their context and exit with code 2.
+pub async fn run(cli: Cli) -> ExitCode {
+    let result = match cli.command {
+        Command::Throughput(a) => throughput(a, command_line()).await,
+        Command::Demo(a) => demo(a).await,
+        Command::ServeSim(a) => serve_sim(a).await,
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn command_line() -> Vec<String> {
+    redacted_command_line(std::env::args())
+}
+
+/// `llmsweep throughput`: plan, run, report where the bundle is.
+pub async fn throughput(args: ThroughputArgs, command_line: Vec<String>) -> anyhow::Result<ExitCode> {
+    let plan = ThroughputPlan::from_args(&args)?;
+    let outcome = run_throughput(&plan, command_line, watch_ctrl_c()).await?;
+    Ok(outcome.report())
+}
+
+/// Where a run's bundle went and how the run ended.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub path: PathBuf,
+    pub interrupted: bool,
+    /// Points with at least one successful request.
+    pub points_ok: usize,
+}
+
+impl Outcome {
+    /// Says where the bundle is; exit code 130 when interrupted, 1 when no point succeeded.
+    pub fn report(&self) -> ExitCode {
+        if self.interrupted {
+            eprintln!("interrupted: the results so far are in {} (\"complete\": false)", self.path.display());
+            return ExitCode::from(130);
+        }
+        println!("\nbundle: {}", self.path.display());
+        if self.points_ok == 0 {
+            eprintln!("error: no level had a successful request; the server's errors are in the table above and in the bundle");
+            return ExitCode::from(1);
+        }
+        ExitCode::SUCCESS
+    }
+}
+
+/// Opens the session, warms up, sweeps, and writes the final bundle.
+pub async fn run_throughput(
+    plan: &ThroughputPlan,
+    command_line: Vec<String>,
+    interrupt: Interrupt,
+) -> anyhow::Result<Outcome> {
+    let pool = plan.concurrency.iter().copied().max().unwrap_or(1) as usize;
+    let mut s = Session::open(&plan.target, &plan.output, "throughput", pool, command_line, interrupt).await?;
+    print_target(&s);
+    s.warmup(plan.warmup, plan.input_len, plan.output_len.min(64)).await;
+    for note in &s.notes {
+        eprintln!("note: {note}");
+    }
+    sweep::throughput(&mut s, plan).await?;
+    finish(s)
+}
+
+/// Marks the bundle complete unless interrupted and writes it.
+fn finish(mut s: Session) -> anyhow::Result<Outcome> {
+    let interrupted = s.interrupt.is_stopped();
+    s.bundle.complete = !interrupted;
+    s.checkpoint()?;
+    let points_ok = s
+        .bundle
+        .sweeps
+        .iter()
+        .flat_map(|w| &w.points)
+        .filter(|p| p.status == PointStatus::Ok)
+        .count();
+    Ok(Outcome {
+        path: s.path,
+        interrupted,
+        points_ok,
+    })
+}
+
+fn print_target(s: &Session) {
+    let t = &s.bundle.target;
+    let engine = match (&t.engine, &t.engine_version) {
+        (Some(e), Some(v)) => format!("{e} {v}"),
+        (Some(e), None) => e.clone(),
+        _ => "engine unknown".into(),
+    };
+    let mut limits = Vec::new();
+    if let Some(c) = t.max_context {
+        limits.push(format!("context {c}"));
+    }
+    if let Some(r) = t.max_running_requests {
+        limits.push(format!("max running {r}"));
+    }
+    let limits = if limits.is_empty() { String::new() } else { format!(", {}", limits.join(", ")) };
+    println!("llmsweep {} → {} ({engine}{limits})", s.bundle.label, t.url);
+    println!(
+        "model {} · api {} · prompts calibrated by {:?} · seed {}",
+        t.model,
+        t.api.as_str(),
+        s.bundle.workload.calibration,
+        s.bundle.workload.seed
+    );
+    if t.simulated {
+        println!("note: this server is llmsweep's simulator; its numbers describe a model, not hardware");
+    }
+    println!();
+}
+
+/// First Ctrl-C: stop sending and give requests in flight [`GRACE`] to finish. Second: abort now.
+fn watch_ctrl_c() -> Interrupt {
+    let interrupt = Interrupt::default();
+    let i = interrupt.clone();
+    tokio::spawn(async move {
+        while tokio::signal::ctrl_c().await.is_ok() {
+            if i.stop_sending.is_cancelled() {
+                i.abort.cancel();
+                return;
+            }
+            eprintln!(
+                "\nstopping: no new requests; waiting up to {} s for those in flight (Ctrl-C again to abort them)",
+                GRACE.as_secs()
+            );
+            i.stop_sending.cancel();
+            let abort = i.abort.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(GRACE).await;
+                abort.cancel();
+            });
+        }
+    });
+    interrupt
+}
+
+/// `llmsweep demo`: the simulator on a free loopback port, a short sweep against it.
+pub async fn demo(a: DemoArgs) -> anyhow::Result<ExitCode> {
+    let sim = SimServer::start(SimConfig::preset(Preset::Fast), 0)
+        .await
+        .context("cannot start the simulated server on 127.0.0.1")?;
+    println!(
+        "demo: llmsweep's simulated server (fast preset: a test instrument with known timing, not a real engine) on {}\n",
+        sim.url()
+    );
+    let args = ThroughputArgs {
+        target: TargetArgs {
+            url: sim.url(),
+            api: crate::cli::ApiArg::Completions,
+            model: None,
+            api_key: None,
+            timeout: 60.0,
+        },
+        output: OutputArgs {
+            label: Some(a.label),
+            notes: vec![("server".into(), "llmsweep serve-sim, fast preset (simulated)".into())],
+            out: a.out,
+            seed: Some(1),
+        },
+        concurrency: vec![1, 2, 4, 8, 16, 32, 64],
+        input_len: 512,
+        output_len: 128,
+        requests: None,
+        duration: None,
+        warmup: 2,
+    };
+    let code = throughput(args, command_line()).await;
+    sim.shutdown().await;
+    let code = code?;
+    if code == ExitCode::SUCCESS {
+        println!("Point it at a real server: llmsweep throughput --url http://127.0.0.1:30000 --label myhost");
+    }
+    Ok(code)
+}
+
+/// `llmsweep serve-sim`: serve until Ctrl-C.
+pub async fn serve_sim(a: SimArgs) -> anyhow::Result<ExitCode> {
+    let cfg = sim_config(&a);
+    let ip: std::net::IpAddr = a
+        .host
+        .parse()
+        .with_context(|| format!("--host {:?} is not an IP address, e.g. 127.0.0.1", a.host))?;
+    if !ip.is_loopback() {
+        eprintln!("warning: serving on {ip}, reachable from other machines");
+    }
+    let listener = tokio::net::TcpListener::bind((ip, a.port))
+        .await
+        .with_context(|| format!("cannot listen on {ip}:{} (--host, --port)", a.port))?;
+    let addr = listener.local_addr()?;
+    println!(
+        "llmsweep serve-sim ({} preset, model {}): simulated server, not a real engine — http://{addr}",
+        a.preset.name(),
+        cfg.model
+    );
+    crate::sim::serve(cfg, listener, async {
+        let _ = tokio::signal::ctrl_c().await;
+    })
+    .await?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The simulator configuration the `serve-sim` flags ask for.
+fn sim_config(a: &SimArgs) -> SimConfig {
+    let mut cfg = SimConfig::preset(a.preset);
+    cfg.seed = a.seed;
+    cfg.max_context = a.max_context.unwrap_or(cfg.max_context);
+    cfg.max_running = a.max_running.unwrap_or(cfg.max_running).max(1);
+    cfg.early_stop_after = a.early_stop_after;
+    cfg.overshoot = a.overshoot;
+    cfg.fail_every = a.fail_every;
+    cfg.reject_all = a.reject_all;
+    cfg.cached_tokens = a.cached_tokens;
+    cfg.repeat_word = a.repeat_word.clone();
+    cfg.no_usage = a.no_usage;
+    cfg.tokens_per_chunk = a.tokens_per_chunk.max(1);
+    cfg.no_tokenize = a.no_tokenize;
+    cfg
+}

@@ -1,0 +1,208 @@
+//! The command line (clap only: parsing, help texts and value types; no behaviour).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+pub use crate::sim::Preset;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "llmsweep",
+    version,
+    about = "Measure how fast an OpenAI-compatible LLM server really serves",
+    long_about = "Measure how fast an OpenAI-compatible LLM server (SGLang, vLLM, llama.cpp, TGI…) really \
+                  serves: throughput against concurrency, every request's timings kept in a \
+                  self-describing JSON bundle.\n\nTry it without a server: llmsweep demo"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Throughput sweep: tokens/s, TTFT and decode speed at each concurrency.
+    Throughput(ThroughputArgs),
+    /// Run llmsweep's simulated server (a test instrument with known timing, not a real engine).
+    ServeSim(SimArgs),
+    /// Start the simulated server on loopback, sweep it briefly, and write a bundle.
+    Demo(DemoArgs),
+}
+
+/// Which endpoint to drive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ApiArg {
+    /// POST /v1/completions with a text prompt.
+    Completions,
+    /// POST /v1/chat/completions with one user message (the chat template adds tokens).
+    Chat,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct TargetArgs {
+    /// Server base URL.
+    #[arg(long, default_value = "http://127.0.0.1:30000")]
+    pub url: String,
+    /// Endpoint to drive.
+    #[arg(long, value_enum, default_value_t = ApiArg::Completions)]
+    pub api: ApiArg,
+    /// Model id to request [default: the first id /v1/models lists].
+    #[arg(long)]
+    pub model: Option<String>,
+    /// API key sent as a bearer token [default: $LLMSWEEP_API_KEY, then $OPENAI_API_KEY]. Never
+    /// written to a bundle.
+    #[arg(long)]
+    pub api_key: Option<String>,
+    /// Seconds one request may take before it counts as failed.
+    #[arg(long, default_value_t = 600.0, value_name = "SECS")]
+    pub timeout: f64,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct OutputArgs {
+    /// Name of this run in tables and charts, e.g. the host [default: the server's host name].
+    #[arg(long)]
+    pub label: Option<String>,
+    /// Facts to keep with the results, e.g. --note gpu="2x RTX A6000" --note tp=2 (repeatable).
+    #[arg(long = "note", value_name = "KEY=VALUE", value_parser = parse_note)]
+    pub notes: Vec<(String, String)>,
+    /// Folder the bundle is written to.
+    #[arg(long, default_value = "results")]
+    pub out: PathBuf,
+    /// Seed of the random prompts; the same seed and tokenizer give the same prompts
+    /// [default: random, recorded in the bundle].
+    #[arg(long)]
+    pub seed: Option<u64>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ThroughputArgs {
+    #[command(flatten)]
+    pub target: TargetArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// Concurrency levels, run in this order.
+    #[arg(long, value_delimiter = ',', default_value = "1,2,4,8,16,32,64,100")]
+    pub concurrency: Vec<u32>,
+    /// Prompt length in the server's tokens.
+    #[arg(long, default_value_t = 1000)]
+    pub input_len: u64,
+    /// Tokens generated per request (enforced with ignore_eos and min_tokens, then checked).
+    #[arg(long, default_value_t = 500)]
+    pub output_len: u64,
+    /// Requests per level [default: max(8, 2 × concurrency)].
+    #[arg(long, conflicts_with = "duration")]
+    pub requests: Option<u64>,
+    /// Seconds per level instead of a request count: no request starts after it, those in flight finish.
+    #[arg(long, value_name = "SECS")]
+    pub duration: Option<f64>,
+    /// Unrecorded requests before the first level (they warm the server and measure the tokens
+    /// the server adds to each prompt).
+    #[arg(long, default_value_t = 2)]
+    pub warmup: u64,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct DemoArgs {
+    /// Folder the bundle is written to.
+    #[arg(long, default_value = "results")]
+    pub out: PathBuf,
+    /// Name of the demo run.
+    #[arg(long, default_value = "demo-sim")]
+    pub label: String,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct SimArgs {
+    /// Address to listen on. Keep it on loopback unless you mean to share it.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: String,
+    /// Port to listen on (0: any free port).
+    #[arg(long, default_value_t = 30000)]
+    pub port: u16,
+    /// Timing shape: `kpro5` is shaped like SGLang serving a 27B model on 2× RTX A6000; `fast` is quick.
+    #[arg(long, value_enum, default_value_t = Preset::Kpro5)]
+    pub preset: Preset,
+    /// Seed of the generated text.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Override the preset's context limit (tokens of prompt plus output).
+    #[arg(long)]
+    pub max_context: Option<u64>,
+    /// Override the preset's number of requests decoded at once.
+    #[arg(long)]
+    pub max_running: Option<u32>,
+    /// Fault: stop every response after N tokens, as a server ignoring ignore_eos does.
+    #[arg(long, value_name = "N", help_heading = "Fault modes")]
+    pub early_stop_after: Option<u32>,
+    /// Fault: generate N tokens more than max_tokens.
+    #[arg(long, value_name = "N", default_value_t = 0, help_heading = "Fault modes")]
+    pub overshoot: u32,
+    /// Fault: answer every Nth generation request with HTTP 500.
+    #[arg(long, value_name = "N", help_heading = "Fault modes")]
+    pub fail_every: Option<u32>,
+    /// Fault: answer every generation request with this HTTP status.
+    #[arg(long, value_name = "STATUS", help_heading = "Fault modes")]
+    pub reject_all: Option<u16>,
+    /// Fault: report N prompt tokens as served from the prefix cache.
+    #[arg(long, value_name = "N", default_value_t = 0, help_heading = "Fault modes")]
+    pub cached_tokens: u32,
+    /// Fault: generate this word over and over (degenerate output).
+    #[arg(long, value_name = "WORD", help_heading = "Fault modes")]
+    pub repeat_word: Option<String>,
+    /// Fault: never report usage, like llama-cpp-python's server.
+    #[arg(long, help_heading = "Fault modes")]
+    pub no_usage: bool,
+    /// Tokens per streamed chunk, as speculative decoding sends.
+    #[arg(long, value_name = "N", default_value_t = 1, help_heading = "Fault modes")]
+    pub tokens_per_chunk: u32,
+    /// Fault: answer /tokenize with 404, as a server without a tokenizer endpoint.
+    #[arg(long, help_heading = "Fault modes")]
+    pub no_tokenize: bool,
+}
+
+/// Parses `key=value`.
+fn parse_note(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.to_string())),
+        _ => Err(format!("expected KEY=VALUE, e.g. gpu=\"2x RTX A6000\", got {s:?}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn throughput_defaults_match_the_documented_ones() {
+        let cli = Cli::try_parse_from(["llmsweep", "throughput"]).unwrap();
+        let Command::Throughput(a) = cli.command else { panic!("not throughput") };
+        assert_eq!(a.concurrency, [1, 2, 4, 8, 16, 32, 64, 100]);
+        assert_eq!((a.input_len, a.output_len, a.warmup), (1000, 500, 2));
+        assert_eq!(a.target.url, "http://127.0.0.1:30000");
+        assert_eq!(a.target.api, ApiArg::Completions);
+        assert_eq!(a.output.out, PathBuf::from("results"));
+    }
+
+    #[test]
+    fn notes_need_a_key() {
+        let cli = Cli::try_parse_from(["llmsweep", "throughput", "--note", "gpu=2x RTX A6000", "--note", "tp=2"])
+            .unwrap();
+        let Command::Throughput(a) = cli.command else { panic!("not throughput") };
+        assert_eq!(a.output.notes[0], ("gpu".into(), "2x RTX A6000".into()));
+        let err = Cli::try_parse_from(["llmsweep", "throughput", "--note", "novalue"]).unwrap_err();
+        assert!(err.to_string().contains("expected KEY=VALUE"));
+    }
+
+    #[test]
+    fn requests_and_duration_exclude_each_other() {
+        assert!(Cli::try_parse_from(["llmsweep", "throughput", "--requests", "4", "--duration", "5"]).is_err());
+    }
+}

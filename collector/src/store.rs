@@ -1,0 +1,64 @@
+//! Writing bundles to disk: atomically, after every point, so a crash loses nothing.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use llmsweep_shared::Bundle;
+
+/// Makes sure `dir` exists and takes files, before any request is sent.
+pub fn check_out_dir(dir: &Path) -> anyhow::Result<()> {
+    fs::create_dir_all(dir)
+        .with_context(|| format!("cannot create the output folder {} (--out)", dir.display()))?;
+    let probe = dir.join(format!(".llmsweep-write-test-{}", std::process::id()));
+    fs::write(&probe, b"")
+        .with_context(|| format!("cannot write into the output folder {} (--out)", dir.display()))?;
+    let _ = fs::remove_file(&probe);
+    Ok(())
+}
+
+/// `<label>-<kind>-<UTC timestamp>.json`, with the label made safe for a file name.
+pub fn bundle_path(dir: &Path, label: &str, kind: &str, stamp: &chrono::DateTime<chrono::Utc>) -> PathBuf {
+    let safe: String = label
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '-' })
+        .collect();
+    let safe = if safe.is_empty() { "run".to_string() } else { safe };
+    dir.join(format!("{safe}-{kind}-{}.json", stamp.format("%Y%m%dT%H%M%SZ")))
+}
+
+/// Writes `bundle` to `path` through a temporary file in the same folder and a rename, so a
+/// reader never sees half a file.
+pub fn write_atomic(path: &Path, bundle: &Bundle) -> anyhow::Result<()> {
+    let tmp = path.with_extension("json.tmp");
+    let write = || -> std::io::Result<()> {
+        let mut f = fs::File::create(&tmp)?;
+        f.write_all(bundle.to_json().as_bytes())?;
+        f.write_all(b"\n")?;
+        f.sync_all()?;
+        fs::rename(&tmp, path)
+    };
+    write().with_context(|| format!("cannot write the bundle {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bundle_names_are_safe_and_sortable() {
+        let t = chrono::DateTime::parse_from_rfc3339("2026-11-29T20:01:02Z").unwrap().to_utc();
+        let p = bundle_path(Path::new("results"), "kpro5 / A6000", "throughput", &t);
+        assert_eq!(p, Path::new("results/kpro5---A6000-throughput-20261129T200102Z.json"));
+    }
+
+    #[test]
+    fn unwritable_out_dir_is_refused_with_its_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a-file");
+        fs::write(&file, b"x").unwrap();
+        let err = check_out_dir(&file.join("sub")).unwrap_err();
+        assert!(format!("{err:#}").contains("a-file/sub"), "{err:#}");
+    }
+}

@@ -1,0 +1,4 @@
+//! Turning a streamed HTTP response into a request record: bytes → SSE events → timed trace.
+
+pub mod sse;
+pub mod trace;

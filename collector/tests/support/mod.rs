@@ -1,0 +1,66 @@
+//! Helpers for tests that sweep llmsweep's simulated server in-process.
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+use clap::Parser;
+use llmsweep::app::{Outcome, run_throughput};
+use llmsweep::cli::{Cli, Command};
+use llmsweep::loadgen::Interrupt;
+use llmsweep::plan::ThroughputPlan;
+use llmsweep::sim::{SimConfig, SimServer, SimStats};
+use llmsweep_shared::Bundle;
+
+/// A finished sweep against a simulator.
+pub struct Swept {
+    pub bundle: Bundle,
+    pub outcome: Outcome,
+    pub stats: SimStats,
+    pub dir: tempfile::TempDir,
+}
+
+/// Parses `llmsweep throughput <args>` into a plan.
+pub fn plan(url: &str, out: &PathBuf, args: &[&str]) -> ThroughputPlan {
+    let mut all = vec!["llmsweep", "throughput", "--url", url, "--label", "sim", "--seed", "7"];
+    let out = out.to_string_lossy().to_string();
+    all.extend(["--out", out.as_str()]);
+    all.extend_from_slice(args);
+    let Command::Throughput(a) = Cli::try_parse_from(all).expect("valid flags").command else {
+        panic!("not a throughput command")
+    };
+    ThroughputPlan::from_args(&a).expect("valid plan")
+}
+
+/// Runs a throughput sweep with `args` against a fresh simulator configured by `cfg`.
+pub async fn sweep(cfg: SimConfig, args: &[&str]) -> Swept {
+    sweep_with(cfg, args, Interrupt::default()).await
+}
+
+pub async fn sweep_with(cfg: SimConfig, args: &[&str], interrupt: Interrupt) -> Swept {
+    let sim = SimServer::start(cfg, 0).await.expect("simulator starts");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let plan = plan(&sim.url(), &dir.path().to_path_buf(), args);
+    let outcome = run_throughput(&plan, vec!["llmsweep".into()], interrupt)
+        .await
+        .expect("sweep runs");
+    let stats = sim.stats();
+    sim.shutdown().await;
+    let text = std::fs::read_to_string(&outcome.path).expect("bundle written");
+    let bundle = Bundle::from_json(&text).expect("bundle reads back");
+    Swept {
+        bundle,
+        outcome,
+        stats,
+        dir,
+    }
+}
+
+/// `|got − want| ≤ abs + rel·want`, with a message that shows both.
+pub fn assert_close(what: &str, got: f64, want: f64, abs: f64, rel: f64) {
+    let tol = abs + rel * want.abs();
+    assert!(
+        (got - want).abs() <= tol,
+        "{what}: measured {got:.5}, ground truth {want:.5}, tolerance ±{tol:.5}"
+    );
+}
