@@ -1,0 +1,425 @@
+//! serve-sim: a built-in OpenAI-compatible inference server whose timing is known exactly.
+//!
+//! serve-sim is a **test instrument with known ground truth**, not a stand-in for results: the
+//! collector's tests point the load generator at it and check that the collector measures what the
+//! sim did; `llmsweep demo` and dry runs use it too. It labels itself as simulated wherever it
+//! describes itself (`owned_by`, `/version`, `engine`: `llmsweep serve-sim`).
+//!
+//! What it serves (vLLM's shapes unless noted):
+//!
+//! | route | |
+//! |---|---|
+//! | `POST /v1/completions`, `POST /v1/chat/completions` | streaming (SSE) and not |
+//! | `GET /v1/models` | with `owned_by` and `max_model_len` |
+//! | `POST /tokenize` | `{"prompt"}` (vLLM, SGLang) or `{"content"}` (llama.cpp) |
+//! | `GET /health`, `GET /version`, `GET /metrics` | Prometheus text with vLLM's metric names |
+//!
+//! Behaviour, fixed so that tests can predict it:
+//!
+//! - **Tokens**: one per whitespace-separated word of the prompt (chat: of all message contents,
+//!   no template overhead); see [`text`].
+//! - **Output length**: always exactly `max_tokens` (`max_completion_tokens` for chat; 16 when
+//!   absent), finish reason `length`, whether or not `ignore_eos` is set — the sim never hits an
+//!   EOS on its own. Only the fault modes below change that.
+//! - **Output text**: `" word"` per token, words drawn from [`text::WORDS`] by a PRNG seeded with
+//!   [`SimConfig::seed`] and the request's arrival number.
+//! - **Timing**: the continuous-batching model of [`model`], driven in real time with absolute
+//!   deadlines so timer jitter never accumulates.
+//!
+//! # Ground truth at concurrency 1
+//!
+//! For one request alone with `L` prompt tokens and `N` output tokens, one token per chunk:
+//!
+//! - the first token is produced `prefill_s(L)` after the request arrives, so the collector's
+//!   TTFT is `prefill_s(L)` plus HTTP overhead and timer lateness (tokio's timer has 1 ms
+//!   granularity, so each token is up to about 1 ms late, never early);
+//! - every later token follows the previous one by `step_s(1) = d0`, so TPOT is exactly `d0`
+//!   and decode tok/s is `1 / d0`; e2e is `prefill_s(L) + (N − 1)·d0`.
+//!
+//! With `tokens_per_chunk = k` each decode step carries `k` tokens, so TPOT becomes about `d0 / k`.
+
+mod engine;
+pub mod model;
+mod server;
+pub mod text;
+mod wire;
+
+use std::future::Future;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+use server::Shared;
+
+/// Ready-made timing shapes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Preset {
+    /// Shaped like SGLang on 2× RTX A6000 serving a 27B model (see [`SimConfig::preset`]).
+    Kpro5,
+    /// Quick, for tests and the demo.
+    Fast,
+}
+
+impl Preset {
+    /// The name used on the command line and in `/version`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Preset::Kpro5 => "kpro5",
+            Preset::Fast => "fast",
+        }
+    }
+}
+
+/// kpro5's prefill is the quadratic with `a = 0.08 s` through the two measured points
+/// (1 000 tokens, 0.15 s) and (30 000 tokens, 2.32 s).
+const KPRO5_A: f64 = 0.08;
+const KPRO5_C: f64 =
+    ((2.32 - KPRO5_A) - 30.0 * (0.15 - KPRO5_A)) / (30_000.0 * 30_000.0 - 30.0 * 1_000.0 * 1_000.0);
+const KPRO5_B: f64 = (0.15 - KPRO5_A) / 1_000.0 - KPRO5_C * 1_000.0;
+
+/// Everything serve-sim does: timing model, limits, identity and fault modes.
+///
+/// Timing (seconds, `L` prompt tokens, `n` running requests):
+/// `prefill_s(L) = a + b·L + c·L²`, `step_s(n) = d0 + d1·(n − 1)`; see [`model`] for how the
+/// scheduler uses them. Fault modes are all off in the presets; each makes the sim misbehave the
+/// way some real server does, so the collector's checks can be tested.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimConfig {
+    /// The preset this configuration started from; `/version` reports its name (`custom` if none).
+    pub preset: Option<Preset>,
+    /// The one model id served; requests naming another get 404. A request without `model` is
+    /// served.
+    pub model: String,
+    /// Seed of the output text: the same seed and request order give the same text.
+    pub seed: u64,
+    /// Context limit in tokens: `prompt + max_tokens` above it gets HTTP 400.
+    pub max_context: u64,
+    /// Requests holding a slot (in prefill or decoding) at once; more wait in a FIFO queue.
+    pub max_running: u32,
+    /// KV cache capacity in tokens. Only scales `vllm:kv_cache_usage_perc`; never limits admission.
+    pub kv_cache_tokens: u64,
+    /// `a`: prefill seconds per admitted request.
+    pub prefill_a_s: f64,
+    /// `b`: prefill seconds per prompt token.
+    pub prefill_b_s: f64,
+    /// `c`: prefill seconds per prompt token squared (attention's quadratic cost).
+    pub prefill_c_s: f64,
+    /// `d0`: seconds of one decode step with one running request.
+    pub decode_d0_s: f64,
+    /// `d1`: extra seconds of one decode step per additional running request.
+    pub decode_d1_s: f64,
+    /// Fault: every response stops after this many tokens (at least 1) with finish reason `stop`
+    /// when `max_tokens` is larger, ignoring `ignore_eos` and `min_tokens`.
+    pub early_stop_after: Option<u32>,
+    /// Fault: produce this many tokens more than `max_tokens` (finish reason still `length`).
+    pub overshoot: u32,
+    /// Fault: the Nth, 2Nth, … generation request received (1-based) gets HTTP 500.
+    pub fail_every: Option<u32>,
+    /// Fault: every generation request gets this HTTP status with an OpenAI-style error body.
+    pub reject_all: Option<u16>,
+    /// Fault: report this many prompt tokens (at most the prompt) as
+    /// `usage.prompt_tokens_details.cached_tokens` and as prefix-cache hits in `/metrics`.
+    /// Reported only: prefill still takes the whole prompt's time.
+    pub cached_tokens: u32,
+    /// Fault: every output token is this word (degenerate output).
+    pub repeat_word: Option<String>,
+    /// Fault: never report usage (as llama-cpp-python's server), and stream some chunks with
+    /// empty text.
+    pub no_usage: bool,
+    /// Tokens per SSE chunk after the first: each decode step yields this many, as speculative
+    /// decoding does. 1 is normal.
+    pub tokens_per_chunk: u32,
+    /// Send SSE comment lines (`: ping`) at stream start and after every token chunk.
+    pub keepalive: bool,
+    /// Fault: `/tokenize` answers 404, as on a server without it.
+    pub no_tokenize: bool,
+}
+
+impl Default for SimConfig {
+    /// The [`Preset::Fast`] configuration.
+    fn default() -> Self {
+        SimConfig::preset(Preset::Fast)
+    }
+}
+
+impl SimConfig {
+    /// A preset with every fault mode off and seed 0.
+    ///
+    /// - `kpro5` (model `sim-27b-kpro5`): `a = 0.08 s`, `b ≈ 6.98391e-5 s/token`,
+    ///   `c ≈ 1.60920e-10 s/token²` (so `prefill_s(1000) = 0.15 s`, `prefill_s(30000) = 2.32 s`),
+    ///   `d0 = 1/73.5 s ≈ 13.61 ms` (73.5 tok/s for one stream), `d1 = 1 ms`, 16 running,
+    ///   32 768 context, 131 072 KV tokens. Aggregate decode at 16 running: `16 / step_s(16)`
+    ///   ≈ 559 tok/s, approaching 1 000 tok/s as the batch grows.
+    /// - `fast` (model `sim-fast`): `a = 4 ms`, `b = 1 µs/token`, `c = 0`, `d0 = 4 ms`
+    ///   (250 tok/s), `d1 = 0.25 ms`, 32 running, 32 768 context, 1 048 576 KV tokens.
+    pub fn preset(p: Preset) -> Self {
+        let base = SimConfig {
+            preset: Some(p),
+            model: String::new(),
+            seed: 0,
+            max_context: 32_768,
+            max_running: 0,
+            kv_cache_tokens: 0,
+            prefill_a_s: 0.0,
+            prefill_b_s: 0.0,
+            prefill_c_s: 0.0,
+            decode_d0_s: 0.0,
+            decode_d1_s: 0.0,
+            early_stop_after: None,
+            overshoot: 0,
+            fail_every: None,
+            reject_all: None,
+            cached_tokens: 0,
+            repeat_word: None,
+            no_usage: false,
+            tokens_per_chunk: 1,
+            keepalive: false,
+            no_tokenize: false,
+        };
+        match p {
+            Preset::Kpro5 => SimConfig {
+                model: "sim-27b-kpro5".into(),
+                max_running: 16,
+                kv_cache_tokens: 131_072,
+                prefill_a_s: KPRO5_A,
+                prefill_b_s: KPRO5_B,
+                prefill_c_s: KPRO5_C,
+                decode_d0_s: 1.0 / 73.5,
+                decode_d1_s: 0.001,
+                ..base
+            },
+            Preset::Fast => SimConfig {
+                model: "sim-fast".into(),
+                max_running: 32,
+                kv_cache_tokens: 1_048_576,
+                prefill_a_s: 0.004,
+                prefill_b_s: 1e-6,
+                decode_d0_s: 0.004,
+                decode_d1_s: 0.000_25,
+                ..base
+            },
+        }
+    }
+
+    /// Ground truth: seconds to prefill one prompt of `len` tokens, `a + b·len + c·len²`.
+    pub fn prefill_s(&self, len: u64) -> f64 {
+        let l = len as f64;
+        self.prefill_a_s + self.prefill_b_s * l + self.prefill_c_s * l * l
+    }
+
+    /// Ground truth: seconds of one decode step with `running` requests, `d0 + d1·(running − 1)`.
+    /// Each running request gets one token (`tokens_per_chunk` tokens) per step.
+    pub fn step_s(&self, running: u64) -> f64 {
+        self.decode_d0_s + self.decode_d1_s * running.saturating_sub(1) as f64
+    }
+
+    /// The name `/version` reports.
+    pub fn preset_name(&self) -> &'static str {
+        self.preset.map_or("custom", Preset::name)
+    }
+
+    /// Rejects configurations the sim cannot serve, naming the field to fix.
+    pub fn validate(&self) -> Result<(), String> {
+        let timings = [
+            ("prefill_a_s", self.prefill_a_s),
+            ("prefill_b_s", self.prefill_b_s),
+            ("prefill_c_s", self.prefill_c_s),
+            ("decode_d0_s", self.decode_d0_s),
+            ("decode_d1_s", self.decode_d1_s),
+        ];
+        if let Some((name, v)) = timings.iter().find(|(_, v)| !(v.is_finite() && *v >= 0.0)) {
+            return Err(format!(
+                "{name} must be a finite number of seconds >= 0, got {v}"
+            ));
+        }
+        let rules = [
+            (self.model.trim().is_empty(), "model must not be empty"),
+            (self.max_running == 0, "max_running must be at least 1"),
+            (self.max_context == 0, "max_context must be at least 1"),
+            (
+                self.tokens_per_chunk == 0,
+                "tokens_per_chunk must be at least 1",
+            ),
+            (self.fail_every == Some(0), "fail_every must be at least 1"),
+            (
+                self.reject_all.is_some_and(|s| !(400..=599).contains(&s)),
+                "reject_all must be an HTTP error status (400..=599)",
+            ),
+            (
+                self.repeat_word
+                    .as_deref()
+                    .is_some_and(|w| text::count_tokens(w) != 1),
+                "repeat_word must be one word without whitespace",
+            ),
+        ];
+        match rules.iter().find(|(broken, _)| *broken) {
+            Some((_, message)) => Err((*message).to_string()),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Counters a test can read through [`SimServer::stats`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SimStats {
+    /// Generation requests received (completions and chat), including rejected ones.
+    pub requests: u64,
+    /// Generation requests answered with an error status.
+    pub rejected: u64,
+    /// Requests whose last token was produced.
+    pub completed: u64,
+    /// Requests dropped before their last token (client gone, or server stopped).
+    pub cancelled: u64,
+    /// Requests holding a slot now.
+    pub running: u64,
+    /// Requests queued now.
+    pub waiting: u64,
+    pub prompt_tokens: u64,
+    pub generation_tokens: u64,
+}
+
+/// A serve-sim running in a background tokio task.
+#[derive(Debug)]
+pub struct SimServer {
+    /// Where it listens.
+    pub addr: SocketAddr,
+    shared: Arc<Shared>,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<std::io::Result<()>>>,
+}
+
+impl SimServer {
+    /// Binds 127.0.0.1:port (0 = free port) and serves in a background tokio task.
+    ///
+    /// Fails with `InvalidInput` when `cfg` does not pass [`SimConfig::validate`].
+    pub async fn start(cfg: SimConfig, port: u16) -> std::io::Result<SimServer> {
+        let shared = Shared::start(cfg)?;
+        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, port)).await?;
+        let addr = listener.local_addr()?;
+        let (stop, stopped) = oneshot::channel::<()>();
+        let signal = async move {
+            // A dropped sender means the same as a sent stop.
+            let _ = stopped.await;
+        };
+        let task = tokio::spawn(server::run(Arc::clone(&shared), listener, signal));
+        Ok(SimServer {
+            addr,
+            shared,
+            stop: Some(stop),
+            task: Some(task),
+        })
+    }
+
+    /// `http://127.0.0.1:PORT`
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Counters so far.
+    pub fn stats(&self) -> SimStats {
+        self.shared.stats()
+    }
+
+    /// Stops serving: open streams end at once (without `[DONE]`), then the task is awaited.
+    pub async fn shutdown(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take() {
+            // The server's own result no longer matters to anyone once it is asked to stop.
+            let _ = task.await;
+        }
+    }
+}
+
+impl Drop for SimServer {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+/// Serves `cfg` on `listener` until `shutdown` completes; then open streams end at once.
+///
+/// Fails with `InvalidInput` when `cfg` does not pass [`SimConfig::validate`].
+pub async fn serve(
+    cfg: SimConfig,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    server::run(Shared::start(cfg)?, listener, shutdown).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kpro5_hits_its_anchor_points() {
+        let c = SimConfig::preset(Preset::Kpro5);
+        assert!((c.prefill_s(1_000) - 0.15).abs() < 1e-12);
+        assert!((c.prefill_s(30_000) - 2.32).abs() < 1e-12);
+        assert!((c.prefill_b_s - 6.98391e-5).abs() < 1e-10);
+        assert!((c.prefill_c_s - 1.60920e-10).abs() < 1e-15);
+        assert!((1.0 / c.step_s(1) - 73.5).abs() < 1e-9);
+        assert!((c.step_s(16) - (1.0 / 73.5 + 0.015)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn fast_preset_numbers() {
+        let c = SimConfig::preset(Preset::Fast);
+        assert!((c.prefill_s(1_000) - 0.005).abs() < 1e-12);
+        assert!((c.step_s(1) - 0.004).abs() < 1e-12);
+        assert!((c.step_s(5) - 0.005).abs() < 1e-12);
+        assert_eq!(c.step_s(0), c.step_s(1));
+        assert_eq!(c.model, "sim-fast");
+        assert_eq!(c.preset_name(), "fast");
+    }
+
+    #[test]
+    fn presets_are_valid_and_bad_fields_are_named() {
+        assert_eq!(SimConfig::preset(Preset::Kpro5).validate(), Ok(()));
+        assert_eq!(SimConfig::default().validate(), Ok(()));
+        let bad = |c: SimConfig| c.validate().expect_err("should be rejected");
+        assert!(
+            bad(SimConfig {
+                max_running: 0,
+                ..Default::default()
+            })
+            .contains("max_running")
+        );
+        assert!(
+            bad(SimConfig {
+                decode_d0_s: -1.0,
+                ..Default::default()
+            })
+            .contains("decode_d0_s")
+        );
+        assert!(
+            bad(SimConfig {
+                reject_all: Some(200),
+                ..Default::default()
+            })
+            .contains("reject_all")
+        );
+        assert!(
+            bad(SimConfig {
+                fail_every: Some(0),
+                ..Default::default()
+            })
+            .contains("fail_every")
+        );
+        let two_words = Some("a b".to_string());
+        assert!(
+            bad(SimConfig {
+                repeat_word: two_words,
+                ..Default::default()
+            })
+            .contains("repeat_word")
+        );
+    }
+}

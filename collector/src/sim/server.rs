@@ -1,0 +1,411 @@
+//! serve-sim's HTTP face: axum routes that turn OpenAI requests into engine jobs and the
+//! engine's tokens into vLLM-shaped responses and SSE streams.
+
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::future::Future;
+use std::io;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use bytes::Bytes;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+use tokio::net::TcpListener;
+
+use super::engine::{Engine, Progress, Tally, Ticket};
+use super::model::Job;
+use super::text::{self, OutputText};
+use super::wire::{self, Api, GenRequest, Shape, SimError, TokenizeRequest, Usage};
+use super::{SimConfig, SimStats};
+
+/// `max_tokens` when a request gives none: OpenAI's documented default for completions, used
+/// for chat too so that a request without a limit stays short.
+const DEFAULT_MAX_TOKENS: u64 = 16;
+
+/// How serve-sim names itself wherever it describes itself.
+const ENGINE_NAME: &str = "llmsweep serve-sim";
+
+/// State shared by all handlers: the configuration and the engine.
+#[derive(Debug)]
+pub struct Shared {
+    cfg: SimConfig,
+    engine: Engine,
+}
+
+impl Shared {
+    /// Validates `cfg` and starts the engine task (needs a tokio runtime).
+    pub fn start(cfg: SimConfig) -> io::Result<Arc<Shared>> {
+        cfg.validate().map_err(|m| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("serve-sim config: {m}"),
+            )
+        })?;
+        let engine = Engine::spawn(&cfg);
+        Ok(Arc::new(Shared { cfg, engine }))
+    }
+
+    pub fn stats(&self) -> SimStats {
+        let snap = self.engine.snapshot();
+        let tally = &self.engine.tally;
+        SimStats {
+            requests: tally.requests.load(Ordering::Relaxed),
+            rejected: tally.rejected.load(Ordering::Relaxed),
+            completed: tally.completed.load(Ordering::Relaxed),
+            cancelled: tally.cancelled.load(Ordering::Relaxed),
+            running: snap.running,
+            waiting: snap.waiting,
+            prompt_tokens: snap.prompt_tokens_total,
+            generation_tokens: snap.generation_tokens_total,
+        }
+    }
+}
+
+/// Serves until `shutdown` completes, then stops the engine so open streams end and the
+/// graceful shutdown does not wait for them.
+pub async fn run(
+    shared: Arc<Shared>,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> io::Result<()> {
+    let on_signal = Arc::clone(&shared);
+    let signal = async move {
+        shutdown.await;
+        on_signal.engine.stop();
+    };
+    let result = axum::serve(listener, router(Arc::clone(&shared)))
+        .with_graceful_shutdown(signal)
+        .await;
+    shared.engine.stop();
+    result
+}
+
+fn router(shared: Arc<Shared>) -> Router {
+    let mut router = Router::new()
+        .route("/v1/completions", post(completions))
+        .route("/v1/chat/completions", post(chat_completions))
+        .route("/v1/models", get(models))
+        .route("/health", get(|| async { StatusCode::OK }))
+        .route("/version", get(version))
+        .route("/metrics", get(metrics));
+    if !shared.cfg.no_tokenize {
+        router = router.route("/tokenize", post(tokenize));
+    }
+    router.with_state(shared)
+}
+
+async fn completions(State(s): State<Arc<Shared>>, body: Bytes) -> Response {
+    generate(&s, Api::Completions, &body).await
+}
+
+async fn chat_completions(State(s): State<Arc<Shared>>, body: Bytes) -> Response {
+    generate(&s, Api::Chat, &body).await
+}
+
+async fn models(State(s): State<Arc<Shared>>) -> Json<Value> {
+    let model = &s.cfg.model;
+    Json(json!({"object": "list", "data": [{
+        "id": model, "object": "model", "created": unix_now(), "owned_by": ENGINE_NAME,
+        "root": model, "parent": null, "max_model_len": s.cfg.max_context,
+    }]}))
+}
+
+async fn version(State(s): State<Arc<Shared>>) -> Json<Value> {
+    let version = env!("CARGO_PKG_VERSION");
+    Json(json!({"version": version, "engine": ENGINE_NAME, "preset": s.cfg.preset_name()}))
+}
+
+async fn metrics(State(s): State<Arc<Shared>>) -> impl IntoResponse {
+    let text = wire::metrics_text(&s.cfg.model, &s.engine.snapshot(), s.cfg.kv_cache_tokens);
+    (
+        [(CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
+        text,
+    )
+}
+
+async fn tokenize(State(s): State<Arc<Shared>>, body: Bytes) -> Result<Json<Value>, SimError> {
+    let req: TokenizeRequest = parse_body(&body)?;
+    check_model(&s.cfg, req.model.as_deref())?;
+    let ids = match (&req.prompt, &req.content, &req.messages) {
+        (Some(prompt), _, _) => prompt.token_ids().map_err(SimError::BadRequest)?,
+        (None, Some(content), _) => text::token_ids(content),
+        (None, None, Some(messages)) => wire::message_token_ids(messages),
+        (None, None, None) => {
+            return Err(SimError::BadRequest(
+                "one of `prompt`, `content` or `messages` is required".into(),
+            ));
+        }
+    };
+    Ok(Json(
+        json!({"count": ids.len(), "max_model_len": s.cfg.max_context, "tokens": ids}),
+    ))
+}
+
+fn parse_body<T: DeserializeOwned>(body: &[u8]) -> Result<T, SimError> {
+    serde_json::from_slice(body)
+        .map_err(|e| SimError::BadRequest(format!("invalid request body: {e}")))
+}
+
+fn check_model(cfg: &SimConfig, requested: Option<&str>) -> Result<(), SimError> {
+    match requested {
+        Some(m) if m != cfg.model => Err(SimError::unknown_model(m)),
+        _ => Ok(()),
+    }
+}
+
+fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// A completions or chat request, from arrival to the last byte of its response.
+async fn generate(s: &Shared, api: Api, body: &[u8]) -> Response {
+    let arrival = Tally::bump(&s.engine.tally.requests);
+    let result = match admit(s, api, arrival, body) {
+        Ok(g) if g.plan.stream => Ok(g.into_sse()),
+        Ok(g) => g.collect().await,
+        Err(e) => Err(e),
+    };
+    result.unwrap_or_else(|e| {
+        Tally::bump(&s.engine.tally.rejected);
+        e.into_response()
+    })
+}
+
+/// What one request will get, decided before it reaches the scheduler.
+#[derive(Debug, Clone, Copy)]
+struct Plan {
+    stream: bool,
+    include_usage: bool,
+    /// `completion_tokens` is the number of tokens the sim will produce.
+    usage: Usage,
+    finish: &'static str,
+}
+
+/// Applies the request-level fault modes, validates the request and hands it to the engine.
+fn admit(s: &Shared, api: Api, arrival: u64, body: &[u8]) -> Result<Generation, SimError> {
+    let cfg = &s.cfg;
+    if let Some(status) = cfg.reject_all {
+        return Err(SimError::Api {
+            status,
+            message: format!("simulated rejection (status {status})"),
+        });
+    }
+    if cfg
+        .fail_every
+        .is_some_and(|every| arrival.is_multiple_of(u64::from(every)))
+    {
+        return Err(SimError::Api {
+            status: 500,
+            message: "simulated internal error".into(),
+        });
+    }
+    let req: GenRequest = parse_body(body)?;
+    check_model(cfg, req.model.as_deref())?;
+    let plan = plan(cfg, api, &req)?;
+    let ticket = s.engine.submit(Job {
+        id: arrival,
+        prompt_tokens: plan.usage.prompt_tokens,
+        output_tokens: plan.usage.completion_tokens,
+        cached_tokens: plan.usage.cached_tokens,
+    });
+    let prefix = match api {
+        Api::Completions => "cmpl",
+        Api::Chat => "chatcmpl",
+    };
+    Ok(Generation {
+        plan,
+        shape: Shape {
+            api,
+            id: format!("{prefix}-sim-{arrival}"),
+            created: unix_now(),
+            model: cfg.model.clone(),
+        },
+        ticket,
+        text: OutputText::new(
+            text::request_seed(cfg.seed, arrival),
+            cfg.repeat_word.clone(),
+        ),
+        keepalive: cfg.keepalive,
+        no_usage: cfg.no_usage,
+    })
+}
+
+/// Validates lengths as vLLM does and decides the output length under the fault modes.
+fn plan(cfg: &SimConfig, api: Api, req: &GenRequest) -> Result<Plan, SimError> {
+    if req.n.is_some_and(|n| n != 1) {
+        return Err(SimError::BadRequest("serve-sim serves n = 1 only".into()));
+    }
+    let prompt_ids = match api {
+        Api::Completions => {
+            let prompt = req
+                .prompt
+                .as_ref()
+                .ok_or_else(|| SimError::BadRequest("`prompt` is required".into()))?;
+            prompt.token_ids().map_err(SimError::BadRequest)?
+        }
+        Api::Chat => {
+            let messages = req
+                .messages
+                .as_deref()
+                .ok_or_else(|| SimError::BadRequest("`messages` is required".into()))?;
+            wire::message_token_ids(messages)
+        }
+    };
+    let prompt_tokens = prompt_ids.len() as u64;
+    let requested = match api {
+        Api::Completions => req.max_tokens,
+        Api::Chat => req.max_completion_tokens.or(req.max_tokens),
+    };
+    let max_tokens = requested.unwrap_or(DEFAULT_MAX_TOKENS);
+    if max_tokens == 0 {
+        return Err(SimError::BadRequest(
+            "max_tokens must be at least 1, got 0.".into(),
+        ));
+    }
+    if let Some(min) = req.min_tokens.filter(|&min| min > max_tokens) {
+        return Err(SimError::BadRequest(format!(
+            "min_tokens must be less than or equal to max_tokens={max_tokens}, got {min}."
+        )));
+    }
+    if prompt_tokens + max_tokens > cfg.max_context {
+        return Err(SimError::context_too_long(
+            cfg.max_context,
+            prompt_tokens,
+            max_tokens,
+        ));
+    }
+    let (completion_tokens, finish) = match cfg.early_stop_after.map(|k| u64::from(k.max(1))) {
+        Some(stop_at) if stop_at < max_tokens => (stop_at, "stop"),
+        _ => (max_tokens + u64::from(cfg.overshoot), "length"),
+    };
+    Ok(Plan {
+        stream: req.stream,
+        include_usage: req.stream_options.as_ref().is_some_and(|o| o.include_usage),
+        usage: Usage {
+            prompt_tokens,
+            completion_tokens,
+            cached_tokens: u64::from(cfg.cached_tokens).min(prompt_tokens),
+        },
+        finish,
+    })
+}
+
+/// An admitted request: its plan, its response shape, its engine ticket and its words.
+#[derive(Debug)]
+struct Generation {
+    plan: Plan,
+    shape: Shape,
+    ticket: Ticket,
+    text: OutputText,
+    keepalive: bool,
+    no_usage: bool,
+}
+
+impl Generation {
+    /// Waits for every token and answers with one JSON body.
+    async fn collect(mut self) -> Result<Response, SimError> {
+        let mut out = String::new();
+        while let Some(p) = self.ticket.next().await {
+            out.push_str(&self.text.next_tokens(p.tokens));
+            if p.done {
+                let usage = (!self.no_usage).then_some(self.plan.usage);
+                return Ok(Json(self.shape.full(&out, self.plan.finish, usage)).into_response());
+            }
+        }
+        Err(SimError::Api {
+            status: 503,
+            message: "serve-sim is shutting down".into(),
+        })
+    }
+
+    /// Streams the response as SSE. Dropping the body (client gone) drops the ticket, which
+    /// frees the request's slot in the scheduler.
+    fn into_sse(self) -> Response {
+        let stream = futures_util::stream::unfold(SseState::new(self), |mut st| async move {
+            loop {
+                if let Some(frame) = st.pending.pop_front() {
+                    return Some((Ok::<Bytes, Infallible>(frame), st));
+                }
+                if st.finished {
+                    return None;
+                }
+                match st.generation.ticket.next().await {
+                    Some(progress) => st.on_progress(progress),
+                    // The engine stopped (server shutting down): end without `[DONE]`.
+                    None => st.finished = true,
+                }
+            }
+        });
+        let headers = [
+            (CONTENT_TYPE, "text/event-stream"),
+            (CACHE_CONTROL, "no-cache"),
+        ];
+        (headers, Body::from_stream(stream)).into_response()
+    }
+}
+
+/// How often the `no_usage` mode slips an empty-text chunk between token chunks.
+const EMPTY_CHUNK_EVERY: u32 = 4;
+
+/// The SSE writer: frames queued for the client, produced as the engine hands over tokens.
+struct SseState {
+    generation: Generation,
+    pending: VecDeque<Bytes>,
+    token_chunks: u32,
+    finished: bool,
+}
+
+impl SseState {
+    /// Queues the frames sent before any token: a ping, chat's role-only chunk (sent at once,
+    /// so it arrives long before the first token), and `no_usage`'s empty chunk.
+    fn new(generation: Generation) -> Self {
+        let mut pending = VecDeque::new();
+        if generation.keepalive {
+            pending.push_back(wire::PING);
+        }
+        if generation.shape.api == Api::Chat {
+            pending.push_back(generation.shape.role_chunk());
+        }
+        if generation.no_usage {
+            pending.push_back(generation.shape.text_chunk("", None));
+        }
+        SseState {
+            generation,
+            pending,
+            token_chunks: 0,
+            finished: false,
+        }
+    }
+
+    fn on_progress(&mut self, p: Progress) {
+        let g = &mut self.generation;
+        let text = g.text.next_tokens(p.tokens);
+        self.pending
+            .push_back(g.shape.text_chunk(&text, p.done.then_some(g.plan.finish)));
+        self.token_chunks += 1;
+        if g.no_usage && !p.done && self.token_chunks.is_multiple_of(EMPTY_CHUNK_EVERY) {
+            self.pending.push_back(g.shape.text_chunk("", None));
+        }
+        if g.keepalive {
+            self.pending.push_back(wire::PING);
+        }
+        if p.done {
+            if g.plan.include_usage && !g.no_usage {
+                self.pending.push_back(g.shape.usage_chunk(g.plan.usage));
+            }
+            self.pending.push_back(wire::DONE);
+            self.finished = true;
+        }
+    }
+}

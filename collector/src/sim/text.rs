@@ -1,0 +1,344 @@
+//! serve-sim's tokenizer and output text: whitespace words in, seeded common words out.
+//!
+//! The tokenizer is deliberately trivial so that tests can compute token counts by hand:
+//! **one token per whitespace-separated word** (Unicode whitespace, as `str::split_whitespace`).
+//! A word's id is a hash of its bytes, so the same word always gets the same id.
+//!
+//! Output text is drawn from [`WORDS`] by a [`SplitMix64`] generator seeded from the sim seed
+//! and the request's arrival number, so a given seed and request order always produce the same
+//! text, and normal output has the vocabulary spread of real prose (the collector's degenerate
+//! output check must stay quiet on it).
+
+/// Size of the id space the tokenizer hashes words into (a typical LLM vocabulary size).
+pub const VOCAB_SIZE: u32 = 32_000;
+
+/// 200 common English words: the sim's whole output vocabulary.
+pub const WORDS: [&str; 200] = [
+    "the",
+    "of",
+    "and",
+    "to",
+    "in",
+    "is",
+    "you",
+    "that",
+    "it",
+    "he",
+    "was",
+    "for",
+    "on",
+    "are",
+    "as",
+    "with",
+    "his",
+    "they",
+    "at",
+    "be",
+    "this",
+    "have",
+    "from",
+    "or",
+    "one",
+    "had",
+    "by",
+    "word",
+    "but",
+    "not",
+    "what",
+    "all",
+    "were",
+    "we",
+    "when",
+    "your",
+    "can",
+    "said",
+    "there",
+    "use",
+    "an",
+    "each",
+    "which",
+    "she",
+    "do",
+    "how",
+    "their",
+    "if",
+    "will",
+    "up",
+    "other",
+    "about",
+    "out",
+    "many",
+    "then",
+    "them",
+    "these",
+    "so",
+    "some",
+    "her",
+    "would",
+    "make",
+    "like",
+    "him",
+    "into",
+    "time",
+    "has",
+    "look",
+    "two",
+    "more",
+    "write",
+    "go",
+    "see",
+    "number",
+    "no",
+    "way",
+    "could",
+    "people",
+    "my",
+    "than",
+    "first",
+    "water",
+    "been",
+    "call",
+    "who",
+    "oil",
+    "its",
+    "now",
+    "find",
+    "long",
+    "down",
+    "day",
+    "did",
+    "get",
+    "come",
+    "made",
+    "may",
+    "part",
+    "over",
+    "new",
+    "sound",
+    "take",
+    "only",
+    "little",
+    "work",
+    "know",
+    "place",
+    "year",
+    "live",
+    "me",
+    "back",
+    "give",
+    "most",
+    "very",
+    "after",
+    "thing",
+    "our",
+    "just",
+    "name",
+    "good",
+    "sentence",
+    "man",
+    "think",
+    "say",
+    "great",
+    "where",
+    "help",
+    "through",
+    "much",
+    "before",
+    "line",
+    "right",
+    "too",
+    "mean",
+    "old",
+    "any",
+    "same",
+    "tell",
+    "boy",
+    "follow",
+    "came",
+    "want",
+    "show",
+    "also",
+    "around",
+    "form",
+    "three",
+    "small",
+    "set",
+    "put",
+    "end",
+    "does",
+    "another",
+    "well",
+    "large",
+    "must",
+    "big",
+    "even",
+    "such",
+    "because",
+    "turn",
+    "here",
+    "why",
+    "ask",
+    "went",
+    "men",
+    "read",
+    "need",
+    "land",
+    "different",
+    "home",
+    "us",
+    "move",
+    "try",
+    "kind",
+    "hand",
+    "picture",
+    "again",
+    "change",
+    "off",
+    "play",
+    "spell",
+    "air",
+    "away",
+    "animal",
+    "house",
+    "point",
+    "page",
+    "letter",
+    "mother",
+    "answer",
+    "found",
+    "study",
+    "still",
+    "learn",
+    "should",
+    "world",
+    "high",
+    "every",
+    "near",
+];
+
+/// Number of tokens in `text`: its whitespace-separated words.
+pub fn count_tokens(text: &str) -> u64 {
+    text.split_whitespace().count() as u64
+}
+
+/// Token ids of `text`, one per whitespace-separated word.
+pub fn token_ids(text: &str) -> Vec<u32> {
+    text.split_whitespace().map(word_id).collect()
+}
+
+/// A word's id: FNV-1a of its bytes folded into `0..VOCAB_SIZE`.
+fn word_id(word: &str) -> u32 {
+    let hash = word.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    (hash % u64::from(VOCAB_SIZE)) as u32
+}
+
+/// The splitmix64 generator: tiny, fast, and good enough to pick words.
+#[derive(Debug, Clone)]
+pub struct SplitMix64(u64);
+
+impl SplitMix64 {
+    pub fn new(seed: u64) -> Self {
+        SplitMix64(seed)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+}
+
+/// Seed of the text of the `request`-th generation request (1-based) under sim seed `seed`.
+///
+/// Mixed through splitmix64 so that neighbouring requests get unrelated streams.
+pub fn request_seed(seed: u64, request: u64) -> u64 {
+    SplitMix64::new(seed ^ request.wrapping_mul(0xd6e8_feb8_6659_fd93)).next_u64()
+}
+
+/// The words of one response, produced one token at a time.
+#[derive(Debug, Clone)]
+pub struct OutputText {
+    rng: SplitMix64,
+    /// The `repeat_word` fault: every token is this word.
+    repeat: Option<String>,
+}
+
+impl OutputText {
+    pub fn new(seed: u64, repeat: Option<String>) -> Self {
+        OutputText {
+            rng: SplitMix64::new(seed),
+            repeat,
+        }
+    }
+
+    /// Text of the next `tokens` tokens, each as `" word"` (a leading space, like BPE output).
+    pub fn next_tokens(&mut self, tokens: u32) -> String {
+        let mut out = String::new();
+        for _ in 0..tokens {
+            out.push(' ');
+            match &self.repeat {
+                Some(word) => out.push_str(word),
+                None => out.push_str(WORDS[(self.rng.next_u64() % WORDS.len() as u64) as usize]),
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn word_list_has_200_distinct_single_words() {
+        let distinct: HashSet<&str> = WORDS.iter().copied().collect();
+        assert_eq!(distinct.len(), 200);
+        assert!(WORDS.iter().all(|w| count_tokens(w) == 1));
+    }
+
+    #[test]
+    fn one_token_per_whitespace_word() {
+        assert_eq!(count_tokens("  hello  big\tworld\n"), 3);
+        assert_eq!(count_tokens(""), 0);
+        assert_eq!(
+            token_ids("a b a"),
+            vec![word_id("a"), word_id("b"), word_id("a")]
+        );
+        assert!(token_ids("x y z").iter().all(|&id| id < VOCAB_SIZE));
+    }
+
+    #[test]
+    fn splitmix64_matches_reference_values() {
+        // First outputs for seed 0 from the reference implementation (Vigna).
+        let mut rng = SplitMix64::new(0);
+        assert_eq!(rng.next_u64(), 0xe220_a839_7b1d_cdaf);
+        assert_eq!(rng.next_u64(), 0x6e78_9e6a_a1b9_65f4);
+    }
+
+    #[test]
+    fn output_is_deterministic_per_seed_and_varied() {
+        let a = OutputText::new(request_seed(7, 1), None).next_tokens(300);
+        let b = OutputText::new(request_seed(7, 1), None).next_tokens(300);
+        let c = OutputText::new(request_seed(7, 2), None).next_tokens(300);
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+        assert_eq!(count_tokens(&a), 300);
+        let distinct: HashSet<&str> = a.split_whitespace().collect();
+        assert!(
+            distinct.len() > 100,
+            "only {} distinct words",
+            distinct.len()
+        );
+    }
+
+    #[test]
+    fn repeat_word_fault_repeats_one_word() {
+        let text = OutputText::new(1, Some("again".into())).next_tokens(3);
+        assert_eq!(text, " again again again");
+    }
+}
