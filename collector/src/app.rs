@@ -39,7 +39,10 @@ fn command_line() -> Vec<String> {
 }
 
 /// `llmsweep throughput`: plan, run, report where the bundle is.
-pub async fn throughput(args: ThroughputArgs, command_line: Vec<String>) -> anyhow::Result<ExitCode> {
+pub async fn throughput(
+    args: ThroughputArgs,
+    command_line: Vec<String>,
+) -> anyhow::Result<ExitCode> {
     let plan = ThroughputPlan::from_args(&args)?;
     let outcome = run_throughput(&plan, command_line, watch_ctrl_c()).await?;
     Ok(outcome.report())
@@ -58,12 +61,17 @@ impl Outcome {
     /// Says where the bundle is; exit code 130 when interrupted, 1 when no point succeeded.
     pub fn report(&self) -> ExitCode {
         if self.interrupted {
-            eprintln!("interrupted: the results so far are in {} (\"complete\": false)", self.path.display());
+            eprintln!(
+                "interrupted: the results so far are in {} (\"complete\": false)",
+                self.path.display()
+            );
             return ExitCode::from(130);
         }
         println!("\nbundle: {}", self.path.display());
         if self.points_ok == 0 {
-            eprintln!("error: no level had a successful request; the server's errors are in the table above and in the bundle");
+            eprintln!(
+                "error: no level had a successful request; the server's errors are in the table above and in the bundle"
+            );
             return ExitCode::from(1);
         }
         ExitCode::SUCCESS
@@ -77,9 +85,18 @@ pub async fn run_throughput(
     interrupt: Interrupt,
 ) -> anyhow::Result<Outcome> {
     let pool = plan.concurrency.iter().copied().max().unwrap_or(1) as usize;
-    let mut s = Session::open(&plan.target, &plan.output, "throughput", pool, command_line, interrupt).await?;
+    let mut s = Session::open(
+        &plan.target,
+        &plan.output,
+        "throughput",
+        pool,
+        command_line,
+        interrupt,
+    )
+    .await?;
     print_target(&s);
-    s.warmup(plan.warmup, plan.input_len, plan.output_len.min(64)).await;
+    s.warmup(plan.warmup, plan.input_len, plan.output_len.min(64))
+        .await;
     for note in &s.notes {
         eprintln!("note: {note}");
     }
@@ -120,7 +137,11 @@ fn print_target(s: &Session) {
     if let Some(r) = t.max_running_requests {
         limits.push(format!("max running {r}"));
     }
-    let limits = if limits.is_empty() { String::new() } else { format!(", {}", limits.join(", ")) };
+    let limits = if limits.is_empty() {
+        String::new()
+    } else {
+        format!(", {}", limits.join(", "))
+    };
     println!("llmsweep {} → {} ({engine}{limits})", s.bundle.label, t.url);
     println!(
         "model {} · api {} · prompts calibrated by {:?} · seed {}",
@@ -130,7 +151,9 @@ fn print_target(s: &Session) {
         s.bundle.workload.seed
     );
     if t.simulated {
-        println!("note: this server is llmsweep's simulator; its numbers describe a model, not hardware");
+        println!(
+            "note: this server is llmsweep's simulator; its numbers describe a model, not hardware"
+        );
     }
     println!();
 }
@@ -179,7 +202,10 @@ pub async fn demo(a: DemoArgs) -> anyhow::Result<ExitCode> {
         },
         output: OutputArgs {
             label: Some(a.label),
-            notes: vec![("server".into(), "llmsweep serve-sim, fast preset (simulated)".into())],
+            notes: vec![(
+                "server".into(),
+                "llmsweep serve-sim, fast preset (simulated)".into(),
+            )],
             out: a.out,
             seed: Some(1),
         },
@@ -194,7 +220,9 @@ pub async fn demo(a: DemoArgs) -> anyhow::Result<ExitCode> {
     sim.shutdown().await;
     let code = code?;
     if code == ExitCode::SUCCESS {
-        println!("Point it at a real server: llmsweep throughput --url http://127.0.0.1:30000 --label myhost");
+        println!(
+            "Point it at a real server: llmsweep throughput --url http://127.0.0.1:30000 --label myhost"
+        );
     }
     Ok(code)
 }

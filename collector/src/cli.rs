@@ -137,7 +137,12 @@ pub struct SimArgs {
     #[arg(long, value_name = "N", help_heading = "Fault modes")]
     pub early_stop_after: Option<u32>,
     /// Fault: generate N tokens more than max_tokens.
-    #[arg(long, value_name = "N", default_value_t = 0, help_heading = "Fault modes")]
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 0,
+        help_heading = "Fault modes"
+    )]
     pub overshoot: u32,
     /// Fault: answer every Nth generation request with HTTP 500.
     #[arg(long, value_name = "N", help_heading = "Fault modes")]
@@ -146,7 +151,12 @@ pub struct SimArgs {
     #[arg(long, value_name = "STATUS", help_heading = "Fault modes")]
     pub reject_all: Option<u16>,
     /// Fault: report N prompt tokens as served from the prefix cache.
-    #[arg(long, value_name = "N", default_value_t = 0, help_heading = "Fault modes")]
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 0,
+        help_heading = "Fault modes"
+    )]
     pub cached_tokens: u32,
     /// Fault: generate this word over and over (degenerate output).
     #[arg(long, value_name = "WORD", help_heading = "Fault modes")]
@@ -155,7 +165,12 @@ pub struct SimArgs {
     #[arg(long, help_heading = "Fault modes")]
     pub no_usage: bool,
     /// Tokens per streamed chunk, as speculative decoding sends.
-    #[arg(long, value_name = "N", default_value_t = 1, help_heading = "Fault modes")]
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 1,
+        help_heading = "Fault modes"
+    )]
     pub tokens_per_chunk: u32,
     /// Fault: answer /tokenize with 404, as a server without a tokenizer endpoint.
     #[arg(long, help_heading = "Fault modes")]
@@ -166,7 +181,9 @@ pub struct SimArgs {
 fn parse_note(s: &str) -> Result<(String, String), String> {
     match s.split_once('=') {
         Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.to_string())),
-        _ => Err(format!("expected KEY=VALUE, e.g. gpu=\"2x RTX A6000\", got {s:?}")),
+        _ => Err(format!(
+            "expected KEY=VALUE, e.g. gpu=\"2x RTX A6000\", got {s:?}"
+        )),
     }
 }
 
@@ -183,7 +200,9 @@ mod tests {
     #[test]
     fn throughput_defaults_match_the_documented_ones() {
         let cli = Cli::try_parse_from(["llmsweep", "throughput"]).unwrap();
-        let Command::Throughput(a) = cli.command else { panic!("not throughput") };
+        let Command::Throughput(a) = cli.command else {
+            panic!("not throughput")
+        };
         assert_eq!(a.concurrency, [1, 2, 4, 8, 16, 32, 64, 100]);
         assert_eq!((a.input_len, a.output_len, a.warmup), (1000, 500, 2));
         assert_eq!(a.target.url, "http://127.0.0.1:30000");
@@ -193,9 +212,18 @@ mod tests {
 
     #[test]
     fn notes_need_a_key() {
-        let cli = Cli::try_parse_from(["llmsweep", "throughput", "--note", "gpu=2x RTX A6000", "--note", "tp=2"])
-            .unwrap();
-        let Command::Throughput(a) = cli.command else { panic!("not throughput") };
+        let cli = Cli::try_parse_from([
+            "llmsweep",
+            "throughput",
+            "--note",
+            "gpu=2x RTX A6000",
+            "--note",
+            "tp=2",
+        ])
+        .unwrap();
+        let Command::Throughput(a) = cli.command else {
+            panic!("not throughput")
+        };
         assert_eq!(a.output.notes[0], ("gpu".into(), "2x RTX A6000".into()));
         let err = Cli::try_parse_from(["llmsweep", "throughput", "--note", "novalue"]).unwrap_err();
         assert!(err.to_string().contains("expected KEY=VALUE"));
@@ -203,6 +231,16 @@ mod tests {
 
     #[test]
     fn requests_and_duration_exclude_each_other() {
-        assert!(Cli::try_parse_from(["llmsweep", "throughput", "--requests", "4", "--duration", "5"]).is_err());
+        assert!(
+            Cli::try_parse_from([
+                "llmsweep",
+                "throughput",
+                "--requests",
+                "4",
+                "--duration",
+                "5"
+            ])
+            .is_err()
+        );
     }
 }

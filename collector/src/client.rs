@@ -27,8 +27,9 @@ pub struct Client {
 pub fn http_client(api_key: Option<&str>, pool: usize) -> anyhow::Result<reqwest::Client> {
     let mut headers = HeaderMap::new();
     if let Some(key) = api_key {
-        let mut v = HeaderValue::from_str(&format!("Bearer {key}"))
-            .map_err(|_| anyhow::anyhow!("the API key contains characters not allowed in a header"))?;
+        let mut v = HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| {
+            anyhow::anyhow!("the API key contains characters not allowed in a header")
+        })?;
         v.set_sensitive(true);
         headers.insert(AUTHORIZATION, v);
     }
@@ -41,7 +42,13 @@ pub fn http_client(api_key: Option<&str>, pool: usize) -> anyhow::Result<reqwest
 }
 
 impl Client {
-    pub fn new(http: reqwest::Client, base: &str, api: Api, model: String, timeout: Duration) -> Self {
+    pub fn new(
+        http: reqwest::Client,
+        base: &str,
+        api: Api,
+        model: String,
+        timeout: Duration,
+    ) -> Self {
         Client {
             http,
             base: base.trim_end_matches('/').to_string(),
@@ -70,7 +77,13 @@ impl Client {
         origin: Instant,
         abort: &CancellationToken,
     ) -> Finished {
-        let body = api::body(self.api, &self.model, &prompt.text, output_len, self.options);
+        let body = api::body(
+            self.api,
+            &self.model,
+            &prompt.text,
+            output_len,
+            self.options,
+        );
         let start = Instant::now();
         let meta = RequestMeta {
             start_s: start.duration_since(origin).as_secs_f64(),
@@ -88,7 +101,10 @@ impl Client {
             Outcome::TimedOut => trace.fail(
                 ErrorKind::Timeout,
                 None,
-                format!("no complete answer within {} s (--timeout)", self.timeout.as_secs_f64()),
+                format!(
+                    "no complete answer within {} s (--timeout)",
+                    self.timeout.as_secs_f64()
+                ),
             ),
             Outcome::Aborted => trace.fail(
                 ErrorKind::Cancelled,
@@ -104,7 +120,11 @@ impl Client {
         let resp = match self.http.post(&url).json(body).send().await {
             Ok(r) => r,
             Err(e) => {
-                let kind = if e.is_connect() { ErrorKind::Connect } else { ErrorKind::Stream };
+                let kind = if e.is_connect() {
+                    ErrorKind::Connect
+                } else {
+                    ErrorKind::Stream
+                };
                 trace.fail(kind, None, format!("{url}: {}", error_chain(&e)));
                 return;
             }
@@ -112,7 +132,11 @@ impl Client {
         let status = resp.status();
         if !status.is_success() {
             let text = resp.text().await.unwrap_or_default();
-            trace.fail(ErrorKind::Http, Some(status.as_u16()), api::error_message(&text));
+            trace.fail(
+                ErrorKind::Http,
+                Some(status.as_u16()),
+                api::error_message(&text),
+            );
             return;
         }
         let mut decoder = SseDecoder::new();
@@ -128,7 +152,11 @@ impl Client {
                     }
                 }
                 Err(e) => {
-                    trace.fail(ErrorKind::Stream, None, format!("stream broke off: {}", error_chain(&e)));
+                    trace.fail(
+                        ErrorKind::Stream,
+                        None,
+                        format!("stream broke off: {}", error_chain(&e)),
+                    );
                     return;
                 }
             }
@@ -161,7 +189,11 @@ fn handle_event(data: &str, t: f64, trace: &mut Trace) -> bool {
         }
         None => {
             let shown: String = data.chars().take(200).collect();
-            trace.fail(ErrorKind::Protocol, None, format!("a stream event is not JSON: {shown}"));
+            trace.fail(
+                ErrorKind::Protocol,
+                None,
+                format!("a stream event is not JSON: {shown}"),
+            );
             true
         }
     }

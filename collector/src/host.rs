@@ -20,16 +20,20 @@ pub fn hostname() -> String {
 }
 
 fn os_name() -> String {
-    let pretty = std::fs::read_to_string("/etc/os-release").ok().and_then(|s| {
-        s.lines()
-            .find_map(|l| l.strip_prefix("PRETTY_NAME="))
-            .map(|v| v.trim_matches('"').to_string())
-    });
+    let pretty = std::fs::read_to_string("/etc/os-release")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("PRETTY_NAME="))
+                .map(|v| v.trim_matches('"').to_string())
+        });
     pretty.unwrap_or_else(|| std::env::consts::OS.to_string())
 }
 
 fn read_trimmed(path: &str) -> Option<String> {
-    std::fs::read_to_string(path).ok().map(|s| s.trim().to_string())
+    std::fs::read_to_string(path)
+        .ok()
+        .map(|s| s.trim().to_string())
 }
 
 fn cpuinfo_field(name: &str) -> Option<String> {

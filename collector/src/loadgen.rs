@@ -125,10 +125,17 @@ impl Worker {
             {
                 return;
             }
-            let prompt = self.prompts.prompt(self.spec.stream, index, self.spec.input_len);
+            let prompt = self
+                .prompts
+                .prompt(self.spec.stream, index, self.spec.input_len);
             let f = self
                 .client
-                .generate(&prompt, self.spec.output_len, self.origin, &self.interrupt.abort)
+                .generate(
+                    &prompt,
+                    self.spec.output_len,
+                    self.origin,
+                    &self.interrupt.abort,
+                )
                 .await;
             if self.tx.send((index, f)).is_err() {
                 return;

@@ -30,7 +30,10 @@ pub struct ThroughputTable {
 impl ThroughputTable {
     pub fn header(&mut self) -> String {
         self.header_done = true;
-        let cells: Vec<String> = THROUGHPUT.iter().map(|c| format!("{:>w$}", c.0, w = c.1)).collect();
+        let cells: Vec<String> = THROUGHPUT
+            .iter()
+            .map(|c| format!("{:>w$}", c.0, w = c.1))
+            .collect();
         format!("{} | flags", cells.join(" | "))
     }
 
@@ -59,15 +62,19 @@ impl ThroughputTable {
 }
 
 fn throughput_cells(p: &Point, s: &Summary) -> Vec<String> {
-    let ttft = s.ttft_s.map_or("-".into(), |t| format!("{:.3} / {:.3}", t.p50, t.p99));
+    let ttft = s
+        .ttft_s
+        .map_or("-".into(), |t| format!("{:.3} / {:.3}", t.p50, t.p99));
     vec![
         p.concurrency.to_string(),
         format!("{}/{}", s.ok, s.failed),
         format!("{:.1}", s.agg_tok_s),
         s.steady_tok_s.map_or("-".into(), |v| format!("{v:.1}")),
-        s.decode_tok_s.map_or("-".into(), |d| format!("{:.1}", d.p50)),
+        s.decode_tok_s
+            .map_or("-".into(), |d| format!("{:.1}", d.p50)),
         ttft,
-        s.itl_s.map_or("-".into(), |i| format!("{:.1}", i.p50 * 1000.0)),
+        s.itl_s
+            .map_or("-".into(), |i| format!("{:.1}", i.p50 * 1000.0)),
         format!("{}/{}", s.output_tokens, s.output_tokens_asked),
         format!("{:.1}", s.wall_s),
     ]
@@ -88,7 +95,11 @@ fn flag_words(p: &Point) -> String {
         PointStatus::Skipped => words.insert(0, "skipped".into()),
         _ => {}
     }
-    if words.is_empty() { "ok".into() } else { words.join(", ") }
+    if words.is_empty() {
+        "ok".into()
+    } else {
+        words.join(", ")
+    }
 }
 
 fn explanations(p: &Point) -> Vec<String> {

@@ -110,7 +110,10 @@ impl ThroughputPlan {
 impl TargetPlan {
     pub fn from_args(a: &TargetArgs) -> anyhow::Result<TargetPlan> {
         let parsed = reqwest::Url::parse(&a.url).with_context(|| {
-            format!("--url {:?} is not a URL; expected e.g. http://127.0.0.1:30000", a.url)
+            format!(
+                "--url {:?} is not a URL; expected e.g. http://127.0.0.1:30000",
+                a.url
+            )
         })?;
         if !matches!(parsed.scheme(), "http" | "https") {
             bail!("--url must start with http:// or https://, got {:?}", a.url);
@@ -122,7 +125,10 @@ impl TargetPlan {
             url = stripped.to_string();
         }
         if !(a.timeout.is_finite() && a.timeout > 0.0) {
-            bail!("--timeout must be a positive number of seconds, got {}", a.timeout);
+            bail!(
+                "--timeout must be a positive number of seconds, got {}",
+                a.timeout
+            );
         }
         let api_key = a
             .api_key
@@ -146,7 +152,9 @@ impl TargetPlan {
     /// Whether the target is this machine.
     pub fn is_loopback(&self) -> bool {
         let h = self.host.trim_matches(['[', ']']);
-        h == "localhost" || h.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+        h == "localhost"
+            || h.parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback())
     }
 }
 
@@ -222,7 +230,7 @@ mod tests {
         assert!(err(&["--input-len", "0"]).contains("--input-len"));
         assert!(err(&["--output-len", "0"]).contains("--output-len"));
         assert!(err(&["--requests", "0"]).contains("--requests"));
-        assert!(err(&["--duration", "-1"]).contains("--duration"));
+        assert!(err(&["--duration=-1"]).contains("--duration"));
         assert!(err(&["--url", "nonsense"]).contains("--url"));
         assert!(err(&["--url", "ftp://x"]).contains("http://"));
         assert!(err(&["--timeout", "0"]).contains("--timeout"));
@@ -254,9 +262,28 @@ mod tests {
     #[test]
     fn api_key_is_redacted_from_the_command_line() {
         let line = redacted_command_line(
-            ["llmsweep", "throughput", "--api-key", "sk-secret", "--api-key=sk-2", "--label", "x"]
-                .map(String::from),
+            [
+                "llmsweep",
+                "throughput",
+                "--api-key",
+                "sk-secret",
+                "--api-key=sk-2",
+                "--label",
+                "x",
+            ]
+            .map(String::from),
         );
-        assert_eq!(line, ["llmsweep", "throughput", "--api-key", "***", "--api-key=***", "--label", "x"]);
+        assert_eq!(
+            line,
+            [
+                "llmsweep",
+                "throughput",
+                "--api-key",
+                "***",
+                "--api-key=***",
+                "--label",
+                "x"
+            ]
+        );
     }
 }

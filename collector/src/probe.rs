@@ -67,7 +67,12 @@ pub async fn probe(http: &reqwest::Client, base: &str, timeout: Duration) -> Fin
 }
 
 async fn ask(http: &reqwest::Client, base: &str, path: &str, timeout: Duration) -> Probe {
-    let resp = match http.get(format!("{base}{path}")).timeout(timeout).send().await {
+    let resp = match http
+        .get(format!("{base}{path}"))
+        .timeout(timeout)
+        .send()
+        .await
+    {
         Ok(r) => r,
         Err(e) => {
             return Probe {
@@ -108,13 +113,31 @@ pub fn derive(probes: BTreeMap<String, Probe>) -> Fingerprint {
         probes,
         ..Fingerprint::default()
     };
-    let models = f.probe_json("/v1/models").and_then(|m| m.get("data")).and_then(Value::as_array).cloned();
+    let models = f
+        .probe_json("/v1/models")
+        .and_then(|m| m.get("data"))
+        .and_then(Value::as_array)
+        .cloned();
     let models = models.unwrap_or_default();
-    f.models = models.iter().filter_map(|m| m.get("id")?.as_str().map(String::from)).collect();
-    let owned_by = models.first().and_then(|m| m.get("owned_by")).and_then(Value::as_str).unwrap_or("");
-    let model_len = models.first().and_then(|m| m.get("max_model_len")).and_then(Value::as_u64);
+    f.models = models
+        .iter()
+        .filter_map(|m| m.get("id")?.as_str().map(String::from))
+        .collect();
+    let owned_by = models
+        .first()
+        .and_then(|m| m.get("owned_by"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let model_len = models
+        .first()
+        .and_then(|m| m.get("max_model_len"))
+        .and_then(Value::as_u64);
     let version = f.probe_json("/version").cloned();
-    let version_str = version.as_ref().and_then(|v| v.get("version")).and_then(Value::as_str).map(String::from);
+    let version_str = version
+        .as_ref()
+        .and_then(|v| v.get("version"))
+        .and_then(Value::as_str)
+        .map(String::from);
     let server_info = f
         .probe_json("/get_server_info")
         .or_else(|| f.probe_json("/server_info"))
@@ -122,7 +145,10 @@ pub fn derive(probes: BTreeMap<String, Probe>) -> Fingerprint {
     let props = f.probe_json("/props").cloned();
     let info = f.probe_json("/info").cloned();
 
-    let sim_engine = version.as_ref().and_then(|v| v.get("engine")).and_then(Value::as_str);
+    let sim_engine = version
+        .as_ref()
+        .and_then(|v| v.get("engine"))
+        .and_then(Value::as_str);
     if sim_engine.is_some_and(|e| e.contains("serve-sim")) || owned_by.contains("serve-sim") {
         f.engine = Some("llmsweep serve-sim".into());
         f.engine_version = version_str;
@@ -137,9 +163,18 @@ pub fn derive(probes: BTreeMap<String, Probe>) -> Fingerprint {
     } else if let Some(s) = server_info {
         f.engine = Some("sglang".into());
         f.engine_version = version_str.or_else(|| str_at(&s, &["/version"]));
-        f.max_context = u64_at(&s, &["/context_length", "/internal_states/0/context_length"]).or(model_len);
-        f.max_running_requests =
-            u64_at(&s, &["/max_running_requests", "/internal_states/0/max_running_requests"]);
+        f.max_context = u64_at(
+            &s,
+            &["/context_length", "/internal_states/0/context_length"],
+        )
+        .or(model_len);
+        f.max_running_requests = u64_at(
+            &s,
+            &[
+                "/max_running_requests",
+                "/internal_states/0/max_running_requests",
+            ],
+        );
         f.server_args = Some(s);
     } else if let Some(i) = info.filter(|i| i.get("model_id").is_some()) {
         f.engine = Some("tgi".into());
@@ -148,8 +183,9 @@ pub fn derive(probes: BTreeMap<String, Probe>) -> Fingerprint {
         f.max_running_requests = u64_at(&i, &["/max_concurrent_requests"]);
         f.server_args = Some(i);
     } else {
-        f.engine = (!owned_by.is_empty() && owned_by != "system" && owned_by != "organization-owner")
-            .then(|| owned_by.to_string());
+        f.engine =
+            (!owned_by.is_empty() && owned_by != "system" && owned_by != "organization-owner")
+                .then(|| owned_by.to_string());
         f.engine_version = version_str;
         f.max_context = model_len;
     }
@@ -163,7 +199,9 @@ fn is_llama_cpp_props(p: &Value) -> bool {
 }
 
 fn u64_at(v: &Value, pointers: &[&str]) -> Option<u64> {
-    pointers.iter().find_map(|p| v.pointer(p).and_then(Value::as_u64))
+    pointers
+        .iter()
+        .find_map(|p| v.pointer(p).and_then(Value::as_u64))
 }
 
 fn str_at(v: &Value, pointers: &[&str]) -> Option<String> {
@@ -192,7 +230,12 @@ mod tests {
     #[test]
     fn vllm_from_models_and_version() {
         let f = derive(probes(vec![
-            ("/v1/models", ok(json!({"data":[{"id":"Qwen/Qwen3-8B","owned_by":"vllm","max_model_len":40960}]}))),
+            (
+                "/v1/models",
+                ok(
+                    json!({"data":[{"id":"Qwen/Qwen3-8B","owned_by":"vllm","max_model_len":40960}]}),
+                ),
+            ),
             ("/version", ok(json!({"version":"0.11.0"}))),
         ]));
         assert_eq!(f.models, ["Qwen/Qwen3-8B"]);
@@ -205,13 +248,31 @@ mod tests {
     #[test]
     fn sglang_from_server_info() {
         let f = derive(probes(vec![
-            ("/v1/models", ok(json!({"data":[{"id":"m","owned_by":"sglang"}]}))),
-            ("/get_server_info", ok(json!({"tp_size":2,"context_length":32768,"max_running_requests":16,"version":"0.5.11"}))),
-            ("/server_info", Probe { status: Some(404), body: None, error: None }),
+            (
+                "/v1/models",
+                ok(json!({"data":[{"id":"m","owned_by":"sglang"}]})),
+            ),
+            (
+                "/get_server_info",
+                ok(
+                    json!({"tp_size":2,"context_length":32768,"max_running_requests":16,"version":"0.5.11"}),
+                ),
+            ),
+            (
+                "/server_info",
+                Probe {
+                    status: Some(404),
+                    body: None,
+                    error: None,
+                },
+            ),
         ]));
         assert_eq!(f.engine.as_deref(), Some("sglang"));
         assert_eq!(f.engine_version.as_deref(), Some("0.5.11"));
-        assert_eq!((f.max_context, f.max_running_requests), (Some(32768), Some(16)));
+        assert_eq!(
+            (f.max_context, f.max_running_requests),
+            (Some(32768), Some(16))
+        );
         assert_eq!(f.server_args.unwrap()["tp_size"], 2);
     }
 
@@ -219,28 +280,46 @@ mod tests {
     fn llama_cpp_from_props() {
         let f = derive(probes(vec![(
             "/props",
-            ok(json!({"default_generation_settings":{"n_ctx":1024},"total_slots":4,"build_info":"b6500-abc"})),
+            ok(
+                json!({"default_generation_settings":{"n_ctx":1024},"total_slots":4,"build_info":"b6500-abc"}),
+            ),
         )]));
         assert_eq!(f.engine.as_deref(), Some("llama.cpp"));
         assert_eq!(f.engine_version.as_deref(), Some("b6500-abc"));
-        assert_eq!((f.max_context, f.max_running_requests), (Some(1024), Some(4)));
+        assert_eq!(
+            (f.max_context, f.max_running_requests),
+            (Some(1024), Some(4))
+        );
     }
 
     #[test]
     fn tgi_from_info() {
         let f = derive(probes(vec![(
             "/info",
-            ok(json!({"model_id":"m","version":"3.0.1","max_total_tokens":8192,"max_concurrent_requests":128})),
+            ok(
+                json!({"model_id":"m","version":"3.0.1","max_total_tokens":8192,"max_concurrent_requests":128}),
+            ),
         )]));
         assert_eq!(f.engine.as_deref(), Some("tgi"));
-        assert_eq!((f.max_context, f.max_running_requests), (Some(8192), Some(128)));
+        assert_eq!(
+            (f.max_context, f.max_running_requests),
+            (Some(8192), Some(128))
+        );
     }
 
     #[test]
     fn serve_sim_is_marked_simulated() {
         let f = derive(probes(vec![
-            ("/v1/models", ok(json!({"data":[{"id":"sim-fast","owned_by":"llmsweep serve-sim","max_model_len":32768}]}))),
-            ("/version", ok(json!({"version":"0.1.0","engine":"llmsweep serve-sim"}))),
+            (
+                "/v1/models",
+                ok(
+                    json!({"data":[{"id":"sim-fast","owned_by":"llmsweep serve-sim","max_model_len":32768}]}),
+                ),
+            ),
+            (
+                "/version",
+                ok(json!({"version":"0.1.0","engine":"llmsweep serve-sim"})),
+            ),
         ]));
         assert!(f.simulated);
         assert_eq!(f.engine.as_deref(), Some("llmsweep serve-sim"));
@@ -251,7 +330,11 @@ mod tests {
     fn nothing_answering_is_unreachable() {
         let f = derive(probes(vec![(
             "/health",
-            Probe { status: None, body: None, error: Some("connection refused".into()) },
+            Probe {
+                status: None,
+                body: None,
+                error: Some("connection refused".into()),
+            },
         )]));
         assert!(!f.reachable());
         assert_eq!(f.first_error(), Some("connection refused"));

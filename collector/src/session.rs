@@ -58,14 +58,24 @@ impl Session {
         let model = choose_model(target, &fp)?;
         let (token_model, calibration) = match tokenize::measure(&http, &target.url, &model).await {
             Some(m) => (m, Calibration::Tokenizer),
-            None => (TokenModel::Estimated { tokens_per_word: 1.0, added: 0 }, Calibration::None),
+            None => (
+                TokenModel::Estimated {
+                    tokens_per_word: 1.0,
+                    added: 0,
+                },
+                Calibration::None,
+            ),
         };
         let created = chrono::Utc::now();
         let path = store::bundle_path(&output.out, &output.label, kind, &created);
         let client = Client::new(http, &target.url, target.api, model.clone(), target.timeout);
         let bundle = Bundle {
             schema: SCHEMA.into(),
-            id: format!("{:016x}", crate::workload::SplitMix64::new(output.seed ^ created.timestamp_micros() as u64).next_u64()),
+            id: format!(
+                "{:016x}",
+                crate::workload::SplitMix64::new(output.seed ^ created.timestamp_micros() as u64)
+                    .next_u64()
+            ),
             label: output.label.clone(),
             created_at: created.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
             complete: false,
@@ -120,16 +130,27 @@ impl Session {
         while sent < n && !self.interrupt.is_stopped() {
             let prompt = prompts.prompt(WARMUP_STREAM, index, input_len);
             index += 1;
-            let f = client.generate(&prompt, output_len, Instant::now(), &self.interrupt.abort).await;
+            let f = client
+                .generate(&prompt, output_len, Instant::now(), &self.interrupt.abort)
+                .await;
             let r = &f.record;
             if let Some(e) = &r.error {
                 if e.status == Some(400) && index < 8 && client.options.drop_refused(&e.message) {
-                    self.notes.push(format!("the server refused a request option and it was dropped: {}", e.message));
+                    self.notes.push(format!(
+                        "the server refused a request option and it was dropped: {}",
+                        e.message
+                    ));
                     continue;
                 }
-                self.notes.push(format!("warm-up request failed: {}", e.message));
+                self.notes
+                    .push(format!("warm-up request failed: {}", e.message));
             } else if let Some(counted) = r.prompt_tokens {
-                learn_added_tokens(&mut prompts.model, &mut self.bundle.workload.calibration, &prompt, counted);
+                learn_added_tokens(
+                    &mut prompts.model,
+                    &mut self.bundle.workload.calibration,
+                    &prompt,
+                    counted,
+                );
             }
             sent += 1;
         }
@@ -153,13 +174,20 @@ impl Session {
 const WARMUP_STREAM: u64 = u64::MAX;
 
 /// Adjusts the token model from what the server counted for a warm-up prompt.
-fn learn_added_tokens(model: &mut TokenModel, calibration: &mut Calibration, prompt: &crate::workload::Prompt, counted: u64) {
+fn learn_added_tokens(
+    model: &mut TokenModel,
+    calibration: &mut Calibration,
+    prompt: &crate::workload::Prompt,
+    counted: u64,
+) {
     match model {
         TokenModel::Measured { added, .. } => {
             let body = prompt.tokens - *added;
             *added = counted.saturating_sub(body);
         }
-        TokenModel::Estimated { tokens_per_word, .. } => {
+        TokenModel::Estimated {
+            tokens_per_word, ..
+        } => {
             if prompt.words > 0 {
                 *tokens_per_word = counted as f64 / prompt.words as f64;
                 *calibration = Calibration::Usage;

@@ -12,20 +12,42 @@ pub fn check_out_dir(dir: &Path) -> anyhow::Result<()> {
     fs::create_dir_all(dir)
         .with_context(|| format!("cannot create the output folder {} (--out)", dir.display()))?;
     let probe = dir.join(format!(".llmsweep-write-test-{}", std::process::id()));
-    fs::write(&probe, b"")
-        .with_context(|| format!("cannot write into the output folder {} (--out)", dir.display()))?;
+    fs::write(&probe, b"").with_context(|| {
+        format!(
+            "cannot write into the output folder {} (--out)",
+            dir.display()
+        )
+    })?;
     let _ = fs::remove_file(&probe);
     Ok(())
 }
 
 /// `<label>-<kind>-<UTC timestamp>.json`, with the label made safe for a file name.
-pub fn bundle_path(dir: &Path, label: &str, kind: &str, stamp: &chrono::DateTime<chrono::Utc>) -> PathBuf {
+pub fn bundle_path(
+    dir: &Path,
+    label: &str,
+    kind: &str,
+    stamp: &chrono::DateTime<chrono::Utc>,
+) -> PathBuf {
     let safe: String = label
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '-' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '-'
+            }
+        })
         .collect();
-    let safe = if safe.is_empty() { "run".to_string() } else { safe };
-    dir.join(format!("{safe}-{kind}-{}.json", stamp.format("%Y%m%dT%H%M%SZ")))
+    let safe = if safe.is_empty() {
+        "run".to_string()
+    } else {
+        safe
+    };
+    dir.join(format!(
+        "{safe}-{kind}-{}.json",
+        stamp.format("%Y%m%dT%H%M%SZ")
+    ))
 }
 
 /// Writes `bundle` to `path` through a temporary file in the same folder and a rename, so a
@@ -48,9 +70,14 @@ mod tests {
 
     #[test]
     fn bundle_names_are_safe_and_sortable() {
-        let t = chrono::DateTime::parse_from_rfc3339("2026-11-29T20:01:02Z").unwrap().to_utc();
+        let t = chrono::DateTime::parse_from_rfc3339("2026-11-29T20:01:02Z")
+            .unwrap()
+            .to_utc();
         let p = bundle_path(Path::new("results"), "kpro5 / A6000", "throughput", &t);
-        assert_eq!(p, Path::new("results/kpro5---A6000-throughput-20261129T200102Z.json"));
+        assert_eq!(
+            p,
+            Path::new("results/kpro5---A6000-throughput-20261129T200102Z.json")
+        );
     }
 
     #[test]

@@ -55,7 +55,12 @@ pub async fn throughput(s: &mut Session, plan: &ThroughputPlan) -> anyhow::Resul
             break; // interrupted before anything was sent
         }
         let point = build_point(&spec, &result);
-        s.add_hashes(result.finished.iter().map(|f| f.record.prompt_hash.as_str()));
+        s.add_hashes(
+            result
+                .finished
+                .iter()
+                .map(|f| f.record.prompt_hash.as_str()),
+        );
         println!("{}", table.row(&point));
         s.bundle.sweeps[sweep_index].points.push(point);
         s.checkpoint()?;
@@ -69,9 +74,13 @@ async fn run_point(s: &Session, spec: LoadSpec, label: String) -> LoadResult {
         StopRule::Deadline(_) => None,
     };
     let mut progress = Progress::start(label, total);
-    let result = loadgen::run(s.client.clone(), s.prompts.clone(), spec, &s.interrupt, |f| {
-        progress.done(f.record.output_tokens, f.record.is_ok())
-    })
+    let result = loadgen::run(
+        s.client.clone(),
+        s.prompts.clone(),
+        spec,
+        &s.interrupt,
+        |f| progress.done(f.record.output_tokens, f.record.is_ok()),
+    )
     .await;
     progress.finish();
     result
@@ -104,7 +113,13 @@ pub fn build_point(spec: &LoadSpec, result: &LoadResult) -> Point {
             Some(code) => format!("HTTP {code}: {}", e.message),
             None => e.message.clone(),
         });
-        (PointStatus::Failed, Some(format!("all {} requests failed; the server said: {why}", records.len())))
+        (
+            PointStatus::Failed,
+            Some(format!(
+                "all {} requests failed; the server said: {why}",
+                records.len()
+            )),
+        )
     };
     let sample = result
         .finished
@@ -117,7 +132,11 @@ pub fn build_point(spec: &LoadSpec, result: &LoadResult) -> Point {
         output_len: spec.output_len,
         status,
         reason,
-        started_at: Some(result.started_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)),
+        started_at: Some(
+            result
+                .started_at
+                .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        ),
         summary: Some(summary),
         flags,
         requests: records,

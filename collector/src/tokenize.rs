@@ -16,7 +16,12 @@ const REPEAT: u64 = 8;
 const MIN_WORDS: usize = 32;
 
 /// Counts the tokens of `text` with the server's tokenizer, without special tokens.
-pub async fn count_tokens(http: &reqwest::Client, base: &str, model: &str, text: &str) -> Option<u64> {
+pub async fn count_tokens(
+    http: &reqwest::Client,
+    base: &str,
+    model: &str,
+    text: &str,
+) -> Option<u64> {
     let body = json!({ "model": model, "prompt": text, "content": text, "add_special_tokens": false, "add_special": false });
     let resp = http
         .post(format!("{}/tokenize", base.trim_end_matches('/')))
@@ -42,7 +47,9 @@ pub async fn measure(http: &reqwest::Client, base: &str, model_name: &str) -> Op
     let costs: Vec<Option<(String, u32)>> = futures_util::stream::iter(WORDS.iter())
         .map(|w| async move {
             let text = format!("the{}", format!(" {w}").repeat(REPEAT as usize));
-            let n = count_tokens(http, base, model_name, &text).await?.checked_sub(anchor)?;
+            let n = count_tokens(http, base, model_name, &text)
+                .await?
+                .checked_sub(anchor)?;
             (n > 0 && n % REPEAT == 0).then(|| (w.to_string(), (n / REPEAT) as u32))
         })
         .buffered(8)

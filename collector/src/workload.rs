@@ -8,25 +8,25 @@ pub const WORDS: &[&str] = &[
     "the", "of", "and", "to", "in", "is", "that", "for", "it", "as", "was", "with", "be", "by",
     "on", "not", "he", "this", "are", "or", "his", "from", "at", "which", "but", "have", "an",
     "had", "they", "you", "were", "their", "one", "all", "we", "can", "her", "has", "there",
-    "been", "if", "more", "when", "will", "would", "who", "so", "no", "she", "other", "its",
-    "may", "these", "what", "them", "than", "some", "him", "time", "into", "only", "do", "could",
-    "new", "about", "two", "then", "first", "also", "any", "like", "our", "over", "such", "out",
-    "very", "most", "made", "after", "even", "before", "must", "many", "well", "where", "through",
-    "way", "should", "because", "each", "just", "those", "people", "how", "too", "little",
-    "state", "good", "work", "world", "still", "own", "see", "men", "long", "here", "get",
-    "both", "between", "life", "being", "under", "never", "day", "same", "another", "know",
-    "while", "last", "might", "great", "old", "year", "off", "come", "since", "against", "go",
-    "came", "right", "used", "take", "three", "water", "small", "place", "without", "again",
-    "home", "number", "found", "house", "large", "part", "left", "hand", "light",
-    "night", "open", "city", "river", "music", "north", "south", "paper", "story", "table",
-    "green", "black", "white", "early", "field", "voice", "short", "money", "power", "order",
-    "change", "course", "school", "family", "point", "group", "lake", "tree", "stone",
-    "road", "ship", "town", "wind", "fire", "rain", "snow", "bird", "horse", "king", "court",
-    "door", "window", "letter", "book", "market", "garden", "summer", "winter", "morning",
-    "evening", "doctor", "friend", "mother", "father", "child", "woman", "country", "island",
-    "bridge", "train", "station", "forest", "mountain", "valley", "ocean", "coast", "harbor",
-    "village", "castle", "church", "street", "corner", "chair", "glass", "silver",
-    "gold", "iron", "wood", "bread", "milk", "salt", "sugar", "coffee", "apple", "orange",
+    "been", "if", "more", "when", "will", "would", "who", "so", "no", "she", "other", "its", "may",
+    "these", "what", "them", "than", "some", "him", "time", "into", "only", "do", "could", "new",
+    "about", "two", "then", "first", "also", "any", "like", "our", "over", "such", "out", "very",
+    "most", "made", "after", "even", "before", "must", "many", "well", "where", "through", "way",
+    "should", "because", "each", "just", "those", "people", "how", "too", "little", "state",
+    "good", "work", "world", "still", "own", "see", "men", "long", "here", "get", "both",
+    "between", "life", "being", "under", "never", "day", "same", "another", "know", "while",
+    "last", "might", "great", "old", "year", "off", "come", "since", "against", "go", "came",
+    "right", "used", "take", "three", "water", "small", "place", "without", "again", "home",
+    "number", "found", "house", "large", "part", "left", "hand", "light", "night", "open", "city",
+    "river", "music", "north", "south", "paper", "story", "table", "green", "black", "white",
+    "early", "field", "voice", "short", "money", "power", "order", "change", "course", "school",
+    "family", "point", "group", "lake", "tree", "stone", "road", "ship", "town", "wind", "fire",
+    "rain", "snow", "bird", "horse", "king", "court", "door", "window", "letter", "book", "market",
+    "garden", "summer", "winter", "morning", "evening", "doctor", "friend", "mother", "father",
+    "child", "woman", "country", "island", "bridge", "train", "station", "forest", "mountain",
+    "valley", "ocean", "coast", "harbor", "village", "castle", "church", "street", "corner",
+    "chair", "glass", "silver", "gold", "iron", "wood", "bread", "milk", "salt", "sugar", "coffee",
+    "apple", "orange",
 ];
 
 /// How prompt text maps to the server's tokens.
@@ -34,7 +34,10 @@ pub const WORDS: &[&str] = &[
 pub enum TokenModel {
     /// Each word's cost in tokens, measured with the server's tokenizer (words with a stable
     /// integer cost only), plus the tokens the server adds to every prompt.
-    Measured { words: Vec<(String, u32)>, added: u64 },
+    Measured {
+        words: Vec<(String, u32)>,
+        added: u64,
+    },
     /// No tokenizer: `tokens_per_word` estimated (1.0 before any usage was seen), plus the tokens
     /// the server adds to every prompt.
     Estimated { tokens_per_word: f64, added: u64 },
@@ -107,7 +110,11 @@ impl PromptBuilder {
 }
 
 /// Random words whose costs add up to `target`, or as close below as the costs allow.
-fn pick_exact<'a>(words: &'a [(String, u32)], target: u64, rng: &mut SplitMix64) -> (Vec<&'a str>, u64) {
+fn pick_exact<'a>(
+    words: &'a [(String, u32)],
+    target: u64,
+    rng: &mut SplitMix64,
+) -> (Vec<&'a str>, u64) {
     let max_cost = words.iter().map(|w| w.1 as u64).max().unwrap_or(1);
     let mut out = Vec::new();
     let mut left = target;
@@ -199,7 +206,11 @@ mod tests {
 
     #[test]
     fn mixed_costs_fill_exactly_with_cheap_words() {
-        let words = vec![("alpha".to_string(), 3), ("be".to_string(), 1), ("gamma".to_string(), 2)];
+        let words = vec![
+            ("alpha".to_string(), 3),
+            ("be".to_string(), 1),
+            ("gamma".to_string(), 2),
+        ];
         let b = PromptBuilder::new(1, TokenModel::Measured { words, added: 0 });
         for len in 1..60 {
             assert_eq!(b.prompt(3, len, len).tokens, len);
@@ -227,7 +238,10 @@ mod tests {
         firsts.dedup();
         assert_eq!(firsts.len(), 50, "every prompt starts differently");
         assert_ne!(b.prompt(2, 0, 64), b.prompt(1, 0, 64));
-        assert_ne!(PromptBuilder::new(43, one_token_words()).prompt(1, 0, 64), a[0]);
+        assert_ne!(
+            PromptBuilder::new(43, one_token_words()).prompt(1, 0, 64),
+            a[0]
+        );
     }
 
     #[test]

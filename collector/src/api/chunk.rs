@@ -37,7 +37,9 @@ pub fn parse_chunk(data: &str) -> Option<ChunkEvent> {
     let v: Value = serde_json::from_str(data).ok()?;
     let mut ev = ChunkEvent {
         usage: v.get("usage").and_then(parse_usage),
-        error: v.get("error").map(|e| error_text(e).unwrap_or_else(|| e.to_string())),
+        error: v
+            .get("error")
+            .map(|e| error_text(e).unwrap_or_else(|| e.to_string())),
         ..ChunkEvent::default()
     };
     if let Some(choice) = v
@@ -124,8 +126,8 @@ mod tests {
 
     #[test]
     fn completions_token_chunk() {
-        let ev = parse_chunk(r#"{"choices":[{"index":0,"text":" the","finish_reason":null}]}"#)
-            .unwrap();
+        let ev =
+            parse_chunk(r#"{"choices":[{"index":0,"text":" the","finish_reason":null}]}"#).unwrap();
         assert_eq!(ev.text, " the");
         assert!(ev.token_chunk && ev.has_text());
         assert_eq!(ev.finish_reason, None);
@@ -186,10 +188,19 @@ mod tests {
 
     #[test]
     fn error_messages_of_each_engine_shape() {
-        assert_eq!(error_message(r#"{"error":{"message":"bad model","code":404}}"#), "bad model");
-        assert_eq!(error_message(r#"{"object":"error","message":"too long","code":400}"#), "too long");
+        assert_eq!(
+            error_message(r#"{"error":{"message":"bad model","code":404}}"#),
+            "bad model"
+        );
+        assert_eq!(
+            error_message(r#"{"object":"error","message":"too long","code":400}"#),
+            "too long"
+        );
         assert_eq!(error_message(r#"{"detail":"Not Found"}"#), "Not Found");
-        assert_eq!(error_message(r#"{"error":"Input validation error"}"#), "Input validation error");
+        assert_eq!(
+            error_message(r#"{"error":"Input validation error"}"#),
+            "Input validation error"
+        );
         assert_eq!(error_message("plain text\n"), "plain text");
     }
 }

@@ -40,7 +40,9 @@ impl RequestOptions {
             self.ignore_eos = false;
         } else if self.min_tokens && m.contains("min_tokens") {
             self.min_tokens = false;
-        } else if self.include_usage && (m.contains("stream_options") || m.contains("include_usage")) {
+        } else if self.include_usage
+            && (m.contains("stream_options") || m.contains("include_usage"))
+        {
             self.include_usage = false;
         } else {
             return false;

@@ -12,209 +12,8 @@
 /// Size of the id space the tokenizer hashes words into (a typical LLM vocabulary size).
 pub const VOCAB_SIZE: u32 = 32_000;
 
-/// 200 common English words: the sim's whole output vocabulary.
-pub const WORDS: [&str; 200] = [
-    "the",
-    "of",
-    "and",
-    "to",
-    "in",
-    "is",
-    "you",
-    "that",
-    "it",
-    "he",
-    "was",
-    "for",
-    "on",
-    "are",
-    "as",
-    "with",
-    "his",
-    "they",
-    "at",
-    "be",
-    "this",
-    "have",
-    "from",
-    "or",
-    "one",
-    "had",
-    "by",
-    "word",
-    "but",
-    "not",
-    "what",
-    "all",
-    "were",
-    "we",
-    "when",
-    "your",
-    "can",
-    "said",
-    "there",
-    "use",
-    "an",
-    "each",
-    "which",
-    "she",
-    "do",
-    "how",
-    "their",
-    "if",
-    "will",
-    "up",
-    "other",
-    "about",
-    "out",
-    "many",
-    "then",
-    "them",
-    "these",
-    "so",
-    "some",
-    "her",
-    "would",
-    "make",
-    "like",
-    "him",
-    "into",
-    "time",
-    "has",
-    "look",
-    "two",
-    "more",
-    "write",
-    "go",
-    "see",
-    "number",
-    "no",
-    "way",
-    "could",
-    "people",
-    "my",
-    "than",
-    "first",
-    "water",
-    "been",
-    "call",
-    "who",
-    "oil",
-    "its",
-    "now",
-    "find",
-    "long",
-    "down",
-    "day",
-    "did",
-    "get",
-    "come",
-    "made",
-    "may",
-    "part",
-    "over",
-    "new",
-    "sound",
-    "take",
-    "only",
-    "little",
-    "work",
-    "know",
-    "place",
-    "year",
-    "live",
-    "me",
-    "back",
-    "give",
-    "most",
-    "very",
-    "after",
-    "thing",
-    "our",
-    "just",
-    "name",
-    "good",
-    "sentence",
-    "man",
-    "think",
-    "say",
-    "great",
-    "where",
-    "help",
-    "through",
-    "much",
-    "before",
-    "line",
-    "right",
-    "too",
-    "mean",
-    "old",
-    "any",
-    "same",
-    "tell",
-    "boy",
-    "follow",
-    "came",
-    "want",
-    "show",
-    "also",
-    "around",
-    "form",
-    "three",
-    "small",
-    "set",
-    "put",
-    "end",
-    "does",
-    "another",
-    "well",
-    "large",
-    "must",
-    "big",
-    "even",
-    "such",
-    "because",
-    "turn",
-    "here",
-    "why",
-    "ask",
-    "went",
-    "men",
-    "read",
-    "need",
-    "land",
-    "different",
-    "home",
-    "us",
-    "move",
-    "try",
-    "kind",
-    "hand",
-    "picture",
-    "again",
-    "change",
-    "off",
-    "play",
-    "spell",
-    "air",
-    "away",
-    "animal",
-    "house",
-    "point",
-    "page",
-    "letter",
-    "mother",
-    "answer",
-    "found",
-    "study",
-    "still",
-    "learn",
-    "should",
-    "world",
-    "high",
-    "every",
-    "near",
-];
+/// The output vocabulary is the collector's prompt vocabulary: common English words.
+pub use crate::workload::WORDS;
 
 /// Number of tokens in `text`: its whitespace-separated words.
 pub fn count_tokens(text: &str) -> u64 {
@@ -234,23 +33,7 @@ fn word_id(word: &str) -> u32 {
     (hash % u64::from(VOCAB_SIZE)) as u32
 }
 
-/// The splitmix64 generator: tiny, fast, and good enough to pick words.
-#[derive(Debug, Clone)]
-pub struct SplitMix64(u64);
-
-impl SplitMix64 {
-    pub fn new(seed: u64) -> Self {
-        SplitMix64(seed)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-}
+pub use crate::workload::SplitMix64;
 
 /// Seed of the text of the `request`-th generation request (1-based) under sim seed `seed`.
 ///
@@ -295,9 +78,9 @@ mod tests {
     use std::collections::HashSet;
 
     #[test]
-    fn word_list_has_200_distinct_single_words() {
+    fn word_list_has_distinct_single_words() {
         let distinct: HashSet<&str> = WORDS.iter().copied().collect();
-        assert_eq!(distinct.len(), 200);
+        assert_eq!(distinct.len(), WORDS.len());
         assert!(WORDS.iter().all(|w| count_tokens(w) == 1));
     }
 

@@ -145,7 +145,10 @@ mod tests {
     fn unterminated_last_event_is_returned_by_finish() {
         let mut d = SseDecoder::new();
         assert!(d.push(b"data: {\"last\":true}").is_empty());
-        assert_eq!(d.finish().map(|e| e.data), Some("{\"last\":true}".to_string()));
+        assert_eq!(
+            d.finish().map(|e| e.data),
+            Some("{\"last\":true}".to_string())
+        );
         let mut d = SseDecoder::new();
         assert!(d.push(b"data: x\n").is_empty());
         assert_eq!(d.finish().map(|e| e.data), Some("x".to_string()));

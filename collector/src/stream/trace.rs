@@ -91,7 +91,11 @@ impl Trace {
     pub fn finish(mut self, end_s: f64, meta: RequestMeta) -> Finished {
         let chunks = self.token_chunks.len() as u64;
         let usage_tokens = self.usage.and_then(|u| u.completion_tokens);
-        if self.error.is_none() && chunks == 0 && usage_tokens.is_none() && self.finish_reason.is_none() {
+        if self.error.is_none()
+            && chunks == 0
+            && usage_tokens.is_none()
+            && self.finish_reason.is_none()
+        {
             self.fail(
                 ErrorKind::Protocol,
                 None,
@@ -171,15 +175,34 @@ mod tests {
     #[test]
     fn chat_stream_with_role_chunk_and_usage() {
         let mut tr = Trace::new();
-        feed(&mut tr, 0.10, r#"{"choices":[{"delta":{"role":"assistant","content":""}}]}"#);
+        feed(
+            &mut tr,
+            0.10,
+            r#"{"choices":[{"delta":{"role":"assistant","content":""}}]}"#,
+        );
         feed(&mut tr, 0.30, r#"{"choices":[{"delta":{"content":"a"}}]}"#);
         feed(&mut tr, 0.35, r#"{"choices":[{"delta":{"content":" b"}}]}"#);
-        feed(&mut tr, 0.45, r#"{"choices":[{"delta":{"content":" c"},"finish_reason":"length"}]}"#);
-        feed(&mut tr, 0.46, r#"{"choices":[],"usage":{"prompt_tokens":101,"completion_tokens":3}}"#);
+        feed(
+            &mut tr,
+            0.45,
+            r#"{"choices":[{"delta":{"content":" c"},"finish_reason":"length"}]}"#,
+        );
+        feed(
+            &mut tr,
+            0.46,
+            r#"{"choices":[],"usage":{"prompt_tokens":101,"completion_tokens":3}}"#,
+        );
         let f = tr.finish(0.47, meta());
         let r = &f.record;
-        assert_eq!(r.ttft_s, Some(0.30), "the role-only chunk is not the first token");
-        assert_eq!((r.output_tokens, r.chunks, r.tokens_estimated), (3, 3, false));
+        assert_eq!(
+            r.ttft_s,
+            Some(0.30),
+            "the role-only chunk is not the first token"
+        );
+        assert_eq!(
+            (r.output_tokens, r.chunks, r.tokens_estimated),
+            (3, 3, false)
+        );
         assert_eq!(r.prompt_tokens, Some(101));
         assert_eq!(r.finish_reason.as_deref(), Some("length"));
         assert_eq!((r.start_s, r.e2e_s), (2.0, 0.47));
@@ -195,10 +218,17 @@ mod tests {
         feed(&mut tr, 0.2, r#"{"choices":[{"text":""}]}"#);
         feed(&mut tr, 0.3, r#"{"choices":[{"text":"x"}]}"#);
         feed(&mut tr, 0.4, r#"{"choices":[{"text":"y"}]}"#);
-        feed(&mut tr, 0.5, r#"{"choices":[{"text":"","finish_reason":"length"}]}"#);
+        feed(
+            &mut tr,
+            0.5,
+            r#"{"choices":[{"text":"","finish_reason":"length"}]}"#,
+        );
         let r = tr.finish(0.5, meta()).record;
         assert_eq!(r.ttft_s, Some(0.3), "an empty chunk does not end TTFT");
-        assert_eq!((r.output_tokens, r.chunks, r.tokens_estimated), (3, 3, true));
+        assert_eq!(
+            (r.output_tokens, r.chunks, r.tokens_estimated),
+            (3, 3, true)
+        );
     }
 
     #[test]
@@ -207,8 +237,16 @@ mod tests {
         let mut tr = Trace::new();
         feed(&mut tr, 0.1, r#"{"choices":[{"text":"abc"}]}"#);
         feed(&mut tr, 0.4, r#"{"choices":[{"text":"def"}]}"#);
-        feed(&mut tr, 0.7, r#"{"choices":[{"text":"ghi","finish_reason":"length"}]}"#);
-        feed(&mut tr, 0.7, r#"{"choices":[],"usage":{"completion_tokens":9}}"#);
+        feed(
+            &mut tr,
+            0.7,
+            r#"{"choices":[{"text":"ghi","finish_reason":"length"}]}"#,
+        );
+        feed(
+            &mut tr,
+            0.7,
+            r#"{"choices":[],"usage":{"completion_tokens":9}}"#,
+        );
         let f = tr.finish(0.7, meta());
         assert_eq!(f.record.output_tokens, 9);
         for g in &f.itl_gaps_s {
@@ -219,8 +257,16 @@ mod tests {
     #[test]
     fn per_chunk_usage_gives_exact_tokens_per_chunk() {
         let mut tr = Trace::new();
-        feed(&mut tr, 0.1, r#"{"choices":[{"text":"a"}],"usage":{"completion_tokens":1}}"#);
-        feed(&mut tr, 0.5, r#"{"choices":[{"text":"bcde"}],"usage":{"completion_tokens":5}}"#);
+        feed(
+            &mut tr,
+            0.1,
+            r#"{"choices":[{"text":"a"}],"usage":{"completion_tokens":1}}"#,
+        );
+        feed(
+            &mut tr,
+            0.5,
+            r#"{"choices":[{"text":"bcde"}],"usage":{"completion_tokens":5}}"#,
+        );
         let f = tr.finish(0.5, meta());
         assert_eq!(f.record.output_tokens, 5);
         assert_eq!(f.itl_gaps_s, [0.1]);
@@ -233,7 +279,10 @@ mod tests {
         feed(&mut tr, 0.2, r#"{"error":{"message":"engine died"}}"#);
         let r = tr.finish(0.2, meta()).record;
         let e = r.error.unwrap();
-        assert_eq!((e.kind, e.message.as_str()), (ErrorKind::Stream, "engine died"));
+        assert_eq!(
+            (e.kind, e.message.as_str()),
+            (ErrorKind::Stream, "engine died")
+        );
         assert_eq!(r.output_tokens, 1);
     }
 
@@ -246,8 +295,16 @@ mod tests {
     #[test]
     fn zero_tokens_with_a_finish_reason_is_a_short_success() {
         let mut tr = Trace::new();
-        feed(&mut tr, 0.1, r#"{"choices":[{"text":"","finish_reason":"stop"}]}"#);
-        feed(&mut tr, 0.1, r#"{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":0}}"#);
+        feed(
+            &mut tr,
+            0.1,
+            r#"{"choices":[{"text":"","finish_reason":"stop"}]}"#,
+        );
+        feed(
+            &mut tr,
+            0.1,
+            r#"{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":0}}"#,
+        );
         let r = tr.finish(0.1, meta()).record;
         assert!(r.is_ok());
         assert_eq!((r.output_tokens, r.ttft_s), (0, None));

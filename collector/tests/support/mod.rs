@@ -2,7 +2,7 @@
 
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::path::Path;
 
 use clap::Parser;
 use llmsweep::app::{Outcome, run_throughput};
@@ -21,8 +21,17 @@ pub struct Swept {
 }
 
 /// Parses `llmsweep throughput <args>` into a plan.
-pub fn plan(url: &str, out: &PathBuf, args: &[&str]) -> ThroughputPlan {
-    let mut all = vec!["llmsweep", "throughput", "--url", url, "--label", "sim", "--seed", "7"];
+pub fn plan(url: &str, out: &Path, args: &[&str]) -> ThroughputPlan {
+    let mut all = vec![
+        "llmsweep",
+        "throughput",
+        "--url",
+        url,
+        "--label",
+        "sim",
+        "--seed",
+        "7",
+    ];
     let out = out.to_string_lossy().to_string();
     all.extend(["--out", out.as_str()]);
     all.extend_from_slice(args);
@@ -40,7 +49,7 @@ pub async fn sweep(cfg: SimConfig, args: &[&str]) -> Swept {
 pub async fn sweep_with(cfg: SimConfig, args: &[&str], interrupt: Interrupt) -> Swept {
     let sim = SimServer::start(cfg, 0).await.expect("simulator starts");
     let dir = tempfile::tempdir().expect("temp dir");
-    let plan = plan(&sim.url(), &dir.path().to_path_buf(), args);
+    let plan = plan(&sim.url(), dir.path(), args);
     let outcome = run_throughput(&plan, vec!["llmsweep".into()], interrupt)
         .await
         .expect("sweep runs");
