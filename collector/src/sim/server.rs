@@ -19,6 +19,7 @@ use axum::{Json, Router};
 use bytes::Bytes;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
+use axum::serve::ListenerExt;
 use tokio::net::TcpListener;
 
 use super::engine::{Engine, Progress, Tally, Ticket};
@@ -82,6 +83,11 @@ pub async fn run(
         shutdown.await;
         on_signal.engine.stop();
     };
+    // Real engines (uvicorn, llama.cpp) disable Nagle; without it a small first chunk waits for
+    // the client's delayed ACK, adding up to 40 ms to TTFT.
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
     let result = axum::serve(listener, router(Arc::clone(&shared)))
         .with_graceful_shutdown(signal)
         .await;
