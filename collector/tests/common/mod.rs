@@ -1,0 +1,7 @@
+//! Support code shared by the integration tests.
+//!
+//! Each integration test file that needs it declares `mod common;`. Not every
+//! file uses every helper, hence the `dead_code` allowance.
+#![allow(dead_code)]
+
+pub mod engines;
