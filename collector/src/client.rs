@@ -36,6 +36,9 @@ pub fn http_client(api_key: Option<&str>, pool: usize) -> anyhow::Result<reqwest
     Ok(reqwest::Client::builder()
         .default_headers(headers)
         .pool_max_idle_per_host(pool.max(1))
+        // Below the usual 5 s keep-alive of servers (uvicorn, cpp-httplib), so an idle
+        // connection is dropped here before the server closes it under a new request.
+        .pool_idle_timeout(Duration::from_secs(3))
         .connect_timeout(Duration::from_secs(5))
         .tcp_nodelay(true)
         .build()?)
@@ -84,49 +87,73 @@ impl Client {
             output_len,
             self.options,
         );
-        let start = Instant::now();
-        let meta = RequestMeta {
-            start_s: start.duration_since(origin).as_secs_f64(),
-            input_tokens: prompt.tokens,
-            prompt_hash: prompt.hash.clone(),
-        };
-        let mut trace = Trace::new();
-        let run = tokio::time::timeout(self.timeout, self.stream_into(&body, start, &mut trace));
-        let outcome = tokio::select! {
-            r = run => if r.is_ok() { Outcome::Done } else { Outcome::TimedOut },
-            _ = abort.cancelled() => Outcome::Aborted,
-        };
-        match outcome {
-            Outcome::Done => {}
-            Outcome::TimedOut => trace.fail(
-                ErrorKind::Timeout,
-                None,
-                format!(
-                    "no complete answer within {} s (--timeout)",
-                    self.timeout.as_secs_f64()
+        let mut stale_retry = true;
+        loop {
+            let start = Instant::now();
+            let meta = RequestMeta {
+                start_s: start.duration_since(origin).as_secs_f64(),
+                input_tokens: prompt.tokens,
+                prompt_hash: prompt.hash.clone(),
+            };
+            let mut trace = Trace::new();
+            let run =
+                tokio::time::timeout(self.timeout, self.stream_into(&body, start, &mut trace));
+            let outcome = tokio::select! {
+                r = run => match r {
+                    Ok(Sent::Stale) if stale_retry => Outcome::Stale,
+                    Ok(_) => Outcome::Done,
+                    Err(_) => Outcome::TimedOut,
+                },
+                _ = abort.cancelled() => Outcome::Aborted,
+            };
+            match outcome {
+                Outcome::Stale => {
+                    // A pooled connection the server had already closed: the request never
+                    // reached it. Send it once more on a fresh connection, with a fresh clock.
+                    stale_retry = false;
+                    continue;
+                }
+                Outcome::Done => {}
+                Outcome::TimedOut => trace.fail(
+                    ErrorKind::Timeout,
+                    None,
+                    format!(
+                        "no complete answer within {} s (--timeout)",
+                        self.timeout.as_secs_f64()
+                    ),
                 ),
-            ),
-            Outcome::Aborted => trace.fail(
-                ErrorKind::Cancelled,
-                None,
-                "interrupted while in flight".into(),
-            ),
+                Outcome::Aborted => trace.fail(
+                    ErrorKind::Cancelled,
+                    None,
+                    "interrupted while in flight".into(),
+                ),
+            }
+            return trace.finish(start.elapsed().as_secs_f64(), meta);
         }
-        trace.finish(start.elapsed().as_secs_f64(), meta)
     }
 
-    async fn stream_into(&self, body: &serde_json::Value, start: Instant, trace: &mut Trace) {
+    async fn stream_into(
+        &self,
+        body: &serde_json::Value,
+        start: Instant,
+        trace: &mut Trace,
+    ) -> Sent {
         let url = self.url(api::endpoint(self.api));
         let resp = match self.http.post(&url).json(body).send().await {
             Ok(r) => r,
             Err(e) => {
+                let chain = error_chain(&e);
+                if is_stale_connection(&chain) {
+                    trace.fail(ErrorKind::Stream, None, format!("{url}: {chain}"));
+                    return Sent::Stale;
+                }
                 let kind = if e.is_connect() {
                     ErrorKind::Connect
                 } else {
                     ErrorKind::Stream
                 };
-                trace.fail(kind, None, format!("{url}: {}", error_chain(&e)));
-                return;
+                trace.fail(kind, None, format!("{url}: {chain}"));
+                return Sent::Done;
             }
         };
         let status = resp.status();
@@ -137,7 +164,7 @@ impl Client {
                 Some(status.as_u16()),
                 api::error_message(&text),
             );
-            return;
+            return Sent::Done;
         }
         let mut decoder = SseDecoder::new();
         let mut bytes = resp.bytes_stream();
@@ -147,7 +174,7 @@ impl Client {
                 Ok(chunk) => {
                     for ev in decoder.push(&chunk) {
                         if handle_event(&ev.data, t, trace) {
-                            return;
+                            return Sent::Done;
                         }
                     }
                 }
@@ -157,17 +184,37 @@ impl Client {
                         None,
                         format!("stream broke off: {}", error_chain(&e)),
                     );
-                    return;
+                    return Sent::Done;
                 }
             }
         }
         if let Some(ev) = decoder.finish() {
             handle_event(&ev.data, start.elapsed().as_secs_f64(), trace);
         }
+        Sent::Done
     }
 }
 
+/// How sending ended.
+enum Sent {
+    Done,
+    /// The pooled connection was dead before the request got through.
+    Stale,
+}
+
+/// Errors that mean a kept-alive connection was closed by the server before this request used it.
+fn is_stale_connection(chain: &str) -> bool {
+    [
+        "connection closed before message completed",
+        "Connection reset by peer",
+        "Broken pipe",
+    ]
+    .iter()
+    .any(|m| chain.contains(m))
+}
+
 enum Outcome {
+    Stale,
     Done,
     TimedOut,
     Aborted,

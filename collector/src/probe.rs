@@ -19,6 +19,7 @@ pub const PROBES: &[&str] = &[
     "/info",
     "/health",
     "/metrics",
+    "/openapi.json",
 ];
 
 /// Longest body kept per probe; `/metrics` and server info can be large.
@@ -89,6 +90,8 @@ async fn ask(http: &reqwest::Client, base: &str, path: &str, timeout: Duration) 
         Err(_) => return probe_error(status, "body did not arrive in time".into()),
     };
     let body = match serde_json::from_str::<Value>(&text) {
+        // A whole API schema says nothing about speed; its `info` names the server.
+        Ok(v) if path == "/openapi.json" => v.get("info").cloned().unwrap_or(Value::Null),
         Ok(v) if text.len() <= BODY_KEEP => v,
         _ => Value::String(text.chars().take(BODY_KEEP / 16).collect()),
     };
@@ -144,6 +147,7 @@ pub fn derive(probes: BTreeMap<String, Probe>) -> Fingerprint {
         .cloned();
     let props = f.probe_json("/props").cloned();
     let info = f.probe_json("/info").cloned();
+    let openapi = f.probe_json("/openapi.json").cloned();
 
     let sim_engine = version
         .as_ref()
@@ -182,10 +186,18 @@ pub fn derive(probes: BTreeMap<String, Probe>) -> Fingerprint {
         f.max_context = u64_at(&i, &["/max_total_tokens"]);
         f.max_running_requests = u64_at(&i, &["/max_concurrent_requests"]);
         f.server_args = Some(i);
+    } else if let Some(v) =
+        openapi.filter(|i| str_at(i, &["/title"]).is_some_and(|t| t.contains("llama.cpp Python")))
+    {
+        f.engine = Some("llama-cpp-python".into());
+        f.engine_version = str_at(&v, &["/version"]);
     } else {
-        f.engine =
-            (!owned_by.is_empty() && owned_by != "system" && owned_by != "organization-owner")
-                .then(|| owned_by.to_string());
+        f.engine = match owned_by {
+            "vllm" => Some("vllm".into()),
+            "sglang" => Some("sglang".into()),
+            "llamacpp" => Some("llama.cpp".into()),
+            _ => None,
+        };
         f.engine_version = version_str;
         f.max_context = model_len;
     }
@@ -305,6 +317,34 @@ mod tests {
             (f.max_context, f.max_running_requests),
             (Some(8192), Some(128))
         );
+    }
+
+    #[test]
+    fn llama_cpp_python_from_its_api_schema() {
+        let f = derive(probes(vec![
+            (
+                "/v1/models",
+                ok(
+                    json!({"object":"list","data":[{"id":"/m.gguf","object":"model","owned_by":"me"}]}),
+                ),
+            ),
+            (
+                "/openapi.json",
+                ok(json!({"title":"🦙 llama.cpp Python API","version":"0.3.36"})),
+            ),
+        ]));
+        assert_eq!(f.engine.as_deref(), Some("llama-cpp-python"));
+        assert_eq!(f.engine_version.as_deref(), Some("0.3.36"));
+        assert_eq!(f.max_context, None);
+    }
+
+    #[test]
+    fn unknown_owner_names_no_engine() {
+        let f = derive(probes(vec![(
+            "/v1/models",
+            ok(json!({"data":[{"id":"m","owned_by":"me"}]})),
+        )]));
+        assert_eq!(f.engine, None);
     }
 
     #[test]

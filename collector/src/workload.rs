@@ -32,10 +32,12 @@ pub const WORDS: &[&str] = &[
 /// How prompt text maps to the server's tokens.
 #[derive(Debug, Clone, PartialEq)]
 pub enum TokenModel {
-    /// Each word's cost in tokens, measured with the server's tokenizer (words with a stable
-    /// integer cost only), plus the tokens the server adds to every prompt.
+    /// Each word's cost in tokens after a space, measured with the server's tokenizer (words
+    /// with a stable integer cost only); the cost of words at the start of a prompt, where no
+    /// space precedes them; and the tokens the server adds to every prompt.
     Measured {
         words: Vec<(String, u32)>,
+        first: Vec<(String, u32)>,
         added: u64,
     },
     /// No tokenizer: `tokens_per_word` estimated (1.0 before any usage was seen), plus the tokens
@@ -90,7 +92,7 @@ impl PromptBuilder {
         let mut rng = SplitMix64::new(self.seed ^ mix(stream) ^ mix(index.wrapping_add(0x51)));
         let body = input_len.saturating_sub(self.model.added()).max(1);
         let (words, body_tokens) = match &self.model {
-            TokenModel::Measured { words, .. } => pick_exact(words, body, &mut rng),
+            TokenModel::Measured { words, first, .. } => pick_exact(words, first, body, &mut rng),
             TokenModel::Estimated {
                 tokens_per_word, ..
             } => {
@@ -109,15 +111,23 @@ impl PromptBuilder {
     }
 }
 
-/// Random words whose costs add up to `target`, or as close below as the costs allow.
+/// Random words whose costs add up to `target`, or as close below as the costs allow. The first
+/// word comes from `first` with its cost at the start of a text, when that list is not empty.
 fn pick_exact<'a>(
     words: &'a [(String, u32)],
+    first: &'a [(String, u32)],
     target: u64,
     rng: &mut SplitMix64,
 ) -> (Vec<&'a str>, u64) {
     let max_cost = words.iter().map(|w| w.1 as u64).max().unwrap_or(1);
     let mut out = Vec::new();
     let mut left = target;
+    let starters: Vec<&(String, u32)> = first.iter().filter(|w| (w.1 as u64) < left).collect();
+    if !starters.is_empty() {
+        let (w, c) = starters[rng.below(starters.len() as u64) as usize];
+        out.push(w.as_str());
+        left -= *c as u64;
+    }
     while left > max_cost {
         let (w, c) = &words[rng.below(words.len() as u64) as usize];
         out.push(w.as_str());
@@ -189,8 +199,10 @@ mod tests {
     use super::*;
 
     fn one_token_words() -> TokenModel {
+        let words: Vec<(String, u32)> = WORDS.iter().map(|w| (w.to_string(), 1)).collect();
         TokenModel::Measured {
-            words: WORDS.iter().map(|w| (w.to_string(), 1)).collect(),
+            first: words.clone(),
+            words,
             added: 1,
         }
     }
@@ -211,16 +223,35 @@ mod tests {
             ("be".to_string(), 1),
             ("gamma".to_string(), 2),
         ];
-        let b = PromptBuilder::new(1, TokenModel::Measured { words, added: 0 });
+        let first = vec![("Alpha".to_string(), 2)];
+        let b = PromptBuilder::new(
+            1,
+            TokenModel::Measured {
+                words,
+                first,
+                added: 0,
+            },
+        );
         for len in 1..60 {
-            assert_eq!(b.prompt(3, len, len).tokens, len);
+            let p = b.prompt(3, len, len);
+            assert_eq!(p.tokens, len);
+            if len > 2 {
+                assert!(p.text.starts_with("Alpha"), "{}", p.text);
+            }
         }
     }
 
     #[test]
     fn lengths_that_cannot_be_hit_come_as_close_as_possible_below() {
         let words = vec![("xx".to_string(), 2)];
-        let b = PromptBuilder::new(1, TokenModel::Measured { words, added: 0 });
+        let b = PromptBuilder::new(
+            1,
+            TokenModel::Measured {
+                words,
+                first: vec![],
+                added: 0,
+            },
+        );
         assert_eq!(b.prompt(0, 0, 7).tokens, 6);
     }
 

@@ -6,6 +6,8 @@
 //! Skipped with a notice when an engine is not installed, unless
 //! `LLMSWEEP_REQUIRE_ENGINES=1`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::net::{Ipv4Addr, TcpStream};

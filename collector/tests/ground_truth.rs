@@ -1,10 +1,12 @@
 //! The collector measures what the simulator did: TTFT, decode speed and throughput against the
 //! simulator's own timing model, within stated tolerances (timer granularity is about 1 ms).
 
-mod support;
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
+use common::sim::{assert_close, sweep};
 use llmsweep::sim::{Preset, SimConfig};
-use support::{assert_close, sweep};
 
 /// Slow enough that 1–2 ms of timer and scheduling noise is a few percent.
 fn instrument() -> SimConfig {

@@ -1,14 +1,16 @@
 //! The throughput sweep against the simulator: exact counts, flags, failures, interruption and
 //! bad input. Timing accuracy is in `ground_truth.rs`.
 
-mod support;
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
 
 use std::time::Duration;
 
+use common::sim::{plan, sweep, sweep_with};
 use llmsweep::loadgen::Interrupt;
 use llmsweep::sim::{Preset, SimConfig, SimServer};
 use llmsweep_shared::bundle::{Calibration, ErrorKind, FlagKind, PointStatus, SweepKind};
-use support::{plan, sweep, sweep_with};
 
 fn fast() -> SimConfig {
     SimConfig::preset(Preset::Fast)

@@ -1,5 +1,7 @@
 //! Bundle round-trips, forward compatibility and refusal of newer schemas.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::collections::BTreeMap;
 
 use llmsweep_shared::bundle::*;

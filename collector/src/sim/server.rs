@@ -15,11 +15,11 @@ use axum::http::StatusCode;
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use axum::serve::ListenerExt;
 use axum::{Json, Router};
 use bytes::Bytes;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
-use axum::serve::ListenerExt;
 use tokio::net::TcpListener;
 
 use super::engine::{Engine, Progress, Tally, Ticket};
@@ -361,7 +361,8 @@ impl Generation {
     }
 }
 
-/// How often the `no_usage` mode slips an empty-text chunk between token chunks.
+/// In `no_usage` mode every this-many-th token chunk carries empty text and its text comes with
+/// the next chunk, as llama-cpp-python streams a token whose bytes end inside a UTF-8 character.
 const EMPTY_CHUNK_EVERY: u32 = 4;
 
 /// The SSE writer: frames queued for the client, produced as the engine hands over tokens.
@@ -369,12 +370,14 @@ struct SseState {
     generation: Generation,
     pending: VecDeque<Bytes>,
     token_chunks: u32,
+    /// Text of a token sent with empty text, owed to the next chunk (`no_usage` mode).
+    held_text: String,
     finished: bool,
 }
 
 impl SseState {
-    /// Queues the frames sent before any token: a ping, chat's role-only chunk (sent at once,
-    /// so it arrives long before the first token), and `no_usage`'s empty chunk.
+    /// Queues the frames sent before any token: a ping, and chat's role-only chunk (sent at once,
+    /// so it arrives long before the first token).
     fn new(generation: Generation) -> Self {
         let mut pending = VecDeque::new();
         if generation.keepalive {
@@ -383,26 +386,25 @@ impl SseState {
         if generation.shape.api == Api::Chat {
             pending.push_back(generation.shape.role_chunk());
         }
-        if generation.no_usage {
-            pending.push_back(generation.shape.text_chunk("", None));
-        }
         SseState {
             generation,
             pending,
             token_chunks: 0,
+            held_text: String::new(),
             finished: false,
         }
     }
 
     fn on_progress(&mut self, p: Progress) {
         let g = &mut self.generation;
-        let text = g.text.next_tokens(p.tokens);
-        self.pending
-            .push_back(g.shape.text_chunk(&text, p.done.then_some(g.plan.finish)));
+        let mut text = std::mem::take(&mut self.held_text);
+        text.push_str(&g.text.next_tokens(p.tokens));
         self.token_chunks += 1;
         if g.no_usage && !p.done && self.token_chunks.is_multiple_of(EMPTY_CHUNK_EVERY) {
-            self.pending.push_back(g.shape.text_chunk("", None));
+            self.held_text = std::mem::take(&mut text);
         }
+        self.pending
+            .push_back(g.shape.text_chunk(&text, p.done.then_some(g.plan.finish)));
         if g.keepalive {
             self.pending.push_back(wire::PING);
         }

@@ -1,7 +1,5 @@
 //! Helpers for tests that sweep llmsweep's simulated server in-process.
 
-#![allow(dead_code)]
-
 use std::path::Path;
 
 use clap::Parser;

@@ -1,0 +1,160 @@
+//! End to end against real inference engines on loopback: llama.cpp's `llama-server` and
+//! llama-cpp-python's server, each serving a tiny GGUF model written by the test harness.
+//! The engines really prefill and decode; the collector must count exactly what they did.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::engines::{self, Engine, EngineServer};
+use common::sim::plan;
+use llmsweep::app::run_throughput;
+use llmsweep::loadgen::Interrupt;
+use llmsweep_shared::Bundle;
+use llmsweep_shared::bundle::{Calibration, FlagKind, PointStatus};
+
+async fn sweep(server: &EngineServer, args: &[&str]) -> Bundle {
+    let dir = tempfile::tempdir().unwrap();
+    let p = plan(server.url(), dir.path(), args);
+    let outcome = match run_throughput(&p, vec![], Interrupt::default()).await {
+        Ok(o) => o,
+        Err(e) => panic!("sweep failed: {e:#}\nserver log:\n{}", server.log_tail(40)),
+    };
+    Bundle::from_json(&std::fs::read_to_string(&outcome.path).unwrap()).unwrap()
+}
+
+/// Every request ok, exactly `output` tokens, positive and consistent timings.
+fn assert_exact(b: &Bundle, output: u64) {
+    for p in &b.sweeps[0].points {
+        assert_eq!(
+            p.status,
+            PointStatus::Ok,
+            "C={} {:?}",
+            p.concurrency,
+            p.reason
+        );
+        for r in &p.requests {
+            assert!(r.is_ok(), "C={}: {:?}", p.concurrency, r.error);
+            assert_eq!(r.output_tokens, output, "C={}", p.concurrency);
+            let ttft = r.ttft_s.unwrap();
+            assert!(ttft > 0.0 && r.e2e_s > ttft, "ttft {ttft} e2e {}", r.e2e_s);
+        }
+        let s = p.summary.as_ref().unwrap();
+        assert_eq!((s.ok, s.short, s.failed), (p.requests.len() as u64, 0, 0));
+        assert_eq!(s.output_tokens, s.output_tokens_asked);
+        assert!(s.agg_tok_s > 0.0 && s.decode_tok_s.unwrap().p50 > 0.0);
+        // A user's decode speed cannot exceed what the whole server delivered per slot busy.
+        assert!(s.agg_tok_s <= s.decode_tok_s.unwrap().max * p.concurrency as f64 * 1.05);
+        for kind in [
+            FlagKind::Short,
+            FlagKind::Failed,
+            FlagKind::Overshoot,
+            FlagKind::InputLengthOff,
+        ] {
+            assert!(
+                !p.flags.iter().any(|f| f.kind == kind),
+                "C={} flagged {kind:?}: {:?}",
+                p.concurrency,
+                p.flags
+            );
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn llama_server_sweep_counts_exactly_what_the_engine_did() {
+    let Some(server) = engines::start(Engine::LlamaServer) else {
+        return;
+    };
+    let b = sweep(
+        &server,
+        &[
+            "--concurrency",
+            "1,2,4",
+            "--input-len",
+            "200",
+            "--output-len",
+            "32",
+        ],
+    )
+    .await;
+    assert_eq!(b.target.engine.as_deref(), Some("llama.cpp"));
+    assert_eq!(
+        b.target.max_context,
+        Some(server.context_per_request() as u64)
+    );
+    assert_eq!(b.target.max_running_requests, Some(4));
+    assert!(!b.target.simulated);
+    assert_eq!(b.workload.calibration, Calibration::Tokenizer);
+    assert_exact(&b, 32);
+    for r in b.sweeps[0].points.iter().flat_map(|p| &p.requests) {
+        // Calibrated with /tokenize, corrected for the BOS token the server adds.
+        assert_eq!(r.prompt_tokens, Some(200));
+        assert!(!r.tokens_estimated);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn llama_server_chat_prompts_count_the_template() {
+    let Some(server) = engines::start(Engine::LlamaServer) else {
+        return;
+    };
+    let b = sweep(
+        &server,
+        &[
+            "--api",
+            "chat",
+            "--concurrency",
+            "2",
+            "--input-len",
+            "150",
+            "--output-len",
+            "16",
+        ],
+    )
+    .await;
+    assert_exact(&b, 16);
+    for r in &b.sweeps[0].points[0].requests {
+        assert_eq!(
+            r.prompt_tokens,
+            Some(150),
+            "the chat template's tokens are learned in warm-up"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn llama_cpp_python_without_usage_counts_chunks() {
+    let Some(server) = engines::start(Engine::LlamaCppPython) else {
+        return;
+    };
+    let b = sweep(
+        &server,
+        &[
+            "--concurrency",
+            "1,2",
+            "--input-len",
+            "200",
+            "--output-len",
+            "32",
+            "--requests",
+            "4",
+        ],
+    )
+    .await;
+    assert_eq!(b.target.engine.as_deref(), Some("llama-cpp-python"));
+    assert_eq!(b.workload.calibration, Calibration::Tokenizer);
+    assert_exact(&b, 32);
+    for p in &b.sweeps[0].points {
+        assert!(
+            p.flags.iter().any(|f| f.kind == FlagKind::TokensEstimated),
+            "{:?}",
+            p.flags
+        );
+        assert!(
+            p.requests
+                .iter()
+                .all(|r| r.tokens_estimated && r.prompt_tokens.is_none())
+        );
+    }
+}
