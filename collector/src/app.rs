@@ -6,7 +6,7 @@ use std::time::Duration;
 use std::path::PathBuf;
 
 use anyhow::Context;
-use llmsweep_shared::bundle::PointStatus;
+use llmsweep_shared::bundle::{Calibration, PointStatus};
 
 use crate::cli::{Cli, Command, DemoArgs, OutputArgs, SimArgs, TargetArgs, ThroughputArgs};
 use crate::loadgen::Interrupt;
@@ -143,11 +143,15 @@ fn print_target(s: &Session) {
         format!(", {}", limits.join(", "))
     };
     println!("llmsweep {} → {} ({engine}{limits})", s.bundle.label, t.url);
+    let calibration = match s.bundle.workload.calibration {
+        Calibration::Tokenizer => "prompt lengths from the server's tokenizer",
+        Calibration::Usage => "prompt lengths estimated from the server's usage (no tokenizer endpoint)",
+        Calibration::None | Calibration::Unknown => "prompt lengths estimated at one token per word",
+    };
     println!(
-        "model {} · api {} · prompts calibrated by {:?} · seed {}",
+        "model {} · api {} · {calibration} · seed {}",
         t.model,
         t.api.as_str(),
-        s.bundle.workload.calibration,
         s.bundle.workload.seed
     );
     if t.simulated {
