@@ -145,8 +145,12 @@ fn print_target(s: &Session) {
     println!("llmsweep {} → {} ({engine}{limits})", s.bundle.label, t.url);
     let calibration = match s.bundle.workload.calibration {
         Calibration::Tokenizer => "prompt lengths from the server's tokenizer",
-        Calibration::Usage => "prompt lengths estimated from the server's usage (no tokenizer endpoint)",
-        Calibration::None | Calibration::Unknown => "prompt lengths estimated at one token per word",
+        Calibration::Usage => {
+            "prompt lengths estimated from the server's usage (no tokenizer endpoint)"
+        }
+        Calibration::None | Calibration::Unknown => {
+            "prompt lengths estimated at one token per word"
+        }
     };
     println!(
         "model {} · api {} · {calibration} · seed {}",

@@ -1,6 +1,8 @@
 //! Sweeps: run each point, summarise it, flag it, write the bundle, print its row.
 
-use llmsweep_shared::bundle::{Flag, FlagKind, Point, PointStatus, Sweep, SweepKind};
+use llmsweep_shared::bundle::{
+    ErrorKind, Flag, FlagKind, Point, PointStatus, RequestRecord, Sweep, SweepKind,
+};
 use llmsweep_shared::metrics::{degenerate_text, level_flags, summarize};
 
 use crate::loadgen::{self, LoadResult, LoadSpec, StopRule};
@@ -89,36 +91,48 @@ async fn run_point(s: &Session, spec: LoadSpec, label: String) -> LoadResult {
 /// Turns a point's finished requests into its bundle entry: summary, flags, status, sample.
 pub fn build_point(spec: &LoadSpec, result: &LoadResult) -> Point {
     let records: Vec<_> = result.finished.iter().map(|f| f.record.clone()).collect();
+    // Requests aborted by an interrupt are kept in the records but are not the server's doing:
+    // they count neither as failures nor in any number.
+    let counted: Vec<_> = records
+        .iter()
+        .filter(|r| !is_cancelled(r))
+        .cloned()
+        .collect();
+    let aborted = records.len() - counted.len();
     let gaps: Vec<f64> = result
         .finished
         .iter()
         .filter(|f| f.record.is_ok())
         .flat_map(|f| f.itl_gaps_s.iter().copied())
         .collect();
-    let summary = summarize(&records, spec.concurrency, spec.output_len, &gaps);
-    let mut flags = level_flags(&records, spec.output_len, 0);
+    let summary = summarize(&counted, spec.concurrency, spec.output_len, &gaps);
+    let mut flags = level_flags(&counted, spec.output_len, 0);
     flags.extend(degenerate_flag(&result.finished));
     if result.interrupted {
         flags.push(Flag {
             kind: FlagKind::Interrupted,
-            message: "the run was interrupted during this point; its numbers cover only the requests that finished".into(),
-            count: None,
+            message: format!(
+                "the run was interrupted during this point: its numbers cover the {} requests that finished; {aborted} aborted in flight are recorded but not counted",
+                counted.len()
+            ),
+            count: Some(aborted as u64),
         });
     }
     let (status, reason) = if summary.ok > 0 {
         (PointStatus::Ok, None)
+    } else if counted.is_empty() {
+        let why = "interrupted before any request finished".to_string();
+        (PointStatus::Failed, Some(why))
     } else {
-        let first = records.iter().find_map(|r| r.error.as_ref());
+        let first = counted.iter().find_map(|r| r.error.as_ref());
         let why = first.map_or("no request succeeded".to_string(), |e| match e.status {
             Some(code) => format!("HTTP {code}: {}", e.message),
             None => e.message.clone(),
         });
+        let n = counted.len();
         (
             PointStatus::Failed,
-            Some(format!(
-                "all {} requests failed; the server said: {why}",
-                records.len()
-            )),
+            Some(format!("all {n} requests failed; the server said: {why}")),
         )
     };
     let sample = result
@@ -158,4 +172,10 @@ fn degenerate_flag(finished: &[Finished]) -> Option<Flag> {
         ),
         count: Some(bad.len() as u64),
     })
+}
+
+fn is_cancelled(r: &RequestRecord) -> bool {
+    r.error
+        .as_ref()
+        .is_some_and(|e| e.kind == ErrorKind::Cancelled)
 }

@@ -441,6 +441,14 @@ async fn aborted_requests_are_recorded_as_cancelled() {
         assert_eq!(r.error.as_ref().unwrap().kind, ErrorKind::Cancelled);
         assert!(r.output_tokens > 0 && r.output_tokens < 100);
     }
+    // Aborted requests are kept, but they are not the server's failures.
+    assert_eq!(p.status, PointStatus::Failed);
+    assert_eq!(
+        p.reason.as_deref(),
+        Some("interrupted before any request finished")
+    );
+    assert_eq!(p.summary.as_ref().unwrap().requests, 0);
+    assert!(!kinds(p).contains(&FlagKind::Failed));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
