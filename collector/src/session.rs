@@ -99,6 +99,7 @@ impl Session {
             hosts: Hosts {
                 client: crate::host::client_facts(),
                 notes: output.notes.clone(),
+                gpus: Vec::new(),
             },
             workload: Workload {
                 seed: output.seed,

@@ -155,6 +155,9 @@ pub fn build_point(spec: &LoadSpec, result: &LoadResult) -> Point {
         flags,
         requests: records,
         output_sample: sample,
+        server_samples: None,
+        gpu_samples: None,
+        client_cpu: None,
     }
 }
 

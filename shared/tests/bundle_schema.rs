@@ -81,6 +81,7 @@ fn sample() -> Bundle {
                 memory_bytes: None,
             },
             notes: BTreeMap::from([("gpu".into(), "2x RTX A6000".into())]),
+            gpus: vec![],
         },
         workload: Workload {
             seed: 7,
@@ -109,6 +110,9 @@ fn sample() -> Bundle {
                 flags: vec![],
                 requests,
                 output_sample: Some("the cat".into()),
+                server_samples: None,
+                gpu_samples: None,
+                client_cpu: Some(0.12),
             }],
         }],
     }

@@ -109,6 +109,9 @@ pub struct Hosts {
     /// `--note key=value` pairs: GPUs, tensor parallelism, anything the user wants to keep.
     #[serde(default)]
     pub notes: BTreeMap<String, String>,
+    /// GPUs of the collector's host, when `nvidia-smi` is there (the server's when they share it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gpus: Vec<GpuInfo>,
 }
 
 /// Facts about one machine; unknown ones are absent.
@@ -223,6 +226,76 @@ pub struct Point {
     /// The start of one request's generated text, to show what was being produced.
     #[serde(default)]
     pub output_sample: Option<String>,
+    /// The server's Prometheus gauges sampled during the point, when it has `/metrics`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_samples: Option<ServerSamples>,
+    /// GPU readings during the point, when `nvidia-smi` ran on the collector's host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_samples: Option<GpuSamples>,
+    /// The collector's own CPU time during the point / its wall time (1.0 = one core busy).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_cpu: Option<f64>,
+}
+
+/// A time series of the server's own metrics during a point.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServerSamples {
+    /// Which naming scheme was recognised: `sglang`, `vllm` or `llamacpp`.
+    pub scheme: String,
+    /// Sample times, seconds from the point's start.
+    pub t_s: Vec<f64>,
+    /// Gauge → values aligned with `t_s` (`null` where a scrape lacked it). Names are the
+    /// server's own, e.g. `vllm:num_requests_waiting`.
+    pub gauges: BTreeMap<String, Vec<Option<f64>>>,
+    /// Counters just before the point's first request and just after its last.
+    #[serde(default)]
+    pub counters_before: BTreeMap<String, f64>,
+    #[serde(default)]
+    pub counters_after: BTreeMap<String, f64>,
+    /// Highest number of requests waiting in the server's queue during the point.
+    #[serde(default)]
+    pub peak_queue: Option<f64>,
+    /// Highest number of requests the server was running at once during the point.
+    #[serde(default)]
+    pub peak_running: Option<f64>,
+}
+
+/// GPU readings during a point (`nvidia-smi`, about once a second).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GpuSamples {
+    /// Sample times, seconds from the point's start.
+    pub t_s: Vec<f64>,
+    /// One series per GPU.
+    pub gpus: Vec<GpuSeries>,
+    /// Energy all GPUs drew during the point (power integrated over time), joules.
+    #[serde(default)]
+    pub energy_j: Option<f64>,
+    /// Output tokens of successful requests per joule of GPU energy.
+    #[serde(default)]
+    pub tokens_per_joule: Option<f64>,
+}
+
+/// One GPU's readings, aligned with [`GpuSamples::t_s`].
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GpuSeries {
+    pub index: u32,
+    pub name: String,
+    pub util_pct: Vec<Option<f64>>,
+    pub mem_used_mib: Vec<Option<f64>>,
+    #[serde(default)]
+    pub mem_total_mib: Option<f64>,
+    pub power_w: Vec<Option<f64>>,
+}
+
+/// A GPU of a host, as `nvidia-smi` names it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GpuInfo {
+    pub index: u32,
+    pub name: String,
+    #[serde(default)]
+    pub memory_total_mib: Option<f64>,
+    #[serde(default)]
+    pub driver: Option<String>,
 }
 
 /// One request's measurements. Times are seconds from the point's start.
