@@ -8,9 +8,11 @@ use std::path::PathBuf;
 use anyhow::Context;
 use llmsweep_shared::bundle::{Calibration, PointStatus};
 
-use crate::cli::{Cli, Command, DemoArgs, OutputArgs, SimArgs, TargetArgs, ThroughputArgs};
+use crate::cli::{
+    Cli, Command, DemoArgs, OutputArgs, SimArgs, TargetArgs, ThroughputArgs, ThroughputOpts,
+};
 use crate::loadgen::Interrupt;
-use crate::plan::{ThroughputPlan, redacted_command_line};
+use crate::plan::{ContextPlan, RunPlan, ThroughputPlan, redacted_command_line};
 use crate::session::Session;
 use crate::sim::{Preset, SimConfig, SimServer};
 use crate::sweep;
@@ -22,6 +24,14 @@ const GRACE: Duration = Duration::from_secs(5);
 pub async fn run(cli: Cli) -> ExitCode {
     let result = match cli.command {
         Command::Throughput(a) => throughput(a, command_line()).await,
+        Command::Context(a) => match ContextPlan::from_args(&a) {
+            Ok(plan) => sweep_command(plan.into(), command_line()).await,
+            Err(e) => Err(e),
+        },
+        Command::Run(a) => match RunPlan::from_args(&a) {
+            Ok(plan) => sweep_command(plan, command_line()).await,
+            Err(e) => Err(e),
+        },
         Command::Demo(a) => demo(a).await,
         Command::ServeSim(a) => serve_sim(a).await,
     };
@@ -44,7 +54,12 @@ pub async fn throughput(
     command_line: Vec<String>,
 ) -> anyhow::Result<ExitCode> {
     let plan = ThroughputPlan::from_args(&args)?;
-    let outcome = run_throughput(&plan, command_line, watch_ctrl_c()).await?;
+    sweep_command(plan.into(), command_line).await
+}
+
+/// Runs a checked plan with Ctrl-C handling and reports the outcome.
+async fn sweep_command(plan: RunPlan, command_line: Vec<String>) -> anyhow::Result<ExitCode> {
+    let outcome = run_plan(&plan, command_line, watch_ctrl_c()).await?;
     Ok(outcome.report())
 }
 
@@ -78,29 +93,45 @@ impl Outcome {
     }
 }
 
-/// Opens the session, warms up, sweeps, and writes the final bundle.
+/// A throughput sweep on its own (the library entry the tests use).
 pub async fn run_throughput(
     plan: &ThroughputPlan,
     command_line: Vec<String>,
     interrupt: Interrupt,
 ) -> anyhow::Result<Outcome> {
-    let pool = plan.concurrency.iter().copied().max().unwrap_or(1) as usize;
+    run_plan(&plan.clone().into(), command_line, interrupt).await
+}
+
+/// Opens the session, warms up, runs the plan's sweeps, and writes the final bundle.
+pub async fn run_plan(
+    plan: &RunPlan,
+    command_line: Vec<String>,
+    interrupt: Interrupt,
+) -> anyhow::Result<Outcome> {
     let mut s = Session::open(
         &plan.target,
         &plan.output,
-        "throughput",
-        pool,
+        plan.kind(),
+        plan.pool(),
         command_line,
         interrupt,
     )
     .await?;
     print_target(&s);
-    s.warmup(plan.warmup, plan.input_len, plan.output_len.min(64))
-        .await;
+    let (input_len, output_len) = plan.warmup_shape();
+    s.warmup(plan.warmup, input_len, output_len).await;
     for note in &s.notes {
         eprintln!("note: {note}");
     }
-    sweep::throughput(&mut s, plan).await?;
+    if let Some(t) = &plan.throughput {
+        sweep::throughput(&mut s, t).await?;
+    }
+    if let Some(c) = &plan.context {
+        if plan.throughput.is_some() {
+            println!();
+        }
+        sweep::context(&mut s, c).await?;
+    }
     finish(s)
 }
 
@@ -217,11 +248,13 @@ pub async fn demo(a: DemoArgs) -> anyhow::Result<ExitCode> {
             out: a.out,
             seed: Some(1),
         },
-        concurrency: vec![1, 2, 4, 8, 16, 32, 64],
-        input_len: 512,
-        output_len: 128,
-        requests: None,
-        duration: None,
+        sweep: ThroughputOpts {
+            concurrency: vec![1, 2, 4, 8, 16, 32, 64],
+            input_len: 512,
+            output_len: 128,
+            requests: None,
+            duration: None,
+        },
         warmup: 2,
     };
     let code = throughput(args, command_line()).await;

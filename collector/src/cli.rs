@@ -24,6 +24,10 @@ pub struct Cli {
 pub enum Command {
     /// Throughput sweep: tokens/s, TTFT and decode speed at each concurrency.
     Throughput(ThroughputArgs),
+    /// Context sweep: TTFT, prefill and decode speed at each input length.
+    Context(ContextArgs),
+    /// Both sweeps into one bundle, the way a new deployment is validated.
+    Run(RunArgs),
     /// Run llmsweep's simulated server (a test instrument with known timing, not a real engine).
     ServeSim(SimArgs),
     /// Start the simulated server on loopback, sweep it briefly, and write a bundle.
@@ -82,6 +86,17 @@ pub struct ThroughputArgs {
     pub target: TargetArgs,
     #[command(flatten)]
     pub output: OutputArgs,
+    #[command(flatten)]
+    pub sweep: ThroughputOpts,
+    /// Unrecorded requests before the first level (they warm the server and measure the tokens
+    /// the server adds to each prompt).
+    #[arg(long, default_value_t = 2)]
+    pub warmup: u64,
+}
+
+/// The throughput sweep's own flags (shared by `throughput` and `run`).
+#[derive(Debug, Clone, Args)]
+pub struct ThroughputOpts {
     /// Concurrency levels, run in this order.
     #[arg(long, value_delimiter = ',', default_value = "1,2,4,8,16,32,64,100")]
     pub concurrency: Vec<u32>,
@@ -97,10 +112,73 @@ pub struct ThroughputArgs {
     /// Seconds per level instead of a request count: no request starts after it, those in flight finish.
     #[arg(long, value_name = "SECS")]
     pub duration: Option<f64>,
-    /// Unrecorded requests before the first level (they warm the server and measure the tokens
-    /// the server adds to each prompt).
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ContextArgs {
+    #[command(flatten)]
+    pub target: TargetArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// Input lengths in the server's tokens; `k` means thousands (30k = 30000).
+    #[arg(long, value_delimiter = ',', default_value = "1k,8k,16k,30k,60k,100k", value_parser = parse_len)]
+    pub lengths: Vec<u64>,
+    /// Tokens generated per request.
+    #[arg(long, default_value_t = 128)]
+    pub output_len: u64,
+    /// Concurrency at which each length runs (one or more levels).
+    #[arg(long, value_delimiter = ',', default_value = "1")]
+    pub concurrency: Vec<u32>,
+    #[command(flatten)]
+    pub opts: ContextOpts,
+    /// Unrecorded requests before the sweep.
+    #[arg(long, default_value_t = 1)]
+    pub warmup: u64,
+}
+
+/// Context-sweep flags shared by `context` and `run`.
+#[derive(Debug, Clone, Args)]
+pub struct ContextOpts {
+    /// Requests per length and concurrency slot (a point sends repeats × concurrency requests).
+    #[arg(long, default_value_t = 3)]
+    pub repeats: u64,
+    /// Send lengths longer than the server's context anyway, and record its error.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// Which sweeps `run` does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OnlyArg {
+    Throughput,
+    Context,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub target: TargetArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    #[command(flatten)]
+    pub throughput: ThroughputOpts,
+    /// Context sweep: input lengths; `k` means thousands.
+    #[arg(long, value_delimiter = ',', default_value = "1k,8k,16k,30k,60k,100k", value_parser = parse_len)]
+    pub lengths: Vec<u64>,
+    /// Context sweep: tokens generated per request.
+    #[arg(long, default_value_t = 128)]
+    pub context_output_len: u64,
+    /// Context sweep: concurrency at which each length runs.
+    #[arg(long, value_delimiter = ',', default_value = "1")]
+    pub context_concurrency: Vec<u32>,
+    #[command(flatten)]
+    pub context: ContextOpts,
+    /// Unrecorded requests before the first sweep.
     #[arg(long, default_value_t = 2)]
     pub warmup: u64,
+    /// Run only one of the two sweeps.
+    #[arg(long, value_enum)]
+    pub only: Option<OnlyArg>,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -177,6 +255,21 @@ pub struct SimArgs {
     pub no_tokenize: bool,
 }
 
+/// Parses a token count: `30000`, `30k` or `1.5k`.
+fn parse_len(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (num, mult) = match t.strip_suffix(['k', 'K']) {
+        Some(n) => (n, 1000.0),
+        None => (t, 1.0),
+    };
+    match num.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && (v * mult).fract() == 0.0 => Ok((v * mult) as u64),
+        _ => Err(format!(
+            "expected a token count such as 8000 or 8k, got {s:?}"
+        )),
+    }
+}
+
 /// Parses `key=value`.
 fn parse_note(s: &str) -> Result<(String, String), String> {
     match s.split_once('=') {
@@ -203,8 +296,11 @@ mod tests {
         let Command::Throughput(a) = cli.command else {
             panic!("not throughput")
         };
-        assert_eq!(a.concurrency, [1, 2, 4, 8, 16, 32, 64, 100]);
-        assert_eq!((a.input_len, a.output_len, a.warmup), (1000, 500, 2));
+        assert_eq!(a.sweep.concurrency, [1, 2, 4, 8, 16, 32, 64, 100]);
+        assert_eq!(
+            (a.sweep.input_len, a.sweep.output_len, a.warmup),
+            (1000, 500, 2)
+        );
         assert_eq!(a.target.url, "http://127.0.0.1:30000");
         assert_eq!(a.target.api, ApiArg::Completions);
         assert_eq!(a.output.out, PathBuf::from("results"));
@@ -227,6 +323,33 @@ mod tests {
         assert_eq!(a.output.notes[0], ("gpu".into(), "2x RTX A6000".into()));
         let err = Cli::try_parse_from(["llmsweep", "throughput", "--note", "novalue"]).unwrap_err();
         assert!(err.to_string().contains("expected KEY=VALUE"));
+    }
+
+    #[test]
+    fn context_defaults_and_lengths_in_thousands() {
+        let cli = Cli::try_parse_from(["llmsweep", "context"]).unwrap();
+        let Command::Context(a) = cli.command else {
+            panic!("not context")
+        };
+        assert_eq!(a.lengths, [1000, 8000, 16000, 30000, 60000, 100_000]);
+        assert_eq!((a.output_len, a.opts.repeats, a.warmup), (128, 3, 1));
+        assert_eq!(a.concurrency, [1]);
+        assert_eq!(parse_len("1.5k"), Ok(1500));
+        assert_eq!(parse_len("512"), Ok(512));
+        assert!(
+            parse_len("0").is_err() && parse_len("1.2345k").is_err() && parse_len("x").is_err()
+        );
+    }
+
+    #[test]
+    fn run_has_both_sweeps_defaults() {
+        let cli = Cli::try_parse_from(["llmsweep", "run", "--only", "context"]).unwrap();
+        let Command::Run(a) = cli.command else {
+            panic!("not run")
+        };
+        assert_eq!(a.throughput.output_len, 500);
+        assert_eq!((a.context_output_len, a.context.repeats), (128, 3));
+        assert_eq!(a.only, Some(OnlyArg::Context));
     }
 
     #[test]

@@ -21,44 +21,88 @@ const THROUGHPUT: &[Col] = &[
     Col("wall s", 8),
 ];
 
+const CONTEXT: &[Col] = &[
+    Col("input", 7),
+    Col("C", 3),
+    Col("ok/fail", 8),
+    Col("TTFT p50 s", 11),
+    Col("prefill tok/s", 14),
+    Col("decode tok/s", 13),
+    Col("e2e p50 s", 10),
+    Col("server input", 13),
+];
+
 /// Prints the throughput table, a row at a time.
 #[derive(Debug, Default)]
-pub struct ThroughputTable {
-    header_done: bool,
-}
+pub struct ThroughputTable;
 
 impl ThroughputTable {
-    pub fn header(&mut self) -> String {
-        self.header_done = true;
-        let cells: Vec<String> = THROUGHPUT
-            .iter()
-            .map(|c| format!("{:>w$}", c.0, w = c.1))
-            .collect();
-        format!("{} | flags", cells.join(" | "))
+    pub fn header(&self) -> String {
+        header(THROUGHPUT)
     }
 
     /// The row for a point, followed by one indented line per flag or failure reason.
     pub fn row(&self, p: &Point) -> String {
-        let cells = match (&p.summary, p.status) {
-            (Some(s), _) => throughput_cells(p, s),
-            (None, _) => {
-                let mut c = vec![p.concurrency.to_string()];
-                c.resize(THROUGHPUT.len(), "-".into());
-                c
-            }
+        let cells = match &p.summary {
+            Some(s) => throughput_cells(p, s),
+            None => vec![p.concurrency.to_string()],
         };
-        let cells: Vec<String> = cells
-            .iter()
-            .zip(THROUGHPUT)
-            .map(|(v, c)| format!("{v:>w$}", w = c.1))
-            .collect();
-        let mut out = format!("{} | {}", cells.join(" | "), flag_words(p));
-        for line in explanations(p) {
-            out.push_str("\n      ↳ ");
-            out.push_str(&line);
-        }
-        out
+        render(THROUGHPUT, cells, p)
     }
+}
+
+/// Prints the context table, a row at a time.
+#[derive(Debug, Default)]
+pub struct ContextTable;
+
+impl ContextTable {
+    pub fn header(&self) -> String {
+        header(CONTEXT)
+    }
+
+    pub fn row(&self, p: &Point) -> String {
+        let mut cells = vec![p.input_len.to_string(), p.concurrency.to_string()];
+        if let Some(s) = &p.summary {
+            let p50 = |x: Option<llmsweep_shared::metrics::Stats>, scale: f64, prec: usize| {
+                x.map_or("-".into(), |v| format!("{:.prec$}", v.p50 * scale))
+            };
+            let counted = p.requests.iter().filter_map(|r| r.prompt_tokens).max();
+            cells.extend([
+                format!("{}/{}", s.ok, s.failed),
+                p50(s.ttft_s, 1.0, 3),
+                p50(s.prefill_tok_s, 1.0, 0),
+                p50(s.decode_tok_s, 1.0, 1),
+                p50(s.e2e_s, 1.0, 2),
+                counted.map_or("-".into(), |c| c.to_string()),
+            ]);
+        }
+        render(CONTEXT, cells, p)
+    }
+}
+
+fn header(cols: &[Col]) -> String {
+    let cells: Vec<String> = cols
+        .iter()
+        .map(|c| format!("{:>w$}", c.0, w = c.1))
+        .collect();
+    format!("{} | flags", cells.join(" | "))
+}
+
+/// A row: cells right-aligned to their column (missing cells shown as `-`), the flag words,
+/// then one indented line per reason or flag message.
+fn render(cols: &[Col], mut cells: Vec<String>, p: &Point) -> String {
+    cells.resize(cols.len(), "-".into());
+    let cells: Vec<String> = cells
+        .iter()
+        .zip(cols)
+        .map(|(v, c)| format!("{v:>w$}", w = c.1))
+        .collect();
+    let mut out = format!("{} | {}", cells.join(" | "), flag_words(p));
+    for line in explanations(p) {
+        out.push_str("\n      ↳ ");
+        out.push_str(&line);
+    }
+    out
 }
 
 fn throughput_cells(p: &Point, s: &Summary) -> Vec<String> {

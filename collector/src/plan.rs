@@ -8,7 +8,10 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use llmsweep_shared::bundle::Api;
 
-use crate::cli::{ApiArg, OutputArgs, TargetArgs, ThroughputArgs};
+use crate::cli::{
+    ApiArg, ContextArgs, ContextOpts, OnlyArg, OutputArgs, RunArgs, TargetArgs, ThroughputArgs,
+    ThroughputOpts,
+};
 use crate::loadgen::StopRule;
 
 /// Most concurrent requests one level may ask for.
@@ -53,18 +56,16 @@ impl ThroughputPlan {
     pub fn from_args(a: &ThroughputArgs) -> anyhow::Result<ThroughputPlan> {
         let target = TargetPlan::from_args(&a.target)?;
         let output = OutputPlan::from_args(&a.output, &target)?;
-        if a.concurrency.is_empty() {
-            bail!("--concurrency needs at least one level, e.g. --concurrency 1,2,4");
-        }
-        let mut seen = std::collections::BTreeSet::new();
-        for &c in &a.concurrency {
-            if c == 0 || c > MAX_CONCURRENCY {
-                bail!("--concurrency {c} is out of range: use 1 to {MAX_CONCURRENCY}");
-            }
-            if !seen.insert(c) {
-                bail!("--concurrency lists {c} twice; each level runs once");
-            }
-        }
+        ThroughputPlan::new(target, output, &a.sweep, a.warmup)
+    }
+
+    pub fn new(
+        target: TargetPlan,
+        output: OutputPlan,
+        a: &ThroughputOpts,
+        warmup: u64,
+    ) -> anyhow::Result<ThroughputPlan> {
+        check_concurrency(&a.concurrency, "--concurrency")?;
         if a.input_len == 0 {
             bail!("--input-len must be at least 1 token");
         }
@@ -89,7 +90,7 @@ impl ThroughputPlan {
             output_len: a.output_len,
             requests: a.requests,
             duration,
-            warmup: a.warmup,
+            warmup,
         })
     }
 
@@ -105,6 +106,201 @@ impl ThroughputPlan {
             None => StopRule::Count(self.requests_at(c)),
         }
     }
+}
+
+/// A checked context sweep.
+#[derive(Debug, Clone)]
+pub struct ContextPlan {
+    pub target: TargetPlan,
+    pub output: OutputPlan,
+    pub lengths: Vec<u64>,
+    pub output_len: u64,
+    pub concurrency: Vec<u32>,
+    pub repeats: u64,
+    pub force: bool,
+    pub warmup: u64,
+}
+
+impl ContextPlan {
+    pub fn from_args(a: &ContextArgs) -> anyhow::Result<ContextPlan> {
+        let target = TargetPlan::from_args(&a.target)?;
+        let output = OutputPlan::from_args(&a.output, &target)?;
+        let flags = ContextFlags {
+            output_len: "--output-len",
+            concurrency: "--concurrency",
+        };
+        ContextPlan::new(
+            target,
+            output,
+            &a.lengths,
+            a.output_len,
+            &a.concurrency,
+            &a.opts,
+            a.warmup,
+            flags,
+        )
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        target: TargetPlan,
+        output: OutputPlan,
+        lengths: &[u64],
+        output_len: u64,
+        concurrency: &[u32],
+        opts: &ContextOpts,
+        warmup: u64,
+        flags: ContextFlags,
+    ) -> anyhow::Result<ContextPlan> {
+        if lengths.is_empty() {
+            bail!("--lengths needs at least one input length, e.g. --lengths 1k,8k,30k");
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for &l in lengths {
+            if !seen.insert(l) {
+                bail!("--lengths lists {l} twice; each length runs once");
+            }
+        }
+        check_concurrency(concurrency, flags.concurrency)?;
+        if output_len == 0 {
+            bail!("{} must be at least 1 token", flags.output_len);
+        }
+        if opts.repeats == 0 {
+            bail!("--repeats must be at least 1");
+        }
+        Ok(ContextPlan {
+            target,
+            output,
+            lengths: lengths.to_vec(),
+            output_len,
+            concurrency: concurrency.to_vec(),
+            repeats: opts.repeats,
+            force: opts.force,
+            warmup,
+        })
+    }
+}
+
+/// The flag names a context plan's values came from, for messages (`context` and `run` differ).
+#[derive(Debug, Clone, Copy)]
+pub struct ContextFlags {
+    pub output_len: &'static str,
+    pub concurrency: &'static str,
+}
+
+/// One session: the throughput sweep, the context sweep, or both (`run`).
+#[derive(Debug, Clone)]
+pub struct RunPlan {
+    pub target: TargetPlan,
+    pub output: OutputPlan,
+    pub throughput: Option<ThroughputPlan>,
+    pub context: Option<ContextPlan>,
+    pub warmup: u64,
+}
+
+impl From<ThroughputPlan> for RunPlan {
+    fn from(p: ThroughputPlan) -> RunPlan {
+        RunPlan {
+            target: p.target.clone(),
+            output: p.output.clone(),
+            warmup: p.warmup,
+            throughput: Some(p),
+            context: None,
+        }
+    }
+}
+
+impl From<ContextPlan> for RunPlan {
+    fn from(p: ContextPlan) -> RunPlan {
+        RunPlan {
+            target: p.target.clone(),
+            output: p.output.clone(),
+            warmup: p.warmup,
+            throughput: None,
+            context: Some(p),
+        }
+    }
+}
+
+impl RunPlan {
+    pub fn from_args(a: &RunArgs) -> anyhow::Result<RunPlan> {
+        let target = TargetPlan::from_args(&a.target)?;
+        let output = OutputPlan::from_args(&a.output, &target)?;
+        let throughput = (a.only != Some(OnlyArg::Context))
+            .then(|| ThroughputPlan::new(target.clone(), output.clone(), &a.throughput, 0))
+            .transpose()?;
+        let flags = ContextFlags {
+            output_len: "--context-output-len",
+            concurrency: "--context-concurrency",
+        };
+        let context = (a.only != Some(OnlyArg::Throughput))
+            .then(|| {
+                ContextPlan::new(
+                    target.clone(),
+                    output.clone(),
+                    &a.lengths,
+                    a.context_output_len,
+                    &a.context_concurrency,
+                    &a.context,
+                    0,
+                    flags,
+                )
+            })
+            .transpose()?;
+        Ok(RunPlan {
+            target,
+            output,
+            throughput,
+            context,
+            warmup: a.warmup,
+        })
+    }
+}
+
+impl RunPlan {
+    /// The word in the bundle's file name.
+    pub fn kind(&self) -> &'static str {
+        match (&self.throughput, &self.context) {
+            (Some(_), None) => "throughput",
+            (None, Some(_)) => "context",
+            _ => "run",
+        }
+    }
+
+    /// Connections to keep open: the highest concurrency of any sweep.
+    pub fn pool(&self) -> usize {
+        let t = self.throughput.iter().flat_map(|p| p.concurrency.iter());
+        let c = self.context.iter().flat_map(|p| p.concurrency.iter());
+        t.chain(c).copied().max().unwrap_or(1) as usize
+    }
+
+    /// Warm-up requests: the first sweep's input length, at most 64 output tokens.
+    pub fn warmup_shape(&self) -> (u64, u64) {
+        match (&self.throughput, &self.context) {
+            (Some(t), _) => (t.input_len, t.output_len.min(64)),
+            (None, Some(c)) => {
+                let shortest = c.lengths.iter().copied().min().unwrap_or(1);
+                (shortest, c.output_len.min(64))
+            }
+            (None, None) => (1, 1),
+        }
+    }
+}
+
+fn check_concurrency(list: &[u32], flag: &str) -> anyhow::Result<()> {
+    if list.is_empty() {
+        bail!("{flag} needs at least one level, e.g. {flag} 1,2,4");
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for &c in list {
+        if c == 0 || c > MAX_CONCURRENCY {
+            bail!("{flag} {c} is out of range: use 1 to {MAX_CONCURRENCY}");
+        }
+        if !seen.insert(c) {
+            bail!("{flag} lists {c} twice; each level runs once");
+        }
+    }
+    Ok(())
 }
 
 impl TargetPlan {
@@ -235,6 +431,44 @@ mod tests {
         assert!(err(&["--url", "ftp://x"]).contains("http://"));
         assert!(err(&["--timeout", "0"]).contains("--timeout"));
         assert!(err(&["--label", " "]).contains("--label"));
+    }
+
+    #[test]
+    fn context_and_run_values_are_checked() {
+        let ctx = |args: &[&str]| {
+            let mut all = vec!["llmsweep", "context"];
+            all.extend_from_slice(args);
+            let Command::Context(a) = Cli::try_parse_from(all).unwrap().command else {
+                panic!()
+            };
+            ContextPlan::from_args(&a).map_err(|e| format!("{e:#}"))
+        };
+        assert!(
+            ctx(&["--lengths", "1k,1000"])
+                .unwrap_err()
+                .contains("--lengths lists 1000 twice")
+        );
+        assert!(ctx(&["--repeats", "0"]).unwrap_err().contains("--repeats"));
+        assert!(
+            ctx(&["--concurrency", "0"])
+                .unwrap_err()
+                .contains("--concurrency 0")
+        );
+        let run = |args: &[&str]| {
+            let mut all = vec!["llmsweep", "run"];
+            all.extend_from_slice(args);
+            let Command::Run(a) = Cli::try_parse_from(all).unwrap().command else {
+                panic!()
+            };
+            RunPlan::from_args(&a).map_err(|e| format!("{e:#}"))
+        };
+        assert!(
+            run(&["--context-output-len", "0"])
+                .unwrap_err()
+                .contains("--context-output-len")
+        );
+        let only = run(&["--only", "throughput"]).unwrap();
+        assert!(only.throughput.is_some() && only.context.is_none());
     }
 
     #[test]

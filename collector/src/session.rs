@@ -165,6 +165,23 @@ impl Session {
         self.bundle.workload.prompt_digest = digest(self.hashes.iter().map(String::as_str));
     }
 
+    /// Adds a sweep to the bundle and writes it; returns the sweep's index.
+    pub fn start_sweep(&mut self, sweep: llmsweep_shared::bundle::Sweep) -> anyhow::Result<usize> {
+        self.bundle.sweeps.push(sweep);
+        self.checkpoint()?;
+        Ok(self.bundle.sweeps.len() - 1)
+    }
+
+    /// Adds a finished point to sweep `sweep` and writes the bundle, so a crash loses nothing.
+    pub fn add_point(
+        &mut self,
+        sweep: usize,
+        point: llmsweep_shared::bundle::Point,
+    ) -> anyhow::Result<()> {
+        self.bundle.sweeps[sweep].points.push(point);
+        self.checkpoint()
+    }
+
     /// Writes the bundle as it stands.
     pub fn checkpoint(&self) -> anyhow::Result<()> {
         store::write_atomic(&self.path, &self.bundle)

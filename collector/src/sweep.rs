@@ -3,11 +3,11 @@
 use llmsweep_shared::bundle::{
     ErrorKind, Flag, FlagKind, Point, PointStatus, RequestRecord, Sweep, SweepKind,
 };
-use llmsweep_shared::metrics::{degenerate_text, level_flags, summarize};
+use llmsweep_shared::metrics::{PrefillFit, degenerate_text, fit_prefill, level_flags, summarize};
 
 use crate::loadgen::{self, LoadResult, LoadSpec, StopRule};
-use crate::output::{Progress, ThroughputTable};
-use crate::plan::ThroughputPlan;
+use crate::output::{ContextTable, Progress, ThroughputTable};
+use crate::plan::{ContextPlan, ThroughputPlan};
 use crate::session::Session;
 use crate::stream::trace::Finished;
 
@@ -26,7 +26,7 @@ pub fn stream_id(kind: SweepKind, concurrency: u32, input_len: u64) -> u64 {
 
 /// Runs a throughput sweep into the session's bundle, writing it after every level.
 pub async fn throughput(s: &mut Session, plan: &ThroughputPlan) -> anyhow::Result<()> {
-    s.bundle.sweeps.push(Sweep {
+    let sweep = s.start_sweep(Sweep {
         kind: SweepKind::Throughput,
         concurrency: plan.concurrency.clone(),
         input_lens: vec![plan.input_len],
@@ -35,16 +35,13 @@ pub async fn throughput(s: &mut Session, plan: &ThroughputPlan) -> anyhow::Resul
         duration_s: plan.duration.map(|d| d.as_secs_f64()),
         warmup: plan.warmup,
         timeout_s: plan.target.timeout.as_secs_f64(),
+        repeats: None,
+        prefill_fit: None,
         points: Vec::new(),
-    });
-    let sweep_index = s.bundle.sweeps.len() - 1;
-    s.checkpoint()?;
-    let mut table = ThroughputTable::default();
+    })?;
+    let table = ThroughputTable;
     println!("{}", table.header());
     for &c in &plan.concurrency {
-        if s.interrupt.is_stopped() {
-            break;
-        }
         let spec = LoadSpec {
             concurrency: c,
             stop: plan.stop_at(c),
@@ -52,22 +49,140 @@ pub async fn throughput(s: &mut Session, plan: &ThroughputPlan) -> anyhow::Resul
             output_len: plan.output_len,
             stream: stream_id(SweepKind::Throughput, c, plan.input_len),
         };
-        let result = run_point(s, spec, format!("C={c}")).await;
-        if result.finished.is_empty() {
-            break; // interrupted before anything was sent
-        }
-        let point = build_point(&spec, &result);
-        s.add_hashes(
-            result
-                .finished
-                .iter()
-                .map(|f| f.record.prompt_hash.as_str()),
-        );
+        let Some(point) = measure(s, spec, format!("C={c}")).await else {
+            break;
+        };
         println!("{}", table.row(&point));
-        s.bundle.sweeps[sweep_index].points.push(point);
-        s.checkpoint()?;
+        s.add_point(sweep, point)?;
     }
     Ok(())
+}
+
+/// Runs a context sweep: every length at every concurrency; lengths that cannot fit the server's
+/// context are skipped with the reason, then the prefill curve is fitted and predicts them.
+pub async fn context(s: &mut Session, plan: &ContextPlan) -> anyhow::Result<()> {
+    let sweep = s.start_sweep(Sweep {
+        kind: SweepKind::Context,
+        concurrency: plan.concurrency.clone(),
+        input_lens: plan.lengths.clone(),
+        output_len: plan.output_len,
+        requests: None,
+        duration_s: None,
+        warmup: plan.warmup,
+        timeout_s: plan.target.timeout.as_secs_f64(),
+        repeats: Some(plan.repeats),
+        prefill_fit: None,
+        points: Vec::new(),
+    })?;
+    let max_context = s.bundle.target.max_context;
+    let table = ContextTable;
+    println!("{}", table.header());
+    'lengths: for &len in &plan.lengths {
+        for &c in &plan.concurrency {
+            let spec = LoadSpec {
+                concurrency: c,
+                stop: StopRule::Count(plan.repeats * c as u64),
+                input_len: len,
+                output_len: plan.output_len,
+                stream: stream_id(SweepKind::Context, c, len),
+            };
+            let point = match too_long(&spec, max_context) {
+                Some(reason) if !plan.force => skipped_point(&spec, reason),
+                _ => match measure(s, spec, format!("{len} tokens, C={c}")).await {
+                    Some(p) => p,
+                    None => break 'lengths,
+                },
+            };
+            println!("{}", table.row(&point));
+            s.add_point(sweep, point)?;
+        }
+    }
+    let fit = fit_context(&mut s.bundle.sweeps[sweep]);
+    s.checkpoint()?;
+    print_fit(fit.as_ref(), &s.bundle.sweeps[sweep]);
+    Ok(())
+}
+
+/// Why a point cannot fit the server's context, when it cannot.
+fn too_long(spec: &LoadSpec, max_context: Option<u64>) -> Option<String> {
+    let needed = spec.input_len + spec.output_len;
+    let ctx = max_context?;
+    (needed > ctx).then(|| format!("needs {needed} tokens, server context is {ctx}"))
+}
+
+fn skipped_point(spec: &LoadSpec, reason: String) -> Point {
+    Point {
+        status: PointStatus::Skipped,
+        reason: Some(reason),
+        summary: None,
+        started_at: None,
+        ..empty_point(spec)
+    }
+}
+
+/// Fits the prefill curve over the successful requests at the sweep's lowest concurrency (higher
+/// ones add queueing to TTFT), stores it, and predicts the skipped points.
+pub fn fit_context(sweep: &mut Sweep) -> Option<PrefillFit> {
+    let c = sweep.concurrency.iter().copied().min()?;
+    let samples: Vec<(u64, f64)> = sweep
+        .points
+        .iter()
+        .filter(|p| p.concurrency == c && p.status == PointStatus::Ok)
+        .flat_map(|p| &p.requests)
+        .filter(|r| r.is_ok())
+        .filter_map(|r| Some((r.prompt_tokens.unwrap_or(r.input_tokens), r.ttft_s?)))
+        .collect();
+    let fit = fit_prefill(&samples)?;
+    for p in sweep
+        .points
+        .iter_mut()
+        .filter(|p| p.status == PointStatus::Skipped)
+    {
+        p.predicted_ttft_s = Some(fit.predict_s(p.input_len));
+    }
+    sweep.prefill_fit = Some(fit);
+    Some(fit)
+}
+
+fn print_fit(fit: Option<&PrefillFit>, sweep: &Sweep) {
+    let Some(fit) = fit else {
+        println!("\nprefill fit: needs successful points at two or more lengths");
+        return;
+    };
+    println!(
+        "\nprefill fit over {} requests at {}..{} tokens: {} (rms residual {:.3} s)",
+        fit.samples,
+        fit.min_len,
+        fit.max_len,
+        fit.describe(),
+        fit.rms_residual_s
+    );
+    for p in sweep.points.iter().filter(|p| p.predicted_ttft_s.is_some()) {
+        println!(
+            "  predicted, not measured: TTFT at {} tokens ≈ {:.2} s (skipped: {})",
+            p.input_len,
+            p.predicted_ttft_s.unwrap_or_default(),
+            p.reason.as_deref().unwrap_or("")
+        );
+    }
+}
+
+/// Runs one point and builds its bundle entry; `None` when interrupted before anything was sent.
+async fn measure(s: &mut Session, spec: LoadSpec, label: String) -> Option<Point> {
+    if s.interrupt.is_stopped() {
+        return None;
+    }
+    let result = run_point(s, spec, label).await;
+    if result.finished.is_empty() {
+        return None;
+    }
+    s.add_hashes(
+        result
+            .finished
+            .iter()
+            .map(|f| f.record.prompt_hash.as_str()),
+    );
+    Some(build_point(&spec, &result))
 }
 
 async fn run_point(s: &Session, spec: LoadSpec, label: String) -> LoadResult {
@@ -141,9 +256,6 @@ pub fn build_point(spec: &LoadSpec, result: &LoadResult) -> Point {
         .find(|f| f.record.is_ok() && !f.text.is_empty())
         .map(|f| f.text.chars().take(SAMPLE_CHARS).collect());
     Point {
-        concurrency: spec.concurrency,
-        input_len: spec.input_len,
-        output_len: spec.output_len,
         status,
         reason,
         started_at: Some(
@@ -155,9 +267,27 @@ pub fn build_point(spec: &LoadSpec, result: &LoadResult) -> Point {
         flags,
         requests: records,
         output_sample: sample,
+        ..empty_point(spec)
+    }
+}
+
+/// A point with its parameters and nothing measured.
+fn empty_point(spec: &LoadSpec) -> Point {
+    Point {
+        concurrency: spec.concurrency,
+        input_len: spec.input_len,
+        output_len: spec.output_len,
+        status: PointStatus::Ok,
+        reason: None,
+        started_at: None,
+        summary: None,
+        flags: Vec::new(),
+        requests: Vec::new(),
+        output_sample: None,
         server_samples: None,
         gpu_samples: None,
         client_cpu: None,
+        predicted_ttft_s: None,
     }
 }
 

@@ -99,6 +99,8 @@ fn sample() -> Bundle {
             duration_s: None,
             warmup: 2,
             timeout_s: 600.0,
+            repeats: None,
+            prefill_fit: None,
             points: vec![Point {
                 concurrency: 1,
                 input_len: 1000,
@@ -113,6 +115,7 @@ fn sample() -> Bundle {
                 server_samples: None,
                 gpu_samples: None,
                 client_cpu: Some(0.12),
+                predicted_ttft_s: None,
             }],
         }],
     }

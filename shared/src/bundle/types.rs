@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::metrics::Stats;
+use crate::metrics::{PrefillFit, Stats};
 
 /// A whole result file: one run of llmsweep against one server.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -185,6 +185,12 @@ pub struct Sweep {
     #[serde(default)]
     pub warmup: u64,
     pub timeout_s: f64,
+    /// Context sweeps: requests per point are `repeats × concurrency`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeats: Option<u64>,
+    /// Context sweeps: TTFT against input length, fitted over the successful requests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefill_fit: Option<PrefillFit>,
     #[serde(default)]
     pub points: Vec<Point>,
 }
@@ -235,6 +241,10 @@ pub struct Point {
     /// The collector's own CPU time during the point / its wall time (1.0 = one core busy).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_cpu: Option<f64>,
+    /// For a skipped context point: the TTFT the sweep's prefill fit predicts. A prediction, not
+    /// a measurement.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub predicted_ttft_s: Option<f64>,
 }
 
 /// A time series of the server's own metrics during a point.

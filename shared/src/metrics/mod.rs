@@ -6,11 +6,13 @@
 
 pub mod checks;
 pub mod definitions;
+pub mod fit;
 pub mod level;
 pub mod request;
 pub mod stats;
 
 pub use checks::{degenerate_text, level_flags};
 pub use definitions::definitions;
+pub use fit::{PrefillFit, fit_prefill};
 pub use level::summarize;
 pub use stats::{Stats, percentile};
