@@ -3,10 +3,10 @@
 use std::path::Path;
 
 use clap::Parser;
-use llmsweep::app::{Outcome, run_throughput};
+use llmsweep::app::{Outcome, run_plan, run_throughput};
 use llmsweep::cli::{Cli, Command};
 use llmsweep::loadgen::Interrupt;
-use llmsweep::plan::ThroughputPlan;
+use llmsweep::plan::{ContextPlan, RunPlan, ThroughputPlan};
 use llmsweep::sim::{SimConfig, SimServer, SimStats};
 use llmsweep_shared::Bundle;
 
@@ -57,6 +57,35 @@ pub async fn sweep_with(cfg: SimConfig, args: &[&str], interrupt: Interrupt) -> 
     let bundle = Bundle::from_json(&text).expect("bundle reads back");
     Swept {
         bundle,
+        outcome,
+        stats,
+        dir,
+    }
+}
+
+/// Runs `llmsweep <command> <args>` (`context` or `run`) against a fresh simulator.
+pub async fn sweep_command(cfg: SimConfig, command: &str, args: &[&str]) -> Swept {
+    let sim = SimServer::start(cfg, 0).await.expect("simulator starts");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let url = sim.url();
+    let out = dir.path().to_string_lossy().to_string();
+    let mut all = vec![
+        "llmsweep", command, "--url", &url, "--label", "sim", "--seed", "7", "--out", &out,
+    ];
+    all.extend_from_slice(args);
+    let plan: RunPlan = match Cli::try_parse_from(all).expect("valid flags").command {
+        Command::Context(a) => ContextPlan::from_args(&a).expect("valid plan").into(),
+        Command::Run(a) => RunPlan::from_args(&a).expect("valid plan"),
+        other => panic!("not a sweep command: {other:?}"),
+    };
+    let outcome = run_plan(&plan, vec!["llmsweep".into()], Interrupt::default())
+        .await
+        .expect("sweep runs");
+    let stats = sim.stats();
+    sim.shutdown().await;
+    let text = std::fs::read_to_string(&outcome.path).expect("bundle written");
+    Swept {
+        bundle: Bundle::from_json(&text).expect("bundle reads back"),
         outcome,
         stats,
         dir,
