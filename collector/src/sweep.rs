@@ -3,7 +3,9 @@
 use llmsweep_shared::bundle::{
     ErrorKind, Flag, FlagKind, Point, PointStatus, RequestRecord, Sweep, SweepKind,
 };
-use llmsweep_shared::metrics::{PrefillFit, degenerate_text, fit_prefill, level_flags, summarize};
+use llmsweep_shared::metrics::{
+    PrefillFit, client_bound_flag, degenerate_text, fit_prefill, level_flags, summarize,
+};
 
 use crate::loadgen::{self, LoadResult, LoadSpec, StopRule};
 use crate::output::{ContextTable, Progress, ThroughputTable};
@@ -172,17 +174,25 @@ async fn measure(s: &mut Session, spec: LoadSpec, label: String) -> Option<Point
     if s.interrupt.is_stopped() {
         return None;
     }
+    let cpu_before = crate::host::client_cpu_s();
     let result = run_point(s, spec, label).await;
     if result.finished.is_empty() {
         return None;
     }
-    s.add_hashes(
-        result
-            .finished
-            .iter()
-            .map(|f| f.record.prompt_hash.as_str()),
-    );
-    Some(build_point(&spec, &result))
+    let wall = result.origin.elapsed().as_secs_f64();
+    let client_cpu = match (cpu_before, crate::host::client_cpu_s()) {
+        (Some(a), Some(b)) if wall > 0.0 => Some((b - a) / wall),
+        _ => None,
+    };
+    let hashes = result
+        .finished
+        .iter()
+        .map(|f| f.record.prompt_hash.as_str());
+    s.add_hashes(hashes);
+    let mut point = build_point(&spec, &result);
+    point.client_cpu = client_cpu;
+    point.flags.extend(client_cpu.and_then(client_bound_flag));
+    Some(point)
 }
 
 async fn run_point(s: &Session, spec: LoadSpec, label: String) -> LoadResult {

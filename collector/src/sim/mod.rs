@@ -50,7 +50,6 @@ use std::sync::Arc;
 
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
-use tokio::task::JoinHandle;
 
 use server::Shared;
 
@@ -288,28 +287,40 @@ pub struct SimServer {
     pub addr: SocketAddr,
     shared: Arc<Shared>,
     stop: Option<oneshot::Sender<()>>,
-    task: Option<JoinHandle<std::io::Result<()>>>,
+    thread: Option<std::thread::JoinHandle<std::io::Result<()>>>,
 }
 
 impl SimServer {
-    /// Binds 127.0.0.1:port (0 = free port) and serves in a background tokio task.
+    /// Binds 127.0.0.1:port (0 = free port) and serves from a thread of its own, with its own
+    /// runtime, so the sim never shares the collector's worker threads and its CPU time is not
+    /// counted as the client's (see [`crate::host::exclude_current_thread`]).
     ///
     /// Fails with `InvalidInput` when `cfg` does not pass [`SimConfig::validate`].
     pub async fn start(cfg: SimConfig, port: u16) -> std::io::Result<SimServer> {
-        let shared = Shared::start(cfg)?;
-        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, port)).await?;
+        cfg.validate()
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+        let listener = std::net::TcpListener::bind((Ipv4Addr::LOCALHOST, port))?;
+        listener.set_nonblocking(true)?;
         let addr = listener.local_addr()?;
         let (stop, stopped) = oneshot::channel::<()>();
-        let signal = async move {
-            // A dropped sender means the same as a sent stop.
-            let _ = stopped.await;
+        let (ready, started) = oneshot::channel::<std::io::Result<Arc<Shared>>>();
+        let thread = std::thread::Builder::new()
+            .name("serve-sim".into())
+            .spawn(move || serve_on_own_runtime(cfg, listener, stopped, ready))?;
+        let shared = match started.await {
+            Ok(Ok(shared)) => shared,
+            Ok(Err(e)) => return Err(e),
+            Err(_) => {
+                return Err(std::io::Error::other(
+                    "the simulator thread stopped at start",
+                ));
+            }
         };
-        let task = tokio::spawn(server::run(Arc::clone(&shared), listener, signal));
         Ok(SimServer {
             addr,
             shared,
             stop: Some(stop),
-            task: Some(task),
+            thread: Some(thread),
         })
     }
 
@@ -323,14 +334,14 @@ impl SimServer {
         self.shared.stats()
     }
 
-    /// Stops serving: open streams end at once (without `[DONE]`), then the task is awaited.
+    /// Stops serving: open streams end at once (without `[DONE]`), then the thread is joined.
     pub async fn shutdown(mut self) {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
-        if let Some(task) = self.task.take() {
+        if let Some(thread) = self.thread.take() {
             // The server's own result no longer matters to anyone once it is asked to stop.
-            let _ = task.await;
+            let _ = tokio::task::spawn_blocking(move || thread.join()).await;
         }
     }
 }
@@ -341,6 +352,37 @@ impl Drop for SimServer {
             let _ = stop.send(());
         }
     }
+}
+
+/// The simulator thread: a current-thread runtime serving until `stopped`.
+fn serve_on_own_runtime(
+    cfg: SimConfig,
+    listener: std::net::TcpListener,
+    stopped: oneshot::Receiver<()>,
+    ready: oneshot::Sender<std::io::Result<Arc<Shared>>>,
+) -> std::io::Result<()> {
+    crate::host::exclude_current_thread();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async move {
+        let started =
+            Shared::start(cfg).and_then(|shared| Ok((shared, TcpListener::from_std(listener)?)));
+        let (shared, listener) = match started {
+            Ok(v) => v,
+            Err(e) => {
+                let kind = e.kind();
+                let _ = ready.send(Err(std::io::Error::new(kind, e.to_string())));
+                return Err(e);
+            }
+        };
+        let _ = ready.send(Ok(Arc::clone(&shared)));
+        let signal = async move {
+            // A dropped sender means the same as a sent stop.
+            let _ = stopped.await;
+        };
+        server::run(shared, listener, signal).await
+    })
 }
 
 /// Serves `cfg` on `listener` until `shutdown` completes; then open streams end at once.

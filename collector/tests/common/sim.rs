@@ -44,7 +44,12 @@ pub async fn sweep(cfg: SimConfig, args: &[&str]) -> Swept {
     sweep_with(cfg, args, Interrupt::default()).await
 }
 
+/// Sweeps in one test process run one at a time: timing and client-CPU checks would otherwise
+/// measure each other.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 pub async fn sweep_with(cfg: SimConfig, args: &[&str], interrupt: Interrupt) -> Swept {
+    let _turn = SERIAL.lock().await;
     let sim = SimServer::start(cfg, 0).await.expect("simulator starts");
     let dir = tempfile::tempdir().expect("temp dir");
     let plan = plan(&sim.url(), dir.path(), args);
@@ -65,6 +70,7 @@ pub async fn sweep_with(cfg: SimConfig, args: &[&str], interrupt: Interrupt) -> 
 
 /// Runs `llmsweep <command> <args>` (`context` or `run`) against a fresh simulator.
 pub async fn sweep_command(cfg: SimConfig, command: &str, args: &[&str]) -> Swept {
+    let _turn = SERIAL.lock().await;
     let sim = SimServer::start(cfg, 0).await.expect("simulator starts");
     let dir = tempfile::tempdir().expect("temp dir");
     let url = sim.url();

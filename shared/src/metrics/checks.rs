@@ -107,6 +107,22 @@ pub fn level_flags(records: &[RequestRecord], output_len: u64, expected_cached: 
     flags
 }
 
+/// Share of one CPU core above which the collector may have set the pace instead of the server.
+pub const CLIENT_BOUND_CORES: f64 = 0.7;
+
+/// Flags a point whose collector used `cores` (CPU seconds per wall second) above
+/// [`CLIENT_BOUND_CORES`].
+pub fn client_bound_flag(cores: f64) -> Option<Flag> {
+    (cores > CLIENT_BOUND_CORES).then(|| Flag {
+        kind: FlagKind::ClientBound,
+        message: format!(
+            "the collector used {:.0} % of a CPU core during this level: the client, not the server, may have set the pace (use a faster client machine or fewer levels per process)",
+            cores * 100.0
+        ),
+        count: None,
+    })
+}
+
 /// Cached tokens tolerated beyond the intended shared prefix: a BOS token or a chat template's
 /// fixed preamble is shared by every prompt and may be served from cache honestly.
 const CACHE_SLACK: u64 = 32;
@@ -230,6 +246,14 @@ mod tests {
             kinds(&level_flags(&[a], 10, 0)),
             [FlagKind::TokensEstimated]
         );
+    }
+
+    #[test]
+    fn client_bound_above_seventy_percent_of_a_core() {
+        assert!(client_bound_flag(0.69).is_none());
+        let f = client_bound_flag(0.85).unwrap();
+        assert_eq!(f.kind, FlagKind::ClientBound);
+        assert!(f.message.contains("85 %"), "{}", f.message);
     }
 
     #[test]
