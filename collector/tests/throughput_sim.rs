@@ -7,7 +7,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::sim::{plan, sweep, sweep_with};
+use common::sim::{plan, sweep, sweep_interrupted};
 use llmsweep::loadgen::Interrupt;
 use llmsweep::sim::{Preset, SimConfig, SimServer};
 use llmsweep_shared::bundle::{Calibration, ErrorKind, FlagKind, PointStatus, SweepKind};
@@ -371,13 +371,9 @@ async fn interrupted_run_leaves_a_valid_incomplete_bundle() {
         decode_d0_s: 0.02,
         ..fast()
     };
-    let interrupt = Interrupt::default();
-    let stop = interrupt.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(1500)).await;
-        stop.stop_sending.cancel();
-    });
-    let s = sweep_with(
+    let s = sweep_interrupted(
+        Duration::from_millis(1500),
+        false,
         cfg,
         &[
             "--concurrency",
@@ -391,7 +387,6 @@ async fn interrupted_run_leaves_a_valid_incomplete_bundle() {
             "--warmup",
             "0",
         ],
-        interrupt,
     )
     .await;
     assert!(s.outcome.interrupted);
@@ -413,14 +408,9 @@ async fn aborted_requests_are_recorded_as_cancelled() {
         decode_d0_s: 0.05,
         ..fast()
     };
-    let interrupt = Interrupt::default();
-    let stop = interrupt.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(800)).await;
-        stop.stop_sending.cancel();
-        stop.abort.cancel();
-    });
-    let s = sweep_with(
+    let s = sweep_interrupted(
+        Duration::from_millis(800),
+        true,
         cfg,
         &[
             "--concurrency",
@@ -432,7 +422,6 @@ async fn aborted_requests_are_recorded_as_cancelled() {
             "--warmup",
             "0",
         ],
-        interrupt,
     )
     .await;
     let p = &s.bundle.sweeps[0].points[0];

@@ -41,18 +41,46 @@ pub fn plan(url: &str, out: &Path, args: &[&str]) -> ThroughputPlan {
 
 /// Runs a throughput sweep with `args` against a fresh simulator configured by `cfg`.
 pub async fn sweep(cfg: SimConfig, args: &[&str]) -> Swept {
-    sweep_with(cfg, args, Interrupt::default()).await
+    sweep_with(cfg, args, Interrupt::default(), || {}).await
 }
 
 /// Sweeps in one test process run one at a time: timing and client-CPU checks would otherwise
 /// measure each other.
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
-pub async fn sweep_with(cfg: SimConfig, args: &[&str], interrupt: Interrupt) -> Swept {
+/// Like [`sweep`], interrupted `after` the sweep starts, as a first Ctrl-C does; with `abort`
+/// requests in flight are aborted at once, as a second Ctrl-C does.
+pub async fn sweep_interrupted(
+    after: std::time::Duration,
+    abort: bool,
+    cfg: SimConfig,
+    args: &[&str],
+) -> Swept {
+    let interrupt = Interrupt::default();
+    let stop = interrupt.clone();
+    let arm = move || {
+        tokio::spawn(async move {
+            tokio::time::sleep(after).await;
+            stop.stop_sending.cancel();
+            if abort {
+                stop.abort.cancel();
+            }
+        });
+    };
+    sweep_with(cfg, args, interrupt, arm).await
+}
+
+async fn sweep_with(
+    cfg: SimConfig,
+    args: &[&str],
+    interrupt: Interrupt,
+    on_start: impl FnOnce(),
+) -> Swept {
     let _turn = SERIAL.lock().await;
     let sim = SimServer::start(cfg, 0).await.expect("simulator starts");
     let dir = tempfile::tempdir().expect("temp dir");
     let plan = plan(&sim.url(), dir.path(), args);
+    on_start();
     let outcome = run_throughput(&plan, vec!["llmsweep".into()], interrupt)
         .await
         .expect("sweep runs");
