@@ -4,7 +4,8 @@
 //! Roles, one file each: [`cli`] (flags) → [`plan`] (validated plan) → [`session`] (probe,
 //! calibration, warm-up) → [`sweep`] (points) → [`loadgen`] (the load loop) → [`client`] (one
 //! request) → [`stream`] (SSE bytes → request record) → [`store`] (the bundle on disk), with
-//! [`output`] for the terminal and [`sim`] for the built-in simulated server.
+//! [`output`] for the terminal, [`telemetry`] for the server's metrics and the GPUs during a
+//! point, and [`sim`] for the built-in simulated server.
 
 pub mod api;
 pub mod app;
@@ -20,5 +21,6 @@ pub mod sim;
 pub mod store;
 pub mod stream;
 pub mod sweep;
+pub mod telemetry;
 pub mod tokenize;
 pub mod workload;

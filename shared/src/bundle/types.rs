@@ -277,7 +277,8 @@ pub struct GpuSamples {
     pub t_s: Vec<f64>,
     /// One series per GPU.
     pub gpus: Vec<GpuSeries>,
-    /// Energy all GPUs drew during the point (power integrated over time), joules.
+    /// Energy all GPUs drew during the point (power integrated over time), joules. GPUs that
+    /// report no power draw are left out.
     #[serde(default)]
     pub energy_j: Option<f64>,
     /// Output tokens of successful requests per joule of GPU energy.
