@@ -59,15 +59,16 @@ pub struct LoadResult {
     pub interrupted: bool,
 }
 
-/// Runs one point. `on_done` sees each finished request as it completes (for progress display).
+/// Runs one point; `origin` is its clock's zero. `on_done` sees each finished request as it
+/// completes (for progress display).
 pub async fn run(
     client: Arc<Client>,
     prompts: Arc<PromptBuilder>,
     spec: LoadSpec,
+    origin: Instant,
     interrupt: &Interrupt,
     mut on_done: impl FnMut(&Finished),
 ) -> LoadResult {
-    let origin = Instant::now();
     let started_at = chrono::Utc::now();
     let next = Arc::new(AtomicU64::new(0));
     let (tx, mut rx) = mpsc::unbounded_channel();

@@ -17,8 +17,10 @@ const THROUGHPUT: &[Col] = &[
     Col("per-req tok/s p50", 18),
     Col("TTFT p50 / p99 s", 17),
     Col("ITL p50 ms", 11),
+    Col("peak queue", 10),
     Col("tokens got/asked", 17),
     Col("wall s", 8),
+    Col("tok/J", 6),
 ];
 
 const CONTEXT: &[Col] = &[
@@ -109,6 +111,16 @@ fn throughput_cells(p: &Point, s: &Summary) -> Vec<String> {
     let ttft = s
         .ttft_s
         .map_or("-".into(), |t| format!("{:.3} / {:.3}", t.p50, t.p99));
+    let peak_queue = p
+        .server_samples
+        .as_ref()
+        .and_then(|x| x.peak_queue)
+        .map_or("-".into(), |q| format!("{q:.0}"));
+    let tok_per_joule = p
+        .gpu_samples
+        .as_ref()
+        .and_then(|g| g.tokens_per_joule)
+        .map_or("-".into(), |t| format!("{t:.2}"));
     vec![
         p.concurrency.to_string(),
         format!("{}/{}", s.ok, s.failed),
@@ -119,8 +131,10 @@ fn throughput_cells(p: &Point, s: &Summary) -> Vec<String> {
         ttft,
         s.itl_s
             .map_or("-".into(), |i| format!("{:.1}", i.p50 * 1000.0)),
+        peak_queue,
         format!("{}/{}", s.output_tokens, s.output_tokens_asked),
         format!("{:.1}", s.wall_s),
+        tok_per_joule,
     ]
 }
 

@@ -99,7 +99,7 @@ impl Session {
             hosts: Hosts {
                 client: crate::host::client_facts(),
                 notes: output.notes.clone(),
-                gpus: Vec::new(),
+                gpus: crate::telemetry::gpu_inventory().await,
             },
             workload: Workload {
                 seed: output.seed,

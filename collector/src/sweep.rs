@@ -4,14 +4,21 @@ use llmsweep_shared::bundle::{
     ErrorKind, Flag, FlagKind, Point, PointStatus, RequestRecord, Sweep, SweepKind,
 };
 use llmsweep_shared::metrics::{
-    PrefillFit, client_bound_flag, degenerate_text, fit_prefill, level_flags, summarize,
+    PrefillFit, cache_counter_flag, client_bound_flag, degenerate_text, fit_prefill, level_flags,
+    summarize,
 };
+
+use std::time::{Duration, Instant};
 
 use crate::loadgen::{self, LoadResult, LoadSpec, StopRule};
 use crate::output::{ContextTable, Progress, ThroughputTable};
 use crate::plan::{ContextPlan, ThroughputPlan};
 use crate::session::Session;
 use crate::stream::trace::Finished;
+use crate::telemetry::{Sampler, with_tokens};
+
+/// How often server metrics and GPUs are sampled during a point.
+const SAMPLE_EVERY: Duration = Duration::from_secs(1);
 
 /// Characters of generated text kept as a point's output sample.
 const SAMPLE_CHARS: usize = 300;
@@ -174,8 +181,17 @@ async fn measure(s: &mut Session, spec: LoadSpec, label: String) -> Option<Point
     if s.interrupt.is_stopped() {
         return None;
     }
+    let origin = Instant::now();
+    let sampler = Sampler::start(
+        s.client.http().clone(),
+        &s.client.url(""),
+        origin,
+        SAMPLE_EVERY,
+    )
+    .await;
     let cpu_before = crate::host::client_cpu_s();
-    let result = run_point(s, spec, label).await;
+    let result = run_point(s, spec, label, origin).await;
+    let (server_samples, gpu_samples) = sampler.stop().await;
     if result.finished.is_empty() {
         return None;
     }
@@ -191,11 +207,20 @@ async fn measure(s: &mut Session, spec: LoadSpec, label: String) -> Option<Point
     s.add_hashes(hashes);
     let mut point = build_point(&spec, &result);
     point.client_cpu = client_cpu;
+    if !point.flags.iter().any(|f| f.kind == FlagKind::PrefixCache)
+        && let Some(samples) = &server_samples
+    {
+        let n = point.requests.len() as u64;
+        point.flags.extend(cache_counter_flag(samples, n, 0));
+    }
+    point.server_samples = server_samples;
+    let tokens = point.summary.as_ref().map_or(0, |x| x.output_tokens);
+    point.gpu_samples = gpu_samples.map(|g| with_tokens(g, tokens));
     point.flags.extend(client_cpu.and_then(client_bound_flag));
     Some(point)
 }
 
-async fn run_point(s: &Session, spec: LoadSpec, label: String) -> LoadResult {
+async fn run_point(s: &Session, spec: LoadSpec, label: String, origin: Instant) -> LoadResult {
     let total = match spec.stop {
         StopRule::Count(n) => Some(n),
         StopRule::Deadline(_) => None,
@@ -205,6 +230,7 @@ async fn run_point(s: &Session, spec: LoadSpec, label: String) -> LoadResult {
         s.client.clone(),
         s.prompts.clone(),
         spec,
+        origin,
         &s.interrupt,
         |f| progress.done(f.record.output_tokens, f.record.is_ok()),
     )

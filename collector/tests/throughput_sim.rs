@@ -491,3 +491,91 @@ async fn unwritable_out_dir_fails_before_any_request() {
     assert_eq!(sim.stats().requests, 0, "no request was sent");
     sim.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cache_hits_seen_only_in_the_server_counters_are_flagged() {
+    // No usage in the stream, so only /metrics can tell that prompts were served from cache.
+    let cfg = SimConfig {
+        cached_tokens: 300,
+        no_usage: true,
+        ..fast()
+    };
+    let s = sweep(
+        cfg,
+        &[
+            "--concurrency",
+            "2",
+            "--input-len",
+            "400",
+            "--output-len",
+            "8",
+            "--warmup",
+            "0",
+        ],
+    )
+    .await;
+    let p = &s.bundle.sweeps[0].points[0];
+    let cache = p
+        .flags
+        .iter()
+        .find(|f| f.kind == FlagKind::PrefixCache)
+        .expect("flagged");
+    assert!(
+        cache
+            .message
+            .contains("vllm:prefix_cache_hits_total rose by 2400"),
+        "{}",
+        cache.message
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_telemetry_shows_the_queue_beyond_max_running() {
+    let cfg = SimConfig {
+        max_running: 4,
+        decode_d0_s: 0.01,
+        ..fast()
+    };
+    let s = sweep(
+        cfg,
+        &[
+            "--concurrency",
+            "2,8",
+            "--input-len",
+            "50",
+            "--output-len",
+            "150",
+            "--requests",
+            "16",
+            "--warmup",
+            "0",
+        ],
+    )
+    .await;
+    let pts = &s.bundle.sweeps[0].points;
+    for p in pts {
+        let t = p.server_samples.as_ref().expect("sampled /metrics");
+        assert_eq!(t.scheme, "vllm");
+        assert!(t.t_s.len() >= 2, "{} samples", t.t_s.len());
+        let generated = t.counters_after["vllm:generation_tokens_total"]
+            - t.counters_before["vllm:generation_tokens_total"];
+        assert_eq!(
+            generated,
+            16.0 * 150.0,
+            "the server counted what the collector counted"
+        );
+    }
+    assert_eq!(
+        pts[0].server_samples.as_ref().unwrap().peak_queue,
+        Some(0.0)
+    );
+    let queued = pts[1].server_samples.as_ref().unwrap().peak_queue.unwrap();
+    assert!(
+        queued >= 3.0,
+        "8 clients on 4 slots queue up to 4; saw {queued}"
+    );
+    assert!(
+        pts.iter().all(|p| p.gpu_samples.is_none()),
+        "no GPU here, and no noise about it"
+    );
+}

@@ -181,3 +181,59 @@ fn truncated_bundle_is_damaged_not_a_panic() {
     let msg = Bundle::from_value(v).unwrap_err().to_string();
     assert!(msg.contains("damaged") && msg.contains("target"), "{msg}");
 }
+
+/// A bundle written by llmsweep 0.1 (`llmsweep run` against the simulator), kept forever: every
+/// later version must read it and agree with the numbers in it.
+const GOLDEN_V1: &str = include_str!("fixtures/bundle-v1-run.json");
+
+#[test]
+fn golden_v1_bundle_reads_and_its_numbers_recompute() {
+    let b = Bundle::from_json(GOLDEN_V1).unwrap();
+    assert_eq!(
+        (b.schema.as_str(), b.label.as_str()),
+        ("llmsweep.bundle/1", "golden")
+    );
+    assert!(b.complete && b.target.simulated);
+    assert_eq!(b.workload.seed, 42);
+    assert_eq!(
+        b.hosts.notes.get("gpu").map(String::as_str),
+        Some("simulated")
+    );
+    let kinds: Vec<SweepKind> = b.sweeps.iter().map(|s| s.kind).collect();
+    assert_eq!(kinds, [SweepKind::Throughput, SweepKind::Context]);
+
+    // Every stored summary is what the metric code computes from the stored records (ITL aside:
+    // its raw gaps are not stored).
+    for sweep in &b.sweeps {
+        for p in sweep.points.iter().filter(|p| p.status == PointStatus::Ok) {
+            let stored = p.summary.clone().unwrap();
+            let again = summarize(&p.requests, p.concurrency, p.output_len, &[]);
+            assert_eq!(
+                Summary {
+                    itl_s: None,
+                    ..stored
+                },
+                again,
+                "C={} L={}",
+                p.concurrency,
+                p.input_len
+            );
+        }
+    }
+
+    let ctx = &b.sweeps[1];
+    let fit = ctx.prefill_fit.unwrap();
+    let skipped = &ctx.points[2];
+    assert_eq!(skipped.status, PointStatus::Skipped);
+    assert_eq!(
+        skipped.reason.as_deref(),
+        Some("needs 8004 tokens, server context is 4096")
+    );
+    assert_eq!(skipped.predicted_ttft_s, Some(fit.predict_s(8000)));
+    let samples: Vec<(u64, f64)> = ctx.points[..2]
+        .iter()
+        .flat_map(|p| &p.requests)
+        .map(|r| (r.prompt_tokens.unwrap(), r.ttft_s.unwrap()))
+        .collect();
+    assert_eq!(llmsweep_shared::metrics::fit_prefill(&samples), Some(fit));
+}

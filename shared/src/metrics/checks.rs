@@ -2,7 +2,7 @@
 
 use std::collections::HashSet;
 
-use crate::bundle::{Flag, FlagKind, RequestRecord};
+use crate::bundle::{Flag, FlagKind, RequestRecord, ServerSamples};
 
 /// Allowed difference between the prompt length asked and the one the server counted.
 pub const INPUT_TOLERANCE: f64 = 0.02;
@@ -105,6 +105,36 @@ pub fn level_flags(records: &[RequestRecord], output_len: u64, expected_cached: 
         );
     }
     flags
+}
+
+/// Counters that count prompt tokens (or blocks) served from a prefix cache, per engine.
+const CACHE_COUNTERS: &[&str] = &[
+    "vllm:prefix_cache_hits_total",
+    "sglang:cached_tokens_total",
+    "llamacpp:prompt_tokens_cached_total",
+];
+
+/// Flags a point whose server counted prefix-cache hits during it beyond what its prompts were
+/// meant to share (`expected_cached` tokens per request, plus the same slack as
+/// [`level_flags`]), from the server's counters before and after the point.
+pub fn cache_counter_flag(
+    samples: &ServerSamples,
+    requests: u64,
+    expected_cached: u64,
+) -> Option<Flag> {
+    let (name, hits) = CACHE_COUNTERS.iter().find_map(|name| {
+        let before = samples.counters_before.get(*name)?;
+        let after = samples.counters_after.get(*name)?;
+        Some((*name, after - before))
+    })?;
+    let allowed = (requests * (expected_cached + CACHE_SLACK)) as f64;
+    (hits > allowed).then(|| Flag {
+        kind: FlagKind::PrefixCache,
+        message: format!(
+            "the server's {name} rose by {hits:.0} during this level ({requests} requests with unique prompts): prompts were served from its prefix cache, so TTFT is understated"
+        ),
+        count: None,
+    })
 }
 
 /// Share of one CPU core above which the collector may have set the pace instead of the server.
@@ -246,6 +276,27 @@ mod tests {
             kinds(&level_flags(&[a], 10, 0)),
             [FlagKind::TokensEstimated]
         );
+    }
+
+    #[test]
+    fn rising_cache_counters_are_flagged_beyond_the_slack() {
+        let mut s = ServerSamples::default();
+        s.counters_before
+            .insert("llamacpp:prompt_tokens_cached_total".into(), 100.0);
+        s.counters_after
+            .insert("llamacpp:prompt_tokens_cached_total".into(), 108.0);
+        // 8 requests, one cached BOS token each: honest.
+        assert!(cache_counter_flag(&s, 8, 0).is_none());
+        s.counters_after
+            .insert("llamacpp:prompt_tokens_cached_total".into(), 5100.0);
+        let f = cache_counter_flag(&s, 8, 0).unwrap();
+        assert_eq!(f.kind, FlagKind::PrefixCache);
+        assert!(f.message.contains("rose by 5000"), "{}", f.message);
+        assert!(
+            cache_counter_flag(&s, 8, 1000).is_none(),
+            "a shared prefix was asked for"
+        );
+        assert!(cache_counter_flag(&ServerSamples::default(), 8, 0).is_none());
     }
 
     #[test]

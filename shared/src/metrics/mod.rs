@@ -11,7 +11,7 @@ pub mod level;
 pub mod request;
 pub mod stats;
 
-pub use checks::{client_bound_flag, degenerate_text, level_flags};
+pub use checks::{cache_counter_flag, client_bound_flag, degenerate_text, level_flags};
 pub use definitions::definitions;
 pub use fit::{PrefillFit, fit_prefill};
 pub use level::summarize;
