@@ -6,10 +6,13 @@
 
 mod common;
 
+use clap::Parser;
 use common::engines::{self, Engine, EngineServer};
 use common::sim::plan;
-use llmsweep::app::run_throughput;
+use llmsweep::app::{run_plan, run_throughput};
+use llmsweep::cli::{Cli, Command};
 use llmsweep::loadgen::Interrupt;
+use llmsweep::plan::RunPlan;
 use llmsweep_shared::Bundle;
 use llmsweep_shared::bundle::{Calibration, FlagKind, PointStatus};
 
@@ -155,6 +158,101 @@ async fn llama_cpp_python_without_usage_counts_chunks() {
             p.requests
                 .iter()
                 .all(|r| r.tokens_estimated && r.prompt_tokens.is_none())
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn llama_server_context_sweep_knows_the_slot_context_and_samples_its_metrics() {
+    // 4096 tokens over 4 slots: 1024 per request.
+    let Some(server) = engines::start(Engine::LlamaServer) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_string_lossy().to_string();
+    let url = server.url().to_string();
+    let args = [
+        "llmsweep",
+        "run",
+        "--url",
+        &url,
+        "--out",
+        &out,
+        "--label",
+        "tiny",
+        "--concurrency",
+        "1,4",
+        "--input-len",
+        "128",
+        "--output-len",
+        "64",
+        "--requests",
+        "16",
+        "--lengths",
+        "128,256,512,2k",
+        "--context-output-len",
+        "16",
+        "--repeats",
+        "2",
+    ];
+    let Command::Run(a) = Cli::try_parse_from(args).unwrap().command else {
+        panic!()
+    };
+    let plan = RunPlan::from_args(&a).unwrap();
+    let outcome = match run_plan(&plan, vec![], Interrupt::default()).await {
+        Ok(o) => o,
+        Err(e) => panic!("run failed: {e:#}\nserver log:\n{}", server.log_tail(40)),
+    };
+    let b = Bundle::from_json(&std::fs::read_to_string(&outcome.path).unwrap()).unwrap();
+    let ctx = &b.sweeps[1];
+    let status: Vec<PointStatus> = ctx.points.iter().map(|p| p.status).collect();
+    assert_eq!(
+        status,
+        [
+            PointStatus::Ok,
+            PointStatus::Ok,
+            PointStatus::Ok,
+            PointStatus::Skipped
+        ]
+    );
+    assert_eq!(
+        ctx.points[3].reason.as_deref(),
+        Some("needs 2016 tokens, server context is 1024")
+    );
+    assert!(ctx.points[3].predicted_ttft_s.is_some());
+    for p in &ctx.points[..3] {
+        for r in &p.requests {
+            assert_eq!(
+                r.prompt_tokens,
+                Some(p.input_len),
+                "calibrated with the server's /tokenize"
+            );
+            assert_eq!(r.output_tokens, 16);
+        }
+    }
+    assert!(ctx.prefill_fit.is_some());
+    // Telemetry from llama-server's own /metrics, in every measured point of both sweeps.
+    for p in b
+        .sweeps
+        .iter()
+        .flat_map(|s| &s.points)
+        .filter(|p| p.status == PointStatus::Ok)
+    {
+        let t = p.server_samples.as_ref().expect("llamacpp metrics sampled");
+        assert_eq!(t.scheme, "llamacpp");
+        assert!(t.gauges.contains_key("llamacpp:requests_processing"));
+        let predicted = t.counters_after["llamacpp:tokens_predicted_total"]
+            - t.counters_before["llamacpp:tokens_predicted_total"];
+        let asked = p.summary.as_ref().unwrap().output_tokens as f64;
+        assert_eq!(
+            predicted, asked,
+            "C={} L={}: the server's count is the collector's",
+            p.concurrency, p.input_len
+        );
+        assert!(
+            !p.flags.iter().any(|f| f.kind == FlagKind::PrefixCache),
+            "{:?}",
+            p.flags
         );
     }
 }
