@@ -7,7 +7,7 @@
 mod common;
 
 use clap::Parser;
-use common::engines::{self, Engine, EngineServer};
+use common::engines::{self, Engine, EngineServer, ServerConfig};
 use common::sim::plan;
 use llmsweep::app::{run_plan, run_throughput};
 use llmsweep::cli::{Cli, Command};
@@ -254,5 +254,49 @@ async fn llama_server_context_sweep_knows_the_slot_context_and_samples_its_metri
             "{:?}",
             p.flags
         );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn real_english_from_a_trained_model_is_not_called_degenerate() {
+    let Some(model) = engines::gemma_model() else {
+        return;
+    };
+    let config = ServerConfig {
+        model: Some(model),
+        ctx_size: 4096,
+        parallel: 2,
+        ..ServerConfig::default()
+    };
+    let Some(server) = engines::start_with(Engine::LlamaServer, &config) else {
+        return;
+    };
+    let b = sweep(
+        &server,
+        &[
+            "--api",
+            "chat",
+            "--concurrency",
+            "1,2",
+            "--input-len",
+            "64",
+            "--output-len",
+            "48",
+            "--requests",
+            "4",
+        ],
+    )
+    .await;
+    assert_exact(&b, 48);
+    for p in &b.sweeps[0].points {
+        assert!(
+            !p.flags.iter().any(|f| f.kind == FlagKind::Degenerate),
+            "{:?}\n{:?}",
+            p.flags,
+            p.output_sample
+        );
+        let sample = p.output_sample.as_deref().unwrap_or_default();
+        let words: std::collections::HashSet<&str> = sample.split_whitespace().collect();
+        assert!(words.len() >= 10, "real text has varied words: {sample:?}");
     }
 }

