@@ -579,3 +579,58 @@ async fn server_telemetry_shows_the_queue_beyond_max_running() {
         "no GPU here, and no noise about it"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prompts_counted_off_by_more_than_two_percent_are_flagged() {
+    // The server adds 50 tokens its /tokenize does not know about. Without a warm-up to learn
+    // them, every prompt of 1000 is counted as 1050.
+    let cfg = SimConfig {
+        hidden_prompt_tokens: 50,
+        ..fast()
+    };
+    let s = sweep(
+        cfg.clone(),
+        &[
+            "--concurrency",
+            "1",
+            "--input-len",
+            "1000",
+            "--output-len",
+            "4",
+            "--requests",
+            "2",
+            "--warmup",
+            "0",
+        ],
+    )
+    .await;
+    let p = &s.bundle.sweeps[0].points[0];
+    assert_eq!(kinds(p), [FlagKind::InputLengthOff]);
+    assert!(
+        p.flags[0]
+            .message
+            .contains("asked 1000, server counted 1050"),
+        "{}",
+        p.flags[0].message
+    );
+    // With a warm-up request the collector learns the extra tokens and builds shorter prompts.
+    let s = sweep(
+        cfg,
+        &[
+            "--concurrency",
+            "1",
+            "--input-len",
+            "1000",
+            "--output-len",
+            "4",
+            "--requests",
+            "2",
+            "--warmup",
+            "1",
+        ],
+    )
+    .await;
+    let p = &s.bundle.sweeps[0].points[0];
+    assert!(p.flags.is_empty(), "{:?}", p.flags);
+    assert!(p.requests.iter().all(|r| r.prompt_tokens == Some(1000)));
+}

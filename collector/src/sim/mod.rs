@@ -135,6 +135,9 @@ pub struct SimConfig {
     pub keepalive: bool,
     /// Fault: `/tokenize` answers 404, as on a server without it.
     pub no_tokenize: bool,
+    /// Fault: every prompt counts this many tokens more than `/tokenize` says, as when a server
+    /// adds a hidden system prompt (usage, prefill time and the context check all include them).
+    pub hidden_prompt_tokens: u32,
 }
 
 impl Default for SimConfig {
@@ -177,6 +180,7 @@ impl SimConfig {
             tokens_per_chunk: 1,
             keepalive: false,
             no_tokenize: false,
+            hidden_prompt_tokens: 0,
         };
         match p {
             Preset::Kpro5 => SimConfig {

@@ -268,7 +268,8 @@ fn plan(cfg: &SimConfig, api: Api, req: &GenRequest) -> Result<Plan, SimError> {
             wire::message_token_ids(messages)
         }
     };
-    let prompt_tokens = prompt_ids.len() as u64;
+    // A hidden preamble the /tokenize endpoint does not count (fault mode).
+    let prompt_tokens = prompt_ids.len() as u64 + u64::from(cfg.hidden_prompt_tokens);
     let requested = match api {
         Api::Completions => req.max_tokens,
         Api::Chat => req.max_completion_tokens.or(req.max_tokens),
