@@ -8,9 +8,9 @@ use std::path::PathBuf;
 use anyhow::Context;
 use llmsweep_shared::bundle::{Calibration, PointStatus};
 
-use crate::cli::{
-    Cli, Command, DemoArgs, OutputArgs, SimArgs, TargetArgs, ThroughputArgs, ThroughputOpts,
-};
+use clap::Parser;
+
+use crate::cli::{Cli, Command, DemoArgs, SimArgs, ThroughputArgs};
 use crate::loadgen::Interrupt;
 use crate::plan::{ContextPlan, RunPlan, ThroughputPlan, redacted_command_line};
 use crate::session::Session;
@@ -224,48 +224,68 @@ fn watch_ctrl_c() -> Interrupt {
 
 /// `llmsweep demo`: the simulator on a free loopback port, a short sweep against it.
 pub async fn demo(a: DemoArgs) -> anyhow::Result<ExitCode> {
-    let sim = SimServer::start(SimConfig::preset(Preset::Fast), 0)
+    let sim = SimServer::start(demo_sim(), 0)
         .await
         .context("cannot start the simulated server on 127.0.0.1")?;
     println!(
-        "demo: llmsweep's simulated server (fast preset: a test instrument with known timing, not a real engine) on {}\n",
+        "demo: llmsweep's simulated server (a test instrument with known timing, not a real engine) on {}\n",
         sim.url()
     );
-    let args = ThroughputArgs {
-        target: TargetArgs {
-            url: sim.url(),
-            api: crate::cli::ApiArg::Completions,
-            model: None,
-            api_key: None,
-            timeout: 60.0,
-        },
-        output: OutputArgs {
-            label: Some(a.label),
-            notes: vec![(
-                "server".into(),
-                "llmsweep serve-sim, fast preset (simulated)".into(),
-            )],
-            out: a.out,
-            seed: Some(1),
-        },
-        sweep: ThroughputOpts {
-            concurrency: vec![1, 2, 4, 8, 16, 32, 64],
-            input_len: 512,
-            output_len: 128,
-            requests: None,
-            duration: None,
-        },
-        warmup: 2,
+    let url = sim.url();
+    let out = a.out.to_string_lossy().to_string();
+    let args = [
+        "llmsweep",
+        "run",
+        "--url",
+        &url,
+        "--label",
+        &a.label,
+        "--out",
+        &out,
+        "--seed",
+        "1",
+        "--note",
+        "server=llmsweep serve-sim (simulated)",
+        "--timeout",
+        "60",
+        "--concurrency",
+        "1,2,4,8,16,32,64",
+        "--input-len",
+        "512",
+        "--output-len",
+        "128",
+        "--lengths",
+        "1k,4k,8k,16k,30k,60k",
+        "--context-output-len",
+        "32",
+        "--repeats",
+        "2",
+    ];
+    let plan = match Cli::try_parse_from(args).map(|c| c.command) {
+        Ok(Command::Run(r)) => RunPlan::from_args(&r)?,
+        _ => anyhow::bail!("the demo's own command line does not parse"),
     };
-    let code = throughput(args, command_line()).await;
+    let code = sweep_command(plan, command_line()).await;
     sim.shutdown().await;
     let code = code?;
     if code == ExitCode::SUCCESS {
         println!(
-            "Point it at a real server: llmsweep throughput --url http://127.0.0.1:30000 --label myhost"
+            "\nPoint it at a real server: llmsweep run --url http://127.0.0.1:30000 --label myhost"
         );
     }
     Ok(code)
+}
+
+/// The demo's simulator: the fast preset's decoding with a prefill curve that grows with context
+/// like a real deployment's (20 ms + 20 µs/token + 2e-10 s/token²), so the context sweep has a
+/// shape to show; 32K context, so the 60K length is skipped and predicted.
+fn demo_sim() -> SimConfig {
+    SimConfig {
+        prefill_a_s: 0.020,
+        prefill_b_s: 20e-6,
+        prefill_c_s: 2e-10,
+        ..SimConfig::preset(Preset::Fast)
+    }
 }
 
 /// `llmsweep serve-sim`: serve until Ctrl-C.
