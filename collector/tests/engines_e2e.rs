@@ -15,6 +15,7 @@ use llmsweep::loadgen::Interrupt;
 use llmsweep::plan::RunPlan;
 use llmsweep_shared::Bundle;
 use llmsweep_shared::bundle::{Calibration, FlagKind, PointStatus};
+use llmsweep_shared::metrics::degenerate_text;
 
 async fn sweep(server: &EngineServer, args: &[&str]) -> Bundle {
     let dir = tempfile::tempdir().unwrap();
@@ -259,44 +260,43 @@ async fn llama_server_context_sweep_knows_the_slot_context_and_samples_its_metri
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn real_english_from_a_trained_model_is_not_called_degenerate() {
+    // Gemma 3 270M (real trained weights) continuing plain English sentences, greedy: the
+    // degenerate-output check must stay quiet on what a real model writes as prose.
     let Some(model) = engines::gemma_model() else {
         return;
     };
     let config = ServerConfig {
         model: Some(model),
-        ctx_size: 4096,
-        parallel: 2,
+        ctx_size: 1024,
+        parallel: 1,
         ..ServerConfig::default()
     };
     let Some(server) = engines::start_with(Engine::LlamaServer, &config) else {
         return;
     };
-    let b = sweep(
-        &server,
-        &[
-            "--api",
-            "chat",
-            "--concurrency",
-            "1,2",
-            "--input-len",
-            "64",
-            "--output-len",
-            "48",
-            "--requests",
-            "4",
-        ],
-    )
-    .await;
-    assert_exact(&b, 48);
-    for p in &b.sweeps[0].points {
+    let http = reqwest::Client::new();
+    for prompt in [
+        "The history of the city of Paris begins",
+        "A good way to learn a new language is",
+    ] {
+        let body = serde_json::json!({ "prompt": prompt, "max_tokens": 40, "temperature": 0 });
+        let resp = http
+            .post(format!("{}/v1/completions", server.url()))
+            .json(&body)
+            .timeout(std::time::Duration::from_secs(120))
+            .send()
+            .await
+            .unwrap();
+        let v: serde_json::Value = resp.json().await.unwrap();
+        let text = v["choices"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
         assert!(
-            !p.flags.iter().any(|f| f.kind == FlagKind::Degenerate),
-            "{:?}\n{:?}",
-            p.flags,
-            p.output_sample
+            text.split_whitespace().count() >= 15,
+            "{prompt:?} → {text:?}\n{}",
+            server.log_tail(20)
         );
-        let sample = p.output_sample.as_deref().unwrap_or_default();
-        let words: std::collections::HashSet<&str> = sample.split_whitespace().collect();
-        assert!(words.len() >= 10, "real text has varied words: {sample:?}");
+        assert_eq!(degenerate_text(&text), None, "{prompt:?} → {text:?}");
     }
 }

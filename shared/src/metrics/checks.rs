@@ -159,11 +159,28 @@ const CACHE_SLACK: u64 = 32;
 
 /// Why `text` looks degenerate (one token or phrase repeated), or `None` when it looks like text.
 ///
-/// Word level: at least 8 words, and either under 15 % of them distinct, or the text is a phrase
-/// of up to 4 words repeated over 80 % of its length. Character level (for text without spaces):
+/// Special tokens: at least half of 4 or more words look like `<…>` markup (`<|im_end|>`), as
+/// when a model is driven past its end of turn with the wrong template. Word level: at least 8
+/// words, and either under 15 % of them distinct, or the text is a phrase
+/// of up to [`MAX_PERIOD`] words repeated (at least twice) over 80 % of its length. Character level (for text without spaces):
 /// at least 16 characters and at most 2 distinct ones.
 pub fn degenerate_text(text: &str) -> Option<String> {
     let words: Vec<&str> = text.split_whitespace().collect();
+    let markup = words
+        .iter()
+        .filter(|w| w.starts_with('<') && w.ends_with('>'))
+        .count();
+    if words.len() >= 4 && markup * 2 >= words.len() {
+        return Some(format!(
+            "{markup} of {} words are special tokens such as {:?}: the chat template or the stop tokens do not fit the model",
+            words.len(),
+            words
+                .iter()
+                .find(|w| w.starts_with('<'))
+                .copied()
+                .unwrap_or_default()
+        ));
+    }
     if words.len() >= 8 {
         let distinct: HashSet<&str> = words.iter().copied().collect();
         let ratio = distinct.len() as f64 / words.len() as f64;
@@ -175,7 +192,7 @@ pub fn degenerate_text(text: &str) -> Option<String> {
                 preview(&words)
             ));
         }
-        for period in 1..=4 {
+        for period in 1..=MAX_PERIOD.min(words.len() / 2) {
             let repeats = words
                 .iter()
                 .zip(words.iter().skip(period))
@@ -197,6 +214,9 @@ pub fn degenerate_text(text: &str) -> Option<String> {
     }
     None
 }
+
+/// Longest repeated phrase, in words, that [`degenerate_text`] looks for.
+pub const MAX_PERIOD: usize = 16;
 
 fn preview(words: &[&str]) -> String {
     words.iter().take(6).copied().collect::<Vec<_>>().join(" ")
@@ -317,6 +337,19 @@ mod tests {
         let prose = "The quick brown fox jumps over the lazy dog while the farmer watches \
                      from the porch and wonders whether rain will come before the harvest";
         assert_eq!(degenerate_text(prose), None);
+        // Seen from a small real model with greedy decoding: a sentence and two stray tokens, over
+        // and over; and a prompt asked of the wrong chat template.
+        let looped = "Write three sentences about a lighthouse keeper who loves the sea. staan\nで購入した\n\
+                      Write three sentences about a lighthouse keeper who loves the sea. staan\nで購入した\n\
+                      Write three sentences about a lighthouse keeper who loves the sea. staan\n";
+        assert!(degenerate_text(looped).is_some());
+        let template = "<|im_end|>\n<|im_start|>\n<|im_end|>\n<|im_start|>\n<|im_end|>\n<|im_end|>\n<|im_end|>\n<|im_end|>\n<|im_end|>\n<";
+        assert!(degenerate_text(template).is_some());
+        // The same model continuing a plain English sentence: wrong facts, but real text.
+        let paris = " with the arrival of the French in the 17th century. The city was founded in 1789 by \
+                     the French king Louis XVI. The city was named after the French word for “Paris” and \
+                     was named after the";
+        assert_eq!(degenerate_text(paris), None);
         assert_eq!(degenerate_text("short text"), None);
         assert_eq!(degenerate_text(""), None);
     }
