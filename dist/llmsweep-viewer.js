@@ -766,22 +766,22 @@ function __wbg_get_imports() {
         },
         __wbindgen_generic_0000000000000002: function(arg0, arg1) {
             // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [Externref], shim_idx: 68, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
-            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_3015);
+            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_3006);
             return ret;
         },
         __wbindgen_generic_0000000000000003: function(arg0, arg1) {
             // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [NamedExternref("Event")], shim_idx: 68, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
-            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_3015_13);
+            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_3006_13);
             return ret;
         },
         __wbindgen_generic_0000000000000004: function(arg0, arg1) {
             // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [NamedExternref("MediaQueryListEvent")], shim_idx: 7, ret: Unit, inner_ret: Some(Unit) }, mutable: false }) -> Externref`.
-            const ret = makeClosure(arg0, arg1, __wasm_bindgen_func_elem_2336);
+            const ret = makeClosure(arg0, arg1, __wasm_bindgen_func_elem_2330);
             return ret;
         },
         __wbindgen_generic_0000000000000005: function(arg0, arg1) {
             // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [], shim_idx: 176, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
-            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_3014);
+            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_3005);
             return ret;
         },
         __wbindgen_generic_0000000000000006: function(arg0, arg1) {
@@ -804,20 +804,20 @@ function __wbg_get_imports() {
     };
 }
 
-function __wasm_bindgen_func_elem_3014(arg0, arg1) {
-    wasm.__wasm_bindgen_func_elem_3014(arg0, arg1);
+function __wasm_bindgen_func_elem_3005(arg0, arg1) {
+    wasm.__wasm_bindgen_func_elem_3005(arg0, arg1);
 }
 
-function __wasm_bindgen_func_elem_3015(arg0, arg1, arg2) {
-    wasm.__wasm_bindgen_func_elem_3015(arg0, arg1, arg2);
+function __wasm_bindgen_func_elem_3006(arg0, arg1, arg2) {
+    wasm.__wasm_bindgen_func_elem_3006(arg0, arg1, arg2);
 }
 
-function __wasm_bindgen_func_elem_3015_13(arg0, arg1, arg2) {
-    wasm.__wasm_bindgen_func_elem_3015_13(arg0, arg1, arg2);
+function __wasm_bindgen_func_elem_3006_13(arg0, arg1, arg2) {
+    wasm.__wasm_bindgen_func_elem_3006_13(arg0, arg1, arg2);
 }
 
-function __wasm_bindgen_func_elem_2336(arg0, arg1, arg2) {
-    wasm.__wasm_bindgen_func_elem_2336(arg0, arg1, arg2);
+function __wasm_bindgen_func_elem_2330(arg0, arg1, arg2) {
+    wasm.__wasm_bindgen_func_elem_2330(arg0, arg1, arg2);
 }
 
 function __wasm_bindgen_func_elem_394(arg0, arg1, arg2, arg3) {

@@ -122,6 +122,20 @@ pub fn format_value(v: f64) -> String {
     }
 }
 
+/// A value for a tooltip, more exact than an axis label: 1 decimal from 100 up, else 4
+/// significant digits.
+pub fn format_exact(v: f64) -> String {
+    let a = v.abs();
+    if a >= 100.0 {
+        format!("{v:.1}")
+    } else if a < 1e-9 {
+        "0".into()
+    } else {
+        let decimals = (3 - a.log10().floor() as i32).clamp(0, 9) as usize;
+        trim(v, decimals)
+    }
+}
+
 /// `v` with at most `decimals` decimals and no trailing zeros.
 fn trim(v: f64, decimals: usize) -> String {
     let s = format!("{v:.decimals$}");
@@ -198,5 +212,9 @@ mod tests {
         assert_eq!(format_value(0.0), "0");
         assert_eq!(format_value(-1e-17), "0");
         assert_eq!(AxisKind::Concurrency.format(64.0), "64");
+        assert_eq!(format_exact(2497.43), "2497.4");
+        assert_eq!(format_exact(85.14), "85.14");
+        assert_eq!(format_exact(0.14567), "0.1457");
+        assert_eq!(format_exact(0.0061234), "0.006123");
     }
 }

@@ -1,6 +1,6 @@
 //! Runs → [`Plot`]: which series each chart overlays, how points are marked, what hovering says.
 
-use super::axis::{AxisKind, format_tokens, format_value};
+use super::axis::{AxisKind, format_exact, format_tokens};
 use super::plot::{LegendEntry, Line, Mark, MarkStyle, Plot, PointRef, Rgb, Rule};
 use crate::bundle::{Bundle, PointStatus};
 use crate::curves::{
@@ -187,7 +187,7 @@ fn add_series(
             run.label,
             at(p),
             series.metric.label(),
-            format_value(p.y)
+            format_exact(p.y)
         );
         let style = match p.origin {
             Origin::Predicted => {
@@ -262,8 +262,8 @@ fn tradeoff_plot(runs: &[ChartRun]) -> Plot {
                 "{} · C={}\ntotal: {} tok/s\nper user: {} tok/s",
                 run.label,
                 t.concurrency,
-                format_value(t.total_tok_s),
-                format_value(t.per_user_tok_s)
+                format_exact(t.total_tok_s),
+                format_exact(t.per_user_tok_s)
             );
             for f in &t.flags {
                 hover.push_str(&format!("\n⚠ {}: {}", f.kind.as_str(), f.message));

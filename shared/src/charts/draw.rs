@@ -135,7 +135,7 @@ fn draw_mark<DB: DrawingBackend>(
     let c = rgb(color);
     match style {
         MarkStyle::Dot => area.draw(&Circle::new(at, 4, c.filled()))?,
-        MarkStyle::Small => area.draw(&Circle::new(at, 2, c.filled()))?,
+        MarkStyle::Small => area.draw(&Circle::new(at, 3, c.filled()))?,
         MarkStyle::Flagged => {
             area.draw(&Circle::new(at, 8, rgb(theme.warn).stroke_width(2)))?;
             area.draw(&TriangleMarker::new(at, 6, c.filled()))?;

@@ -66,6 +66,7 @@ pub fn ChartBox(
     let size = StoredValue::new((720u32, HEIGHT));
     let tip = RwSignal::new(None::<(i32, i32, String)>);
     let failure = RwSignal::new(None::<String>);
+    let draws = StoredValue::new(0u32);
     Effect::new(move |_| {
         let dark = ctx.dark.get();
         ctx.resize.track();
@@ -76,6 +77,9 @@ pub fn ChartBox(
         tip.set(None);
         match plot.with(|p| draw_on(&el, p, &theme(dark), s)) {
             Ok(h) => {
+                // What was drawn, for tests and benchmarks that cannot read a canvas's mind.
+                draws.update_value(|n| *n += 1);
+                let _ = el.set_attribute("data-draws", &draws.get_value().to_string());
                 let _ = el.set_attribute("data-marks", &h.len().to_string());
                 hits.set_value(h);
                 failure.set(None);

@@ -29,7 +29,8 @@ pub fn screenshot_dir() -> PathBuf {
     dir
 }
 
-/// Serves `dist/` at `/` and `bundles` at `/bundles/` on 127.0.0.1, one thread per connection.
+/// Serves `dist/` at `/` and `bundles` at `/bundles/` on 127.0.0.1, one thread per connection;
+/// a file missing from `dist/` is looked up in `bundles` too (for pages made by a test).
 pub struct FileServer {
     pub port: u16,
 }
@@ -75,7 +76,12 @@ fn serve(mut stream: TcpStream, dist: &Path, bundles: &Path) {
     let file = match path.strip_prefix("/bundles/") {
         Some(rest) => bundles.join(rest),
         None if path == "/" => dist.join("index.html"),
-        None => dist.join(path.trim_start_matches('/')),
+        None => {
+            let rel = path.trim_start_matches('/');
+            Some(dist.join(rel))
+                .filter(|p| p.is_file())
+                .unwrap_or_else(|| bundles.join(rel))
+        }
     };
     let (status, body) = match std::fs::read(&file) {
         Ok(b) if !path.contains("..") => ("200 OK", b),

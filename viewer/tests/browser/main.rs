@@ -269,3 +269,36 @@ async fn empty_state_opens_the_sample_in_dark_mode() {
     assert_eq!(dark, json!(true));
     s.screenshot("sample-dark").await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bundles_embedded_in_the_page_are_loaded() {
+    let Some(browser) = Browser::find() else {
+        return;
+    };
+    let _one = ONE_AT_A_TIME.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let index = std::fs::read_to_string(dist_dir().join("index.html")).unwrap();
+    let sample = std::fs::read_to_string(dist_dir().join("sample.json")).unwrap();
+    // As a report embeds it: `</` escaped so the JSON cannot close the script element.
+    let script = format!(
+        r#"<script type="application/json" class="llmsweep-bundle" data-name="embedded.json">{}</script>"#,
+        sample.replace("</", "<\\/")
+    );
+    let page = index.replace("</body>", &format!("{script}\n</body>"));
+    std::fs::write(dir.path().join("embedded.html"), page).unwrap();
+    let server = FileServer::start(dist_dir(), dir.path().to_path_buf());
+    let s = Session::start(&browser, (1280, 900), &[]).await;
+    s.client.goto(&server.url("embedded.html")).await.unwrap();
+    s.wait(
+        "the embedded run",
+        "document.querySelectorAll('[data-testid=run]').length === 1",
+        LOAD,
+    )
+    .await;
+    assert_eq!(runs_listed(&s).await, ["sample"]);
+    let source = s
+        .js("return document.querySelector('.facts .source').innerText")
+        .await;
+    assert_eq!(source, json!("embedded.json"));
+    charts_drawn(&s, 4).await;
+}
