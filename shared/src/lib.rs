@@ -1,11 +1,14 @@
 //! `llmsweep-shared`: what the collector writes and the viewer reads — the bundle schema, the
-//! metric math, and (later) the chart drawing.
+//! metric math, the bundle → chart series extraction, the comparison of runs and the chart drawing.
 //!
 //! This crate compiles for native targets and for `wasm32-unknown-unknown`: it holds no I/O, no
 //! threads and no clocks. Every number in a bundle is computed by a function in [`metrics`], so the
 //! terminal, the viewer and a report can never disagree about what a metric means.
 
 pub mod bundle;
+pub mod charts;
+pub mod compare;
+pub mod curves;
 pub mod metrics;
 
 pub use bundle::{Bundle, BundleError};

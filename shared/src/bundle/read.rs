@@ -17,31 +17,35 @@ pub enum BundleError {
     Invalid(String),
 }
 
+/// Just the schema, read before the rest so that a newer bundle is refused before its fields are
+/// interpreted. Unknown fields are skipped without being built.
+#[derive(serde::Deserialize)]
+struct Head {
+    #[serde(default)]
+    schema: Option<serde_json::Value>,
+}
+
 impl Bundle {
     /// Parses a bundle, refusing newer schemas and migrating older ones.
+    ///
+    /// The text is read twice, once for the schema and once straight into the types: building a
+    /// tree of `serde_json::Value`s first takes three times as long on a bundle of 100,000
+    /// requests, which the viewer opens in a browser.
     pub fn from_json(text: &str) -> Result<Bundle, BundleError> {
-        let value: serde_json::Value = serde_json::from_str(text)?;
-        Bundle::from_value(value)
+        let head: Head = serde_json::from_str(text).map_err(|e| match e.classify() {
+            serde_json::error::Category::Data => {
+                BundleError::NotABundle("the JSON is not an object with a `schema` field".into())
+            }
+            _ => BundleError::Json(e),
+        })?;
+        check_schema(head.schema.as_ref())?;
+        // Major 1 is the first schema; once there is a `/2`, older majors are migrated here.
+        serde_json::from_str(text).map_err(|e| BundleError::Invalid(e.to_string()))
     }
 
     /// Like [`Bundle::from_json`], from an already parsed JSON value.
     pub fn from_value(value: serde_json::Value) -> Result<Bundle, BundleError> {
-        let schema = match value.get("schema") {
-            Some(serde_json::Value::String(s)) => s.clone(),
-            Some(_) => return Err(BundleError::NotABundle("`schema` is not a string".into())),
-            None => {
-                return Err(BundleError::NotABundle(
-                    "no `schema` field (expected \"llmsweep.bundle/1\")".into(),
-                ));
-            }
-        };
-        let major = schema_major(&schema)?;
-        if major > SCHEMA_MAJOR {
-            return Err(BundleError::NewerSchema {
-                found: schema,
-                supported: SCHEMA_MAJOR,
-            });
-        }
+        check_schema(value.get("schema"))?;
         // Major 1 is the first schema; a future `/2` reader migrates `/1` values here.
         serde_json::from_value(value).map_err(|e| BundleError::Invalid(e.to_string()))
     }
@@ -51,6 +55,27 @@ impl Bundle {
         // Serialising plain data with string keys cannot fail.
         serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
     }
+}
+
+/// Refuses a missing, malformed or newer schema.
+fn check_schema(schema: Option<&serde_json::Value>) -> Result<(), BundleError> {
+    let schema = match schema {
+        Some(serde_json::Value::String(s)) => s.clone(),
+        Some(_) => return Err(BundleError::NotABundle("`schema` is not a string".into())),
+        None => {
+            return Err(BundleError::NotABundle(
+                "no `schema` field (expected \"llmsweep.bundle/1\")".into(),
+            ));
+        }
+    };
+    let major = schema_major(&schema)?;
+    if major > SCHEMA_MAJOR {
+        return Err(BundleError::NewerSchema {
+            found: schema,
+            supported: SCHEMA_MAJOR,
+        });
+    }
+    Ok(())
 }
 
 fn schema_major(schema: &str) -> Result<u32, BundleError> {

@@ -1,0 +1,554 @@
+//! Runs → [`Plot`]: which series each chart overlays, how points are marked, what hovering says.
+
+use super::axis::{AxisKind, format_exact, format_tokens};
+use super::plot::{LegendEntry, Line, Mark, MarkStyle, Plot, PointRef, Rgb, Rule};
+use crate::bundle::{Bundle, PointStatus};
+use crate::curves::{
+    Metric, Origin, Series, SeriesPoint, context_series, fit_curve, throughput_series, tradeoff,
+};
+
+/// A run as a chart sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct ChartRun<'a> {
+    pub label: &'a str,
+    pub color: Rgb,
+    pub bundle: &'a Bundle,
+}
+
+/// The charts of the throughput and context views.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ChartKind {
+    /// Steady and aggregate output tok/s vs concurrency.
+    OutputTokS,
+    /// Per-request decode tok/s vs concurrency.
+    DecodeVsConcurrency,
+    /// TTFT p50 and p99 vs concurrency.
+    TtftVsConcurrency,
+    /// Tok/s per user vs total tok/s, points labelled with concurrency.
+    Tradeoff,
+    /// TTFT vs input length with the prefill fit.
+    TtftVsLength,
+    PrefillVsLength,
+    DecodeVsLength,
+}
+
+impl ChartKind {
+    pub const THROUGHPUT: [ChartKind; 4] = [
+        ChartKind::OutputTokS,
+        ChartKind::DecodeVsConcurrency,
+        ChartKind::TtftVsConcurrency,
+        ChartKind::Tradeoff,
+    ];
+    pub const CONTEXT: [ChartKind; 3] = [
+        ChartKind::TtftVsLength,
+        ChartKind::PrefillVsLength,
+        ChartKind::DecodeVsLength,
+    ];
+
+    /// A file-name friendly name, e.g. for exports.
+    pub fn slug(self) -> &'static str {
+        match self {
+            ChartKind::OutputTokS => "output-tok-s",
+            ChartKind::DecodeVsConcurrency => "decode-vs-concurrency",
+            ChartKind::TtftVsConcurrency => "ttft-vs-concurrency",
+            ChartKind::Tradeoff => "per-user-vs-total",
+            ChartKind::TtftVsLength => "ttft-vs-length",
+            ChartKind::PrefillVsLength => "prefill-vs-length",
+            ChartKind::DecodeVsLength => "decode-vs-length",
+        }
+    }
+}
+
+/// Legend samples that explain line styles and marks, in a color that reads on any theme.
+const NEUTRAL: Rgb = Rgb(0x88, 0x8e, 0x96);
+
+/// Requests drawn at most in the per-request view; more are sampled evenly.
+pub const MAX_REQUEST_MARKS: usize = 5000;
+
+/// The plot of `kind` over `runs`, overlaid in their colors.
+pub fn build(kind: ChartKind, runs: &[ChartRun]) -> Plot {
+    match kind {
+        ChartKind::OutputTokS => by_concurrency(
+            kind,
+            runs,
+            &[
+                (Metric::SteadyTokS, "steady"),
+                (Metric::AggTokS, "aggregate"),
+            ],
+        ),
+        ChartKind::DecodeVsConcurrency => {
+            by_concurrency(kind, runs, &[(Metric::DecodeTokSP50, "")])
+        }
+        ChartKind::TtftVsConcurrency => by_concurrency(
+            kind,
+            runs,
+            &[(Metric::TtftP50, "p50"), (Metric::TtftP99, "p99")],
+        ),
+        ChartKind::Tradeoff => tradeoff_plot(runs),
+        ChartKind::TtftVsLength => by_length(kind, runs, Metric::TtftP50),
+        ChartKind::PrefillVsLength => by_length(kind, runs, Metric::PrefillTokSP50),
+        ChartKind::DecodeVsLength => by_length(kind, runs, Metric::DecodeTokSP50),
+    }
+}
+
+fn by_concurrency(kind: ChartKind, runs: &[ChartRun], metrics: &[(Metric, &str)]) -> Plot {
+    let (title, y) = match kind {
+        ChartKind::OutputTokS => ("Output throughput vs concurrency", "output tok/s"),
+        ChartKind::DecodeVsConcurrency => (
+            "Decode speed per request vs concurrency",
+            "decode tok/s per request (p50)",
+        ),
+        _ => ("Time to first token vs concurrency", "TTFT (s)"),
+    };
+    let mut plot = Plot::new(title, AxisKind::Concurrency, "concurrency", y);
+    plot.empty_note = "No throughput sweep in the runs shown".into();
+    for (ri, run) in runs.iter().enumerate() {
+        for (mi, &(metric, _)) in metrics.iter().enumerate() {
+            let series = throughput_series(run.bundle, metric);
+            add_series(&mut plot, run, ri, &series, mi > 0, |p| {
+                format!("C={}", p.concurrency)
+            });
+        }
+    }
+    run_legend(&mut plot, runs);
+    if metrics.len() > 1 {
+        for (mi, &(_, name)) in metrics.iter().enumerate() {
+            plot.legend.push(style_entry(name, mi > 0, None));
+        }
+    }
+    flag_legend(&mut plot);
+    let limits = runs
+        .iter()
+        .filter_map(|r| Some((r.bundle.target.max_running_requests?, r.label)));
+    plot.rules = limit_rules(limits, "max running requests");
+    plot
+}
+
+fn by_length(kind: ChartKind, runs: &[ChartRun], metric: Metric) -> Plot {
+    let (title, y) = match kind {
+        ChartKind::TtftVsLength => ("Time to first token vs input length", "TTFT (s)"),
+        ChartKind::PrefillVsLength => ("Prefill speed vs input length", "prefill tok/s (p50)"),
+        _ => (
+            "Decode speed vs input length",
+            "decode tok/s per request (p50)",
+        ),
+    };
+    let mut plot = Plot::new(title, AxisKind::Tokens, "input tokens", y);
+    plot.empty_note = "No context sweep in the runs shown".into();
+    for (ri, run) in runs.iter().enumerate() {
+        let series = context_series(run.bundle, metric);
+        add_series(&mut plot, run, ri, &series, false, |p| {
+            format!("{} input tokens", format_tokens(p.input_len as f64))
+        });
+        if kind == ChartKind::TtftVsLength {
+            add_fit(&mut plot, run, &series);
+        }
+    }
+    run_legend(&mut plot, runs);
+    if kind == ChartKind::TtftVsLength {
+        plot.legend.push(style_entry("measured", false, None));
+        plot.legend.push(style_entry("prefill fit", true, None));
+        if plot.marks.iter().any(|m| m.style == MarkStyle::Predicted) {
+            let e = style_entry("predicted (skipped)", false, Some(MarkStyle::Predicted));
+            plot.legend.push(e);
+        }
+    }
+    flag_legend(&mut plot);
+    let limits = runs
+        .iter()
+        .filter_map(|r| Some((r.bundle.target.max_context?, r.label)));
+    plot.rules = limit_rules(limits, "max context");
+    plot
+}
+
+/// Adds a series' line (measured points only) and a mark per point.
+fn add_series(
+    plot: &mut Plot,
+    run: &ChartRun,
+    run_index: usize,
+    series: &Series,
+    dashed: bool,
+    at: impl Fn(&SeriesPoint) -> String,
+) {
+    let measured: Vec<(f64, f64)> = series
+        .points
+        .iter()
+        .filter(|p| p.origin == Origin::Measured)
+        .map(|p| (p.x, p.y))
+        .collect();
+    plot.lines.push(Line {
+        color: run.color,
+        dashed,
+        points: measured,
+    });
+    for p in &series.points {
+        let mut hover = format!(
+            "{} · {}\n{}: {}",
+            run.label,
+            at(p),
+            series.metric.label(),
+            format_exact(p.y)
+        );
+        let style = match p.origin {
+            Origin::Predicted => {
+                hover.push_str("\npredicted by the prefill fit, not measured");
+                if let Some(reason) = point_reason(run.bundle, p) {
+                    hover.push_str(&format!("\nskipped: {reason}"));
+                }
+                MarkStyle::Predicted
+            }
+            Origin::Measured if p.flags.is_empty() => MarkStyle::Dot,
+            Origin::Measured => MarkStyle::Flagged,
+        };
+        for f in &p.flags {
+            hover.push_str(&format!("\n⚠ {}: {}", f.kind.as_str(), f.message));
+        }
+        plot.marks.push(Mark {
+            x: p.x,
+            y: p.y,
+            color: run.color,
+            style,
+            tag: None,
+            hover,
+            source: Some(PointRef {
+                run: run_index,
+                sweep: p.sweep_index,
+                point: p.point_index,
+            }),
+        });
+    }
+}
+
+fn point_reason<'a>(b: &'a Bundle, p: &SeriesPoint) -> Option<&'a str> {
+    let point = b.sweeps.get(p.sweep_index)?.points.get(p.point_index)?;
+    point.reason.as_deref()
+}
+
+/// The dashed prefill-fit curve over the run's measured and predicted lengths.
+fn add_fit(plot: &mut Plot, run: &ChartRun, series: &Series) {
+    let xs = series.points.iter().map(|p| p.x);
+    let lo = xs.clone().fold(f64::INFINITY, f64::min);
+    let hi = xs.fold(f64::NEG_INFINITY, f64::max);
+    let points = fit_curve(run.bundle, lo, hi, 48);
+    if !points.is_empty() {
+        plot.lines.push(Line {
+            color: run.color,
+            dashed: true,
+            points,
+        });
+    }
+}
+
+fn tradeoff_plot(runs: &[ChartRun]) -> Plot {
+    let mut plot = Plot::new(
+        "Per-user speed vs total throughput",
+        AxisKind::Linear,
+        "total output tok/s (steady, else aggregate)",
+        "decode tok/s per user (p50)",
+    );
+    plot.empty_note = "No throughput sweep in the runs shown".into();
+    for (ri, run) in runs.iter().enumerate() {
+        let pts = tradeoff(run.bundle);
+        plot.lines.push(Line {
+            color: run.color,
+            dashed: false,
+            points: pts
+                .iter()
+                .map(|t| (t.total_tok_s, t.per_user_tok_s))
+                .collect(),
+        });
+        for t in &pts {
+            let mut hover = format!(
+                "{} · C={}\ntotal: {} tok/s\nper user: {} tok/s",
+                run.label,
+                t.concurrency,
+                format_exact(t.total_tok_s),
+                format_exact(t.per_user_tok_s)
+            );
+            for f in &t.flags {
+                hover.push_str(&format!("\n⚠ {}: {}", f.kind.as_str(), f.message));
+            }
+            plot.marks.push(Mark {
+                x: t.total_tok_s,
+                y: t.per_user_tok_s,
+                color: run.color,
+                style: if t.flags.is_empty() {
+                    MarkStyle::Dot
+                } else {
+                    MarkStyle::Flagged
+                },
+                tag: Some(format!("{}", t.concurrency)),
+                hover,
+                source: Some(PointRef {
+                    run: ri,
+                    sweep: t.sweep_index,
+                    point: t.point_index,
+                }),
+            });
+        }
+    }
+    run_legend(&mut plot, runs);
+    plot.legend
+        .push(style_entry("labels: concurrency", false, None));
+    flag_legend(&mut plot);
+    plot
+}
+
+fn run_legend(plot: &mut Plot, runs: &[ChartRun]) {
+    for r in runs {
+        plot.legend.push(LegendEntry {
+            text: r.label.to_string(),
+            color: r.color,
+            dashed: false,
+            mark: None,
+        });
+    }
+}
+
+fn style_entry(text: &str, dashed: bool, mark: Option<MarkStyle>) -> LegendEntry {
+    LegendEntry {
+        text: text.into(),
+        color: NEUTRAL,
+        dashed,
+        mark,
+    }
+}
+
+fn flag_legend(plot: &mut Plot) {
+    if plot.marks.iter().any(|m| m.style == MarkStyle::Flagged) {
+        let e = style_entry("flagged (hover for why)", false, Some(MarkStyle::Flagged));
+        plot.legend.push(e);
+    }
+}
+
+/// One rule per distinct limit value; the label names the runs when they differ.
+fn limit_rules<'a>(limits: impl Iterator<Item = (u64, &'a str)>, what: &str) -> Vec<Rule> {
+    let mut by_value: Vec<(u64, Vec<&str>)> = Vec::new();
+    for (v, label) in limits {
+        match by_value.iter_mut().find(|(x, _)| *x == v) {
+            Some((_, labels)) => labels.push(label),
+            None => by_value.push((v, vec![label])),
+        }
+    }
+    let several = by_value.len() > 1;
+    by_value
+        .into_iter()
+        .map(|(v, labels)| Rule {
+            x: v as f64,
+            text: if several {
+                format!("{what} {v} ({})", labels.join(", "))
+            } else {
+                format!("{what} {v}")
+            },
+        })
+        .collect()
+}
+
+/// Each request of one point: TTFT and e2e against its start time, so queueing shows.
+pub fn requests_plot(run: &ChartRun, sweep: usize, point: usize) -> Plot {
+    let mut plot = Plot::new(
+        "Requests over time",
+        AxisKind::Linear,
+        "request start (s from the point's start)",
+        "seconds",
+    );
+    plot.empty_note = "No requests recorded for this point".into();
+    let Some(p) = run
+        .bundle
+        .sweeps
+        .get(sweep)
+        .and_then(|s| s.points.get(point))
+    else {
+        return plot;
+    };
+    plot.title = format!(
+        "{} · C={} · {} input tokens: each request's TTFT and e2e",
+        run.label,
+        p.concurrency,
+        format_tokens(p.input_len as f64)
+    );
+    let step = p.requests.len().div_ceil(MAX_REQUEST_MARKS).max(1);
+    let e2e_color = Rgb(0x88, 0x8e, 0x96);
+    for (i, r) in p.requests.iter().enumerate().step_by(step) {
+        let hover = request_hover(i, r);
+        if let Some(t) = r.ttft_s.filter(|_| r.is_ok()) {
+            plot.marks.push(request_mark(
+                r.start_s,
+                t,
+                run.color,
+                MarkStyle::Small,
+                &hover,
+            ));
+        }
+        let (color, style) = if r.is_ok() {
+            (e2e_color, MarkStyle::Small)
+        } else {
+            (Rgb(0xdc, 0x26, 0x26), MarkStyle::Cross)
+        };
+        plot.marks
+            .push(request_mark(r.start_s, r.e2e_s, color, style, &hover));
+    }
+    plot.legend = vec![
+        LegendEntry {
+            text: "TTFT".into(),
+            color: run.color,
+            dashed: false,
+            mark: Some(MarkStyle::Small),
+        },
+        LegendEntry {
+            text: "e2e".into(),
+            color: e2e_color,
+            dashed: false,
+            mark: Some(MarkStyle::Small),
+        },
+    ];
+    if p.requests.iter().any(|r| !r.is_ok()) {
+        plot.legend.push(LegendEntry {
+            text: "failed".into(),
+            color: Rgb(0xdc, 0x26, 0x26),
+            dashed: false,
+            mark: Some(MarkStyle::Cross),
+        });
+    }
+    if step > 1 {
+        plot.legend.push(style_entry(
+            &format!("every {step}th of {} requests shown", p.requests.len()),
+            false,
+            Some(MarkStyle::Small),
+        ));
+    }
+    plot
+}
+
+fn request_mark(x: f64, y: f64, color: Rgb, style: MarkStyle, hover: &str) -> Mark {
+    Mark {
+        x,
+        y,
+        color,
+        style,
+        tag: None,
+        hover: hover.to_string(),
+        source: None,
+    }
+}
+
+fn request_hover(i: usize, r: &crate::bundle::RequestRecord) -> String {
+    let mut s = format!(
+        "request #{}\nstart {:.3} s\nTTFT {}\ne2e {:.3} s\noutput tokens {}",
+        i + 1,
+        r.start_s,
+        r.ttft_s
+            .map(|t| format!("{t:.3} s"))
+            .unwrap_or_else(|| "—".into()),
+        r.e2e_s,
+        r.output_tokens
+    );
+    if let Some(e) = &r.error {
+        s.push_str(&format!("\nerror: {}", e.message));
+    }
+    s
+}
+
+/// Whether a point of a bundle is worth opening in the per-request view.
+pub fn has_requests(b: &Bundle, sweep: usize, point: usize) -> bool {
+    b.sweeps
+        .get(sweep)
+        .and_then(|s| s.points.get(point))
+        .is_some_and(|p| p.status != PointStatus::Skipped && !p.requests.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bundle::{Flag, FlagKind};
+    use crate::curves::tests::bundle;
+
+    fn run(b: &Bundle, i: usize) -> ChartRun<'_> {
+        ChartRun {
+            label: &b.label,
+            color: super::super::run_color(i),
+            bundle: b,
+        }
+    }
+
+    #[test]
+    fn throughput_chart_overlays_runs_with_two_line_styles() {
+        let (a, b) = (bundle("kpro5"), bundle("kpro6"));
+        let p = build(ChartKind::OutputTokS, &[run(&a, 0), run(&b, 1)]);
+        assert_eq!(p.lines.len(), 4, "steady and aggregate per run");
+        assert_eq!(p.lines.iter().filter(|l| l.dashed).count(), 2);
+        assert_eq!(p.marks.len(), 12);
+        let legend: Vec<&str> = p.legend.iter().map(|e| e.text.as_str()).collect();
+        assert_eq!(legend, ["kpro5", "kpro6", "steady", "aggregate"]);
+        assert_eq!(p.rules.len(), 1, "both runs share the limit");
+        assert_eq!(p.rules[0].text, "max running requests 64");
+        assert_eq!(p.x_kind, AxisKind::Concurrency);
+    }
+
+    #[test]
+    fn flagged_points_are_marked_and_explained() {
+        let mut a = bundle("a");
+        a.sweeps[0].points[0].flags.push(Flag {
+            kind: FlagKind::Short,
+            message: "3 of 8 requests produced fewer than 100 tokens".into(),
+            count: Some(3),
+        });
+        let p = build(ChartKind::DecodeVsConcurrency, &[run(&a, 0)]);
+        let m = &p.marks[0];
+        assert_eq!(m.style, MarkStyle::Flagged);
+        assert!(m.hover.contains("⚠ short: 3 of 8"), "{}", m.hover);
+        assert!(
+            m.hover
+                .starts_with("a · C=1\ndecode tok/s per request (p50): 50")
+        );
+        assert!(p.legend.iter().any(|e| e.mark == Some(MarkStyle::Flagged)));
+    }
+
+    #[test]
+    fn ttft_by_length_has_fit_prediction_and_context_limit() {
+        let a = bundle("a");
+        let p = build(ChartKind::TtftVsLength, &[run(&a, 0)]);
+        assert_eq!(p.lines.len(), 2, "measured line and fit");
+        assert!(p.lines[1].dashed);
+        assert_eq!(p.lines[0].points.len(), 2, "the prediction is not joined");
+        let predicted: Vec<&Mark> = p
+            .marks
+            .iter()
+            .filter(|m| m.style == MarkStyle::Predicted)
+            .collect();
+        assert_eq!(predicted.len(), 1);
+        assert!(predicted[0].hover.contains("not measured"));
+        assert_eq!(p.rules[0].x, 32768.0);
+    }
+
+    #[test]
+    fn tradeoff_points_carry_their_concurrency() {
+        let a = bundle("a");
+        let p = build(ChartKind::Tradeoff, &[run(&a, 0)]);
+        let tags: Vec<Option<&str>> = p.marks.iter().map(|m| m.tag.as_deref()).collect();
+        assert_eq!(tags, [Some("1"), Some("2"), Some("4")]);
+    }
+
+    #[test]
+    fn differing_limits_name_their_runs() {
+        let a = bundle("a");
+        let mut b = bundle("b");
+        b.target.max_running_requests = Some(128);
+        let p = build(ChartKind::TtftVsConcurrency, &[run(&a, 0), run(&b, 1)]);
+        let texts: Vec<&str> = p.rules.iter().map(|r| r.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            [
+                "max running requests 64 (a)",
+                "max running requests 128 (b)"
+            ]
+        );
+    }
+
+    #[test]
+    fn no_runs_is_an_empty_plot_with_a_note() {
+        let p = build(ChartKind::TtftVsLength, &[]);
+        assert!(p.is_empty());
+        assert_eq!(p.empty_note, "No context sweep in the runs shown");
+    }
+}

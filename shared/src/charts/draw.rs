@@ -1,0 +1,363 @@
+//! [`Plot`] → pixels on any plotters backend, and back: where each mark landed.
+
+use std::ops::Range;
+
+use plotters::coord::Shift;
+use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
+use plotters::coord::types::RangedCoordf64;
+use plotters::element::DashedPathElement;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::axis::{AxisKind, format_value};
+use super::plot::{LegendEntry, Mark, MarkStyle, Plot, PointRef, Rgb};
+use super::{ChartError, Theme};
+
+/// Where a mark was drawn, in backend pixels, and what hovering it says.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hit {
+    pub x: i32,
+    pub y: i32,
+    pub text: String,
+    pub source: Option<PointRef>,
+}
+
+/// The hit nearest to `(x, y)` within `max_px` pixels.
+pub fn nearest(hits: &[Hit], x: i32, y: i32, max_px: i32) -> Option<&Hit> {
+    let d2 = |h: &Hit| {
+        let (dx, dy) = ((h.x - x) as i64, (h.y - y) as i64);
+        dx * dx + dy * dy
+    };
+    let max = (max_px as i64).pow(2);
+    hits.iter().filter(|h| d2(h) <= max).min_by_key(|h| d2(h))
+}
+
+impl<E: std::error::Error + Send + Sync> From<DrawingAreaErrorKind<E>> for ChartError {
+    fn from(e: DrawingAreaErrorKind<E>) -> Self {
+        ChartError(e.to_string())
+    }
+}
+
+fn rgb(c: Rgb) -> RGBColor {
+    RGBColor(c.0, c.1, c.2)
+}
+
+fn font<'a>(size: u32, c: Rgb) -> TextStyle<'a> {
+    ("sans-serif", size).into_font().color(&rgb(c))
+}
+
+const PAD: i32 = 14;
+
+/// Draws `plot` filling `root`; returns a [`Hit`] per mark.
+pub fn draw<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    plot: &Plot,
+    theme: &Theme,
+) -> Result<Vec<Hit>, ChartError> {
+    root.fill(&rgb(theme.background))?;
+    let title = ("sans-serif", 16)
+        .into_font()
+        .style(FontStyle::Bold)
+        .color(&rgb(theme.text));
+    root.draw(&Text::new(plot.title.clone(), (PAD, 10), title))?;
+    let (w, _) = root.dim_in_pixel();
+    let legend_bottom = draw_legend(root, &plot.legend, theme, 36, w as i32)?;
+    let (_, area) = root.split_vertically(legend_bottom + 6);
+    match plot.bounds() {
+        Some(bounds) => draw_data(root, &area, plot, theme, bounds),
+        None => {
+            let (aw, ah) = area.dim_in_pixel();
+            let style = font(14, theme.muted).pos(Pos::new(HPos::Center, VPos::Center));
+            let at = (aw as i32 / 2, ah as i32 / 2);
+            area.draw(&Text::new(plot.empty_note.clone(), at, style))?;
+            Ok(Vec::new())
+        }
+    }
+}
+
+/// Legend entries left to right, wrapping; returns the y below the last row.
+fn draw_legend<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    legend: &[LegendEntry],
+    theme: &Theme,
+    top: i32,
+    width: i32,
+) -> Result<i32, ChartError> {
+    const ROW: i32 = 20;
+    const SAMPLE: i32 = 22;
+    let style = font(13, theme.text);
+    let (mut x, mut y) = (PAD, top);
+    for e in legend {
+        let (tw, _) = root.estimate_text_size(&e.text, &style)?;
+        let need = SAMPLE + 6 + tw as i32;
+        if x > PAD && x + need > width - PAD {
+            x = PAD;
+            y += ROW;
+        }
+        let mid = y + 8;
+        match e.mark {
+            Some(m) => draw_mark(root, (x + SAMPLE / 2, mid), m, e.color, theme)?,
+            None => draw_path(root, vec![(x, mid), (x + SAMPLE, mid)], e.color, e.dashed)?,
+        }
+        root.draw(&Text::new(
+            e.text.clone(),
+            (x + SAMPLE + 6, y),
+            style.clone(),
+        ))?;
+        x += need + 16;
+    }
+    Ok(if legend.is_empty() { top } else { y + ROW })
+}
+
+fn draw_path<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    points: Vec<(i32, i32)>,
+    color: Rgb,
+    dashed: bool,
+) -> Result<(), ChartError> {
+    let style = rgb(color).stroke_width(2);
+    if dashed {
+        area.draw(&DashedPathElement::new(points, 6, 4, style))?;
+    } else {
+        area.draw(&PathElement::new(points, style))?;
+    }
+    Ok(())
+}
+
+/// One mark at backend pixel `at`, in the look its style asks for.
+fn draw_mark<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    at: (i32, i32),
+    style: MarkStyle,
+    color: Rgb,
+    theme: &Theme,
+) -> Result<(), ChartError> {
+    let c = rgb(color);
+    match style {
+        MarkStyle::Dot => area.draw(&Circle::new(at, 4, c.filled()))?,
+        MarkStyle::Small => area.draw(&Circle::new(at, 3, c.filled()))?,
+        MarkStyle::Flagged => {
+            area.draw(&Circle::new(at, 8, rgb(theme.warn).stroke_width(2)))?;
+            area.draw(&TriangleMarker::new(at, 6, c.filled()))?;
+        }
+        MarkStyle::Predicted => {
+            area.draw(&Circle::new(at, 5, rgb(theme.background).filled()))?;
+            area.draw(&Circle::new(at, 5, c.stroke_width(2)))?;
+        }
+        MarkStyle::Cross => area.draw(&Cross::new(at, 4, c.stroke_width(2)))?,
+    }
+    Ok(())
+}
+
+/// Axes, rules, lines and marks over the data's bounds.
+fn draw_data<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    area: &DrawingArea<DB, Shift>,
+    plot: &Plot,
+    theme: &Theme,
+    ((x0, x1), (y0, y1)): ((f64, f64), (f64, f64)),
+) -> Result<Vec<Hit>, ChartError> {
+    let xk = plot.x_kind;
+    let (px0, px1) = xk.plot_range(x0, x1);
+    let ticks: Vec<f64> = match xk {
+        AxisKind::Linear => RangedCoordf64::from(px0..px1).key_points(8),
+        _ => xk
+            .ticks(x0, x1)
+            .into_iter()
+            .map(|t| xk.to_plot(t))
+            .filter(|t| (px0..=px1).contains(t))
+            .collect(),
+    };
+    let (ylo, yhi) = y_range(y0, y1);
+    let mut chart = ChartBuilder::on(area)
+        .margin_left(8)
+        .margin_right(24)
+        .margin_top(6)
+        .margin_bottom(4)
+        .x_label_area_size(44)
+        .y_label_area_size(64)
+        .build_cartesian_2d(
+            TickedAxis {
+                range: px0..px1,
+                ticks,
+            },
+            ylo..yhi,
+        )?;
+    let fmt_x = |v: &f64| match xk {
+        AxisKind::Linear => format_value(*v),
+        _ => xk.format(2f64.powf(*v)),
+    };
+    let fmt_y = |v: &f64| format_value(*v);
+    chart
+        .configure_mesh()
+        .bold_line_style(rgb(theme.grid))
+        .light_line_style(rgb(theme.background))
+        .axis_style(rgb(theme.muted))
+        .label_style(font(12, theme.muted))
+        .axis_desc_style(font(13, theme.text))
+        .x_desc(plot.x_label.clone())
+        .y_desc(plot.y_label.clone())
+        .x_label_formatter(&fmt_x)
+        .y_label_formatter(&fmt_y)
+        .y_labels(6)
+        .draw()?;
+    let to_px = |x: f64, y: f64| chart.backend_coord(&(xk.to_plot(x), y));
+    for r in &plot.rules {
+        let (top, bottom) = (to_px(r.x, yhi), to_px(r.x, ylo));
+        root.draw(&DashedPathElement::new(
+            vec![top, bottom],
+            4,
+            4,
+            rgb(theme.muted).stroke_width(1),
+        ))?;
+        let style = font(11, theme.muted).pos(Pos::new(HPos::Right, VPos::Top));
+        root.draw(&Text::new(r.text.clone(), (top.0 - 4, top.1 + 4), style))?;
+    }
+    for l in &plot.lines {
+        let px: Vec<(i32, i32)> = l.points.iter().map(|&(x, y)| to_px(x, y)).collect();
+        if px.len() > 1 {
+            draw_path(root, px, l.color, l.dashed)?;
+        }
+    }
+    draw_marks(root, &plot.marks, theme, to_px)
+}
+
+fn draw_marks<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    marks: &[Mark],
+    theme: &Theme,
+    to_px: impl Fn(f64, f64) -> (i32, i32),
+) -> Result<Vec<Hit>, ChartError> {
+    let mut hits = Vec::with_capacity(marks.len());
+    for m in marks {
+        let at = to_px(m.x, m.y);
+        draw_mark(root, at, m.style, m.color, theme)?;
+        if let Some(tag) = &m.tag {
+            let style = font(11, theme.text).pos(Pos::new(HPos::Left, VPos::Bottom));
+            root.draw(&Text::new(tag.clone(), (at.0 + 6, at.1 - 5), style))?;
+        }
+        hits.push(Hit {
+            x: at.0,
+            y: at.1,
+            text: m.hover.clone(),
+            source: m.source,
+        });
+    }
+    Ok(hits)
+}
+
+/// A linear f64 axis whose grid lines and labels sit exactly at given ticks (in plot units).
+struct TickedAxis {
+    range: Range<f64>,
+    ticks: Vec<f64>,
+}
+
+impl Ranged for TickedAxis {
+    type FormatOption = DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
+        RangedCoordf64::from(self.range.clone()).map(value, limit)
+    }
+
+    fn key_points<Hint: KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
+        if hint.weight().allow_light_points() {
+            Vec::new()
+        } else {
+            self.ticks.clone()
+        }
+    }
+
+    fn range(&self) -> Range<f64> {
+        self.range.clone()
+    }
+}
+
+/// From zero for non-negative data, with headroom above the top value.
+fn y_range(lo: f64, hi: f64) -> (f64, f64) {
+    let lo = if lo >= 0.0 { 0.0 } else { lo * 1.08 };
+    let hi = if hi > lo { hi * 1.08 } else { lo + 1.0 };
+    (lo, hi)
+}
+
+/// The plot as an SVG document of `size` pixels.
+pub fn svg(plot: &Plot, theme: &Theme, size: (u32, u32)) -> Result<String, ChartError> {
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, size).into_drawing_area();
+        draw(&root, plot, theme)?;
+        root.present()?;
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::charts::{ChartKind, ChartRun, build, run_color};
+    use crate::curves::tests::bundle;
+
+    #[test]
+    fn svg_of_every_chart_has_its_title_and_marks() {
+        let (a, b) = (bundle("kpro5"), bundle("kpro6"));
+        let runs = [
+            ChartRun {
+                label: "kpro5",
+                color: run_color(0),
+                bundle: &a,
+            },
+            ChartRun {
+                label: "kpro6",
+                color: run_color(1),
+                bundle: &b,
+            },
+        ];
+        for kind in ChartKind::THROUGHPUT.into_iter().chain(ChartKind::CONTEXT) {
+            let plot = build(kind, &runs);
+            let doc = svg(&plot, &Theme::LIGHT, (720, 420)).unwrap();
+            assert!(doc.starts_with("<svg"), "{kind:?}");
+            assert!(doc.contains(&plot.title), "{kind:?}");
+            assert!(doc.contains("kpro6"), "{kind:?} legend");
+            assert!(
+                doc.contains("<circle") || doc.contains("<polygon"),
+                "{kind:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn hits_land_inside_the_canvas_in_x_order() {
+        let a = bundle("a");
+        let runs = [ChartRun {
+            label: "a",
+            color: run_color(0),
+            bundle: &a,
+        }];
+        let plot = build(ChartKind::DecodeVsConcurrency, &runs);
+        let mut out = String::new();
+        let root = SVGBackend::with_string(&mut out, (720, 420)).into_drawing_area();
+        let hits = draw(&root, &plot, &Theme::DARK).unwrap();
+        assert_eq!(hits.len(), 3);
+        assert!(hits.windows(2).all(|w| w[0].x < w[1].x));
+        assert!(
+            hits.iter()
+                .all(|h| (0..720).contains(&h.x) && (0..420).contains(&h.y))
+        );
+        let h = nearest(&hits, hits[1].x + 3, hits[1].y - 3, 8).unwrap();
+        assert_eq!(h.source.unwrap().point, 1);
+        assert!(nearest(&hits, 0, 0, 8).is_none());
+    }
+
+    #[test]
+    fn an_empty_plot_says_why() {
+        let plot = build(ChartKind::TtftVsLength, &[]);
+        let doc = svg(&plot, &Theme::LIGHT, (600, 300)).unwrap();
+        assert!(doc.contains("No context sweep in the runs shown"));
+    }
+
+    #[test]
+    fn y_range_starts_at_zero_with_headroom() {
+        assert_eq!(y_range(5.0, 10.0), (0.0, 10.8));
+        assert_eq!(y_range(0.0, 0.0), (0.0, 1.0));
+    }
+}

@@ -1,0 +1,510 @@
+//! Comparing runs against a baseline: the same-workload rule, per-level deltas, metadata diff.
+//!
+//! The viewer's compare tab and the terminal's `compare` command both render a [`Comparison`],
+//! so they can never disagree about a delta or about whether two runs are comparable.
+
+mod meta;
+
+use std::collections::BTreeSet;
+
+use crate::bundle::{Bundle, PointStatus, Sweep, SweepKind};
+use crate::curves::{Better, Metric, sweep_of};
+
+/// Changes smaller than this many percent are shown as unchanged, not better or worse.
+pub const NEUTRAL_PCT: f64 = 1.0;
+
+/// One run given to [`compare`]: its display label and bundle.
+#[derive(Debug, Clone, Copy)]
+pub struct RunInput<'a> {
+    pub label: &'a str,
+    pub bundle: &'a Bundle,
+}
+
+/// How a value compares with the baseline's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Better,
+    Worse,
+    /// Within ±[`NEUTRAL_PCT`].
+    Same,
+    /// The baseline itself, or no value to compare.
+    None,
+}
+
+/// One run's value of one metric at one level.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cell {
+    pub value: Option<f64>,
+    /// `(value − baseline) / baseline × 100`; absent for the baseline and missing values.
+    pub delta_pct: Option<f64>,
+    pub verdict: Verdict,
+    /// Why there is no value: "skipped", "failed", "not run".
+    pub note: Option<String>,
+}
+
+/// A metric at one level, a cell per compared run (baseline first).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricRow {
+    pub metric: Metric,
+    pub cells: Vec<Cell>,
+}
+
+/// One level: a concurrency (throughput) or an input length (context).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Level {
+    pub key: u64,
+    pub rows: Vec<MetricRow>,
+}
+
+/// A run left out of a sweep's comparison, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mismatch {
+    pub run: usize,
+    pub reasons: Vec<String>,
+}
+
+/// The comparison of one kind of sweep.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweepComparison {
+    pub kind: SweepKind,
+    /// Runs compared, as indices into the input; the baseline first.
+    pub runs: Vec<usize>,
+    pub levels: Vec<Level>,
+    /// Runs that ran a different workload than the baseline: not compared.
+    pub mismatched: Vec<Mismatch>,
+    /// Runs without this kind of sweep.
+    pub absent: Vec<usize>,
+}
+
+/// A metadata field across runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetaRow {
+    pub name: String,
+    /// One per input run, in input order.
+    pub values: Vec<String>,
+    pub differs: bool,
+}
+
+/// Everything the compare view shows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Comparison {
+    pub baseline: usize,
+    pub labels: Vec<String>,
+    /// Throughput first, then context; a kind no run has is left out.
+    pub sweeps: Vec<SweepComparison>,
+    pub metadata: Vec<MetaRow>,
+}
+
+/// Compares every run with `runs[baseline]`.
+pub fn compare(runs: &[RunInput], baseline: usize) -> Comparison {
+    let baseline = baseline.min(runs.len().saturating_sub(1));
+    let sweeps = [SweepKind::Throughput, SweepKind::Context]
+        .into_iter()
+        .filter_map(|kind| compare_sweep(runs, baseline, kind))
+        .collect();
+    Comparison {
+        baseline,
+        labels: runs.iter().map(|r| r.label.to_string()).collect(),
+        sweeps,
+        metadata: meta::metadata(runs),
+    }
+}
+
+fn compare_sweep(runs: &[RunInput], baseline: usize, kind: SweepKind) -> Option<SweepComparison> {
+    let base_sweep = runs.get(baseline).and_then(|r| sweep_of(r.bundle, kind));
+    let mut out = SweepComparison {
+        kind,
+        runs: Vec::new(),
+        levels: Vec::new(),
+        mismatched: Vec::new(),
+        absent: Vec::new(),
+    };
+    for (i, r) in runs.iter().enumerate() {
+        match (sweep_of(r.bundle, kind), base_sweep) {
+            (None, _) => out.absent.push(i),
+            (Some(_), None) => out.mismatched.push(Mismatch {
+                run: i,
+                reasons: vec![format!("the baseline has no {} sweep", kind_name(kind))],
+            }),
+            (Some(s), Some(b)) => {
+                let reasons = workload_mismatch(b, s, r.bundle, runs[baseline].bundle);
+                if reasons.is_empty() || i == baseline {
+                    out.runs.push(i);
+                } else {
+                    out.mismatched.push(Mismatch { run: i, reasons });
+                }
+            }
+        }
+    }
+    if out.runs.is_empty() && out.mismatched.is_empty() {
+        return None;
+    }
+    out.runs.sort_by_key(|&i| (i != baseline, i));
+    if let Some(b) = base_sweep {
+        out.levels = levels(runs, &out.runs, b, kind);
+    }
+    Some(out)
+}
+
+/// "throughput" or "context".
+pub fn kind_name(kind: SweepKind) -> &'static str {
+    match kind {
+        SweepKind::Throughput => "throughput",
+        SweepKind::Context => "context",
+        SweepKind::Unknown => "unknown",
+    }
+}
+
+/// Why sweep `b` (of bundle `bb`) did not run the same workload as sweep `a` (of bundle `ab`);
+/// empty when it did. Seeds may differ: they change the random text, not the shape of the load.
+pub fn workload_mismatch(a: &Sweep, b: &Sweep, bb: &Bundle, ab: &Bundle) -> Vec<String> {
+    let mut reasons = Vec::new();
+    let set = |v: &[u32]| v.iter().copied().collect::<BTreeSet<u32>>();
+    let lens = |v: &[u64]| v.iter().copied().collect::<BTreeSet<u64>>();
+    if set(&a.concurrency) != set(&b.concurrency) {
+        reasons.push(format!(
+            "concurrency levels differ: {} vs {}",
+            join(&a.concurrency),
+            join(&b.concurrency)
+        ));
+    }
+    if lens(&a.input_lens) != lens(&b.input_lens) {
+        reasons.push(format!(
+            "input lengths differ: {} vs {}",
+            join(&a.input_lens),
+            join(&b.input_lens)
+        ));
+    }
+    if a.output_len != b.output_len {
+        reasons.push(format!(
+            "output lengths differ: {} vs {}",
+            a.output_len, b.output_len
+        ));
+    }
+    if ab.workload.shared_prefix_len != bb.workload.shared_prefix_len {
+        reasons.push(format!(
+            "shared prefix lengths differ: {} vs {}",
+            ab.workload.shared_prefix_len, bb.workload.shared_prefix_len
+        ));
+    }
+    if ab.target.api != bb.target.api {
+        reasons.push(format!(
+            "APIs differ: {} vs {}",
+            ab.target.api.as_str(),
+            bb.target.api.as_str()
+        ));
+    }
+    reasons
+}
+
+fn join<T: ToString>(v: &[T]) -> String {
+    v.iter().map(T::to_string).collect::<Vec<_>>().join(",")
+}
+
+fn levels(runs: &[RunInput], compared: &[usize], base: &Sweep, kind: SweepKind) -> Vec<Level> {
+    let metrics: &[Metric] = match kind {
+        SweepKind::Context => &Metric::CONTEXT,
+        _ => &Metric::THROUGHPUT,
+    };
+    let key = |c: u32, l: u64| {
+        if kind == SweepKind::Context {
+            l
+        } else {
+            c as u64
+        }
+    };
+    let mut keys: Vec<u64> = base
+        .points
+        .iter()
+        .map(|p| key(p.concurrency, p.input_len))
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    keys.into_iter()
+        .map(|k| Level {
+            key: k,
+            rows: metrics
+                .iter()
+                .map(|&m| MetricRow {
+                    metric: m,
+                    cells: row_cells(runs, compared, kind, m, |p| {
+                        key(p.concurrency, p.input_len) == k
+                    }),
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+fn row_cells(
+    runs: &[RunInput],
+    compared: &[usize],
+    kind: SweepKind,
+    metric: Metric,
+    at: impl Fn(&crate::bundle::Point) -> bool,
+) -> Vec<Cell> {
+    let values: Vec<(Option<f64>, Option<String>)> = compared
+        .iter()
+        .map(|&i| {
+            let point =
+                sweep_of(runs[i].bundle, kind).and_then(|s| s.points.iter().find(|p| at(p)));
+            match point {
+                None => (None, Some("not run".into())),
+                Some(p) if p.status != PointStatus::Ok => {
+                    (None, Some(status_word(p.status).into()))
+                }
+                Some(p) => (p.summary.as_ref().and_then(|s| metric.value(s)), None),
+            }
+        })
+        .collect();
+    let base = values.first().and_then(|v| v.0);
+    values
+        .into_iter()
+        .enumerate()
+        .map(|(n, (value, note))| {
+            let delta_pct = if n == 0 { None } else { delta_pct(base, value) };
+            Cell {
+                value: value.map(|v| metric.display(v)),
+                delta_pct,
+                verdict: verdict(metric, delta_pct),
+                note,
+            }
+        })
+        .collect()
+}
+
+fn status_word(s: PointStatus) -> &'static str {
+    match s {
+        PointStatus::Ok => "ok",
+        PointStatus::Skipped => "skipped",
+        PointStatus::Failed => "failed",
+        PointStatus::Unknown => "unknown",
+    }
+}
+
+/// `(value − base) / |base| × 100`; `None` when either is missing or the base is zero.
+pub fn delta_pct(base: Option<f64>, value: Option<f64>) -> Option<f64> {
+    let (b, v) = (base?, value?);
+    (b != 0.0).then(|| (v - b) / b.abs() * 100.0)
+}
+
+/// Better or worse, given which way the metric improves; within ±[`NEUTRAL_PCT`] is the same.
+pub fn verdict(metric: Metric, delta_pct: Option<f64>) -> Verdict {
+    let Some(d) = delta_pct else {
+        return Verdict::None;
+    };
+    if d.abs() < NEUTRAL_PCT {
+        return Verdict::Same;
+    }
+    match (metric.better(), d > 0.0) {
+        (Better::Higher, true) | (Better::Lower, false) => Verdict::Better,
+        _ => Verdict::Worse,
+    }
+}
+
+impl SweepComparison {
+    /// The table as CSV: `key,metric,<label>,<label> Δ%,…`, one line per level and metric.
+    pub fn to_csv(&self, labels: &[String]) -> String {
+        let key = match self.kind {
+            SweepKind::Context => "input_tokens",
+            _ => "concurrency",
+        };
+        let mut head = vec![key.to_string(), "metric".to_string()];
+        for (n, &i) in self.runs.iter().enumerate() {
+            let l = labels.get(i).map(String::as_str).unwrap_or("?");
+            head.push(l.to_string());
+            if n > 0 {
+                head.push(format!("{l} change %"));
+            }
+        }
+        let mut lines = vec![csv_line(&head)];
+        for level in &self.levels {
+            for row in &level.rows {
+                let mut f = vec![level.key.to_string(), row.metric.label().to_string()];
+                for (n, c) in row.cells.iter().enumerate() {
+                    f.push(c.value.map(|v| format!("{v}")).unwrap_or_default());
+                    if n > 0 {
+                        f.push(c.delta_pct.map(|d| format!("{d:.2}")).unwrap_or_default());
+                    }
+                }
+                lines.push(csv_line(&f));
+            }
+        }
+        lines.join("\n") + "\n"
+    }
+}
+
+impl Comparison {
+    /// The metadata diff as CSV: `field,<label>,…,differs`.
+    pub fn metadata_csv(&self) -> String {
+        let mut head = vec!["field".to_string()];
+        head.extend(self.labels.iter().cloned());
+        head.push("differs".into());
+        let mut lines = vec![csv_line(&head)];
+        for row in &self.metadata {
+            let mut f = vec![row.name.clone()];
+            f.extend(row.values.iter().cloned());
+            f.push(row.differs.to_string());
+            lines.push(csv_line(&f));
+        }
+        lines.join("\n") + "\n"
+    }
+}
+
+/// One CSV line: fields with a comma, quote or line break are quoted, quotes doubled.
+pub fn csv_line(fields: &[String]) -> String {
+    fields
+        .iter()
+        .map(|f| {
+            if f.contains([',', '"', '\n', '\r']) {
+                format!("\"{}\"", f.replace('"', "\"\""))
+            } else {
+                f.clone()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::curves::tests::bundle;
+
+    fn inputs<'a>(bs: &'a [Bundle]) -> Vec<RunInput<'a>> {
+        bs.iter()
+            .map(|b| RunInput {
+                label: &b.label,
+                bundle: b,
+            })
+            .collect()
+    }
+
+    fn scale_steady(b: &mut Bundle, f: f64) {
+        for p in &mut b.sweeps[0].points {
+            let s = p.summary.as_mut().unwrap();
+            s.steady_tok_s = s.steady_tok_s.map(|v| v * f);
+            s.ttft_s.as_mut().unwrap().p50 *= f;
+        }
+    }
+
+    #[test]
+    fn delta_and_verdict_by_hand() {
+        assert_eq!(delta_pct(Some(200.0), Some(250.0)), Some(25.0));
+        assert_eq!(delta_pct(Some(0.0), Some(1.0)), None);
+        assert_eq!(delta_pct(None, Some(1.0)), None);
+        assert_eq!(verdict(Metric::SteadyTokS, Some(25.0)), Verdict::Better);
+        assert_eq!(verdict(Metric::TtftP50, Some(25.0)), Verdict::Worse);
+        assert_eq!(verdict(Metric::TtftP50, Some(-5.0)), Verdict::Better);
+        assert_eq!(verdict(Metric::AggTokS, Some(0.5)), Verdict::Same);
+        assert_eq!(verdict(Metric::AggTokS, None), Verdict::None);
+    }
+
+    #[test]
+    fn deltas_against_the_baseline() {
+        let a = bundle("kpro5");
+        let mut b = bundle("kpro6");
+        scale_steady(&mut b, 1.5);
+        let bs = [a, b];
+        let c = compare(&inputs(&bs), 0);
+        let tp = &c.sweeps[0];
+        assert_eq!(tp.kind, SweepKind::Throughput);
+        assert_eq!(tp.runs, [0, 1]);
+        let keys: Vec<u64> = tp.levels.iter().map(|l| l.key).collect();
+        assert_eq!(keys, [1, 2, 4]);
+        let steady = &tp.levels[1].rows[0];
+        assert_eq!(steady.metric, Metric::SteadyTokS);
+        assert_eq!(steady.cells[0].value, Some(200.0));
+        assert_eq!(steady.cells[1].value, Some(300.0));
+        assert!((steady.cells[1].delta_pct.unwrap() - 50.0).abs() < 1e-9);
+        assert_eq!(steady.cells[1].verdict, Verdict::Better);
+        let ttft = &tp.levels[1].rows[3];
+        assert_eq!(ttft.metric, Metric::TtftP50);
+        assert_eq!(ttft.cells[1].verdict, Verdict::Worse);
+        assert_eq!(tp.levels[1].rows[1].cells[1].verdict, Verdict::Same);
+    }
+
+    #[test]
+    fn the_baseline_comes_first_whichever_it_is() {
+        let a = bundle("a");
+        let mut b = bundle("b");
+        scale_steady(&mut b, 2.0);
+        let bs = [a, b];
+        let c = compare(&inputs(&bs), 1);
+        assert_eq!(c.sweeps[0].runs, [1, 0]);
+        let cell = &c.sweeps[0].levels[0].rows[0].cells[1];
+        assert!((cell.delta_pct.unwrap() + 50.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn different_workloads_are_not_compared() {
+        let a = bundle("a");
+        let mut b = bundle("b");
+        b.sweeps[0].concurrency = vec![1, 2, 8];
+        b.sweeps[1].output_len = 50;
+        let bs = [a, b];
+        let c = compare(&inputs(&bs), 0);
+        for s in &c.sweeps {
+            assert_eq!(s.runs, [0], "{:?} compared anyway", s.kind);
+            assert_eq!(s.mismatched[0].run, 1);
+        }
+        assert_eq!(
+            c.sweeps[0].mismatched[0].reasons,
+            ["concurrency levels differ: 1,2,4 vs 1,2,8"]
+        );
+        assert_eq!(
+            c.sweeps[1].mismatched[0].reasons,
+            ["output lengths differ: 100 vs 50"]
+        );
+    }
+
+    #[test]
+    fn a_different_seed_is_still_the_same_workload() {
+        let a = bundle("a");
+        let mut b = bundle("b");
+        b.workload.seed = 99;
+        let bs = [a, b];
+        let c = compare(&inputs(&bs), 0);
+        assert!(c.sweeps.iter().all(|s| s.mismatched.is_empty()));
+        let seed = c
+            .metadata
+            .iter()
+            .find(|r| r.name == "workload seed")
+            .unwrap();
+        assert!(seed.differs);
+        assert_eq!(seed.values, ["7", "99"]);
+    }
+
+    #[test]
+    fn a_run_without_the_sweep_is_absent_and_skipped_points_say_so() {
+        let a = bundle("a");
+        let mut b = bundle("b");
+        b.sweeps.truncate(1);
+        let bs = [a.clone(), b];
+        let c = compare(&inputs(&bs), 0);
+        assert_eq!(c.sweeps[1].absent, [1]);
+        let bs = [a.clone(), a];
+        let c = compare(&inputs(&bs), 0);
+        let ctx = &c.sweeps[1];
+        assert_eq!(ctx.levels.last().unwrap().key, 8000);
+        let cell = &ctx.levels.last().unwrap().rows[0].cells[1];
+        assert_eq!((cell.value, cell.note.as_deref()), (None, Some("skipped")));
+    }
+
+    #[test]
+    fn csv_has_values_and_changes() {
+        let a = bundle("a");
+        let mut b = bundle("b,\"x\"");
+        scale_steady(&mut b, 1.5);
+        let bs = [a, b];
+        let c = compare(&inputs(&bs), 0);
+        let csv = c.sweeps[0].to_csv(&c.labels);
+        let mut lines = csv.lines();
+        assert_eq!(
+            lines.next().unwrap(),
+            "concurrency,metric,a,\"b,\"\"x\"\"\",\"b,\"\"x\"\" change %\""
+        );
+        assert_eq!(lines.next().unwrap(), "1,steady output tok/s,100,150,50.00");
+        assert!(c.metadata_csv().starts_with("field,a,"));
+    }
+}

@@ -1,0 +1,150 @@
+//! A chart on a canvas: drawn by the shared chart code, with hover, click-through and export.
+
+use leptos::html::Canvas as CanvasEl;
+use leptos::prelude::*;
+use llmsweep_shared::charts::{self, ChartKind, Hit, Plot, PointRef, Theme};
+use plotters::prelude::IntoDrawingArea;
+
+use crate::app::Ctx;
+use crate::state::Tab;
+use crate::web::{canvas::Canvas, export};
+
+/// Chart height in CSS pixels; the width follows the page.
+const HEIGHT: u32 = 380;
+
+/// The charts of one view, each over the shown runs.
+#[component]
+pub fn ChartGrid(ctx: Ctx, kinds: Vec<ChartKind>) -> impl IntoView {
+    let state = ctx.state;
+    let pick = Callback::new(move |p: PointRef| {
+        state.update(|s| {
+            s.select_shown(p.run, p.sweep, p.point);
+            s.tab = Tab::Requests;
+        })
+    });
+    view! {
+        <div class="grid">
+            {kinds
+                .into_iter()
+                .map(|k| {
+                    let plot = Memo::new(move |_| state.with(|s| charts::build(k, &s.chart_runs())));
+                    view! { <ChartBox ctx=ctx plot=plot slug=k.slug() on_pick=pick /> }
+                })
+                .collect_view()}
+        </div>
+    }
+}
+
+fn theme(dark: bool) -> Theme {
+    if dark { Theme::DARK } else { Theme::LIGHT }
+}
+
+/// Draws `plot` on `el` at `size` CSS pixels; returns where each mark landed.
+fn draw_on(
+    el: &web_sys::HtmlCanvasElement,
+    plot: &Plot,
+    theme: &Theme,
+    size: (u32, u32),
+) -> Result<Vec<Hit>, String> {
+    let backend = Canvas::new(el, size).ok_or("this browser offers no 2D canvas")?;
+    let root = backend.into_drawing_area();
+    let hits = charts::draw(&root, plot, theme).map_err(|e| e.to_string())?;
+    root.present().map_err(|e| e.to_string())?;
+    Ok(hits)
+}
+
+/// One chart with its tooltip and export buttons.
+#[component]
+pub fn ChartBox(
+    ctx: Ctx,
+    plot: Memo<Plot>,
+    slug: &'static str,
+    #[prop(optional)] on_pick: Option<Callback<PointRef>>,
+) -> impl IntoView {
+    let canvas = NodeRef::<CanvasEl>::new();
+    let hits = StoredValue::new(Vec::<Hit>::new());
+    let size = StoredValue::new((720u32, HEIGHT));
+    let tip = RwSignal::new(None::<(i32, i32, String)>);
+    let failure = RwSignal::new(None::<String>);
+    let draws = StoredValue::new(0u32);
+    Effect::new(move |_| {
+        let dark = ctx.dark.get();
+        ctx.resize.track();
+        let Some(el) = canvas.get() else { return };
+        let width = el.parent_element().map(|p| p.client_width()).unwrap_or(720);
+        let s = (width.max(320) as u32, HEIGHT);
+        size.set_value(s);
+        tip.set(None);
+        match plot.with(|p| draw_on(&el, p, &theme(dark), s)) {
+            Ok(h) => {
+                // What was drawn, for tests and benchmarks that cannot read a canvas's mind.
+                draws.update_value(|n| *n += 1);
+                let _ = el.set_attribute("data-draws", &draws.get_value().to_string());
+                let _ = el.set_attribute("data-marks", &h.len().to_string());
+                hits.set_value(h);
+                failure.set(None);
+            }
+            Err(e) => failure.set(Some(e)),
+        }
+    });
+    let hit_at = move |e: &web_sys::MouseEvent| {
+        hits.with_value(|h| charts::nearest(h, e.offset_x(), e.offset_y(), 10).cloned())
+    };
+    let on_move = move |e: web_sys::MouseEvent| tip.set(hit_at(&e).map(|h| (h.x, h.y, h.text)));
+    let on_click = move |e: web_sys::MouseEvent| {
+        if let (Some(cb), Some(src)) = (on_pick, hit_at(&e).and_then(|h| h.source)) {
+            cb.run(src);
+        }
+    };
+    let png = move |_| {
+        if let Some(el) = canvas.get() {
+            report(failure, export::png(&el, &format!("{slug}.png")));
+        }
+    };
+    let svg = move |_| {
+        let doc = plot.with(|p| charts::svg(p, &theme(ctx.dark.get_untracked()), size.get_value()));
+        let done = doc
+            .map_err(|e| e.to_string())
+            .and_then(|d| export::text(&d, "image/svg+xml", &format!("{slug}.svg")));
+        report(failure, done);
+    };
+    view! {
+        <figure class="chart" data-chart=slug>
+            <canvas
+                node_ref=canvas
+                role="img"
+                aria-label=move || plot.with(|p| p.title.clone())
+                on:mousemove=on_move
+                on:mouseleave=move |_| tip.set(None)
+                on:click=on_click
+            ></canvas>
+            {move || tip.get().map(|(x, y, text)| tooltip(x, y, text, size.get_value().0))}
+            <figcaption class="chart-actions">
+                {move || failure.get().map(|f| view! { <span class="chart-error">{f}</span> })}
+                <button class="small" on:click=png title="Download this chart as PNG">"PNG"</button>
+                <button class="small" on:click=svg title="Download this chart as SVG">"SVG"</button>
+            </figcaption>
+        </figure>
+    }
+}
+
+fn report(failure: RwSignal<Option<String>>, r: Result<(), String>) {
+    if let Err(e) = r {
+        failure.set(Some(format!("export failed: {e}")));
+    }
+}
+
+/// The hover box, kept inside the chart.
+fn tooltip(x: i32, y: i32, text: String, width: u32) -> impl IntoView {
+    let left = if x + 300 > width as i32 {
+        (x - 300).max(0)
+    } else {
+        x + 14
+    };
+    let style = format!("left: {left}px; top: {}px", y + 14);
+    view! {
+        <div class="tooltip" role="tooltip" style=style>
+            {text}
+        </div>
+    }
+}

@@ -1,0 +1,188 @@
+//! The compare view: a baseline, per-level tables with changes, and the metadata diff.
+
+use leptos::prelude::*;
+use llmsweep_shared::bundle::SweepKind;
+use llmsweep_shared::charts::axis::{format_tokens, format_value};
+use llmsweep_shared::compare::{Cell, Comparison, Level, SweepComparison, Verdict, kind_name};
+
+use crate::app::Ctx;
+use crate::web::export;
+
+#[component]
+pub fn CompareView(ctx: Ctx) -> impl IntoView {
+    let state = ctx.state;
+    let cmp = Memo::new(move |_| state.with(|s| s.comparison()));
+    view! {
+        <div class="compare">
+            <label class="baseline">
+                "Baseline "
+                <select on:change=move |e| {
+                    if let Ok(id) = event_target_value(&e).parse() {
+                        state.update(|s| s.set_baseline(id));
+                    }
+                }>
+                    {move || state.with(|s| {
+                        let base = s.baseline();
+                        s.shown()
+                            .map(|r| view! { <option value=r.id selected=base == Some(r.id)>{r.label.clone()}</option> })
+                            .collect_view()
+                    })}
+                </select>
+            </label>
+            {move || match cmp.get() {
+                None => view! { <p class="hint">"Show at least two runs to compare them."</p> }.into_any(),
+                Some(c) => comparison(c).into_any(),
+            }}
+        </div>
+    }
+}
+
+fn comparison(c: Comparison) -> impl IntoView {
+    let sections = c.sweeps.iter().map(|s| sweep_section(&c, s)).collect_view();
+    let meta_csv = c.metadata_csv();
+    view! {
+        {sections}
+        <section class="meta">
+            <div class="section-head">
+                <h3>"What differs besides the numbers"</h3>
+                <button class="small" on:click=move |_| { let _ = export::text(&meta_csv, "text/csv", "compare-metadata.csv"); }>"CSV"</button>
+            </div>
+            <table class="meta-table">
+                <thead>
+                    <tr>
+                        <th>"field"</th>
+                        {c.labels.iter().map(|l| view! { <th>{l.clone()}</th> }).collect_view()}
+                    </tr>
+                </thead>
+                <tbody>
+                    {c.metadata.iter().map(|row| view! {
+                        <tr class:differs=row.differs>
+                            <th scope="row">{row.name.clone()}</th>
+                            {row.values.iter().map(|v| view! { <td>{v.clone()}</td> }).collect_view()}
+                        </tr>
+                    }).collect_view()}
+                </tbody>
+            </table>
+        </section>
+    }
+}
+
+fn sweep_section(c: &Comparison, s: &SweepComparison) -> impl IntoView + use<> {
+    let labels = c.labels.clone();
+    let csv = s.to_csv(&labels);
+    let name = kind_name(s.kind);
+    let file = format!("compare-{name}.csv");
+    let notes: Vec<String> = s
+        .mismatched
+        .iter()
+        .map(|m| {
+            format!(
+                "{} ran a different {name} workload than the baseline, so it is not compared: {}.",
+                labels[m.run],
+                m.reasons.join("; ")
+            )
+        })
+        .chain(
+            s.absent
+                .iter()
+                .map(|&i| format!("{} has no {name} sweep.", labels[i])),
+        )
+        .collect();
+    let per = if s.kind == SweepKind::Context {
+        "per input length"
+    } else {
+        "per concurrency"
+    };
+    let tables = (s.runs.len() > 1).then(|| {
+        s.levels
+            .iter()
+            .map(|l| level_table(&labels, &s.runs, s.kind, l))
+            .collect_view()
+    });
+    view! {
+        <section class="sweep-compare" data-kind=name>
+            <div class="section-head">
+                <h3>{format!("{} sweep, {per}", capitalize(name))}</h3>
+                <button class="small" on:click=move |_| { let _ = export::text(&csv, "text/csv", &file); }>"CSV"</button>
+            </div>
+            {notes.into_iter().map(|n| view! { <p class="mismatch" data-testid="mismatch">{n}</p> }).collect_view()}
+            <div class="level-tables">{tables}</div>
+        </section>
+    }
+}
+
+fn capitalize(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
+}
+
+fn level_table(
+    labels: &[String],
+    runs: &[usize],
+    kind: SweepKind,
+    l: &Level,
+) -> impl IntoView + use<> {
+    let caption = match kind {
+        SweepKind::Context => format!("{} input tokens", format_tokens(l.key as f64)),
+        _ => format!("concurrency {}", l.key),
+    };
+    let head: Vec<String> = runs
+        .iter()
+        .enumerate()
+        .map(|(n, &i)| {
+            if n == 0 {
+                format!("{} (baseline)", labels[i])
+            } else {
+                labels[i].clone()
+            }
+        })
+        .collect();
+    view! {
+        <table class="cmp" data-key=l.key>
+            <caption>{caption}</caption>
+            <thead>
+                <tr>
+                    <th>"metric"</th>
+                    {head.into_iter().map(|h| view! { <th>{h}</th> }).collect_view()}
+                </tr>
+            </thead>
+            <tbody>
+                {l.rows.iter().map(|row| view! {
+                    <tr>
+                        <th scope="row">{row.metric.label()}</th>
+                        {row.cells.iter().map(cell).collect_view()}
+                    </tr>
+                }).collect_view()}
+            </tbody>
+        </table>
+    }
+}
+
+fn cell(c: &Cell) -> impl IntoView + use<> {
+    let value = match (c.value, &c.note) {
+        (Some(v), _) => format_value(v),
+        (None, Some(n)) => n.clone(),
+        (None, None) => "—".into(),
+    };
+    let (class, delta) = match (c.delta_pct, c.verdict) {
+        (Some(d), v) => (verdict_class(v), format!("{d:+.1} %")),
+        _ => ("", String::new()),
+    };
+    view! {
+        <td class=format!("cell {class}")>
+            <span class="value">{value}</span>
+            {(!delta.is_empty()).then(|| view! { <span class="delta" data-delta=delta.clone()>{delta.clone()}</span> })}
+        </td>
+    }
+}
+
+fn verdict_class(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Better => "better",
+        Verdict::Worse => "worse",
+        Verdict::Same => "same",
+        Verdict::None => "",
+    }
+}

@@ -1,0 +1,12 @@
+//! The page's parts. Thin: each reads [`crate::state::ViewerState`] and calls its methods; the
+//! charts and comparisons come from `llmsweep-shared`.
+
+mod chart;
+mod compare;
+mod layout;
+mod open;
+mod requests;
+mod runs;
+
+pub use layout::Main;
+pub use open::{EmptyState, ErrorList, OpenButton};

@@ -1,0 +1,143 @@
+//! The per-request view: one point's requests, TTFT and e2e against their start time.
+
+use leptos::prelude::*;
+use llmsweep_shared::bundle::{Bundle, SweepKind};
+use llmsweep_shared::charts::{
+    AxisKind, ChartRun, Plot, axis::format_tokens, requests_plot, run_color,
+};
+
+use super::chart::ChartBox;
+use crate::app::Ctx;
+use crate::state::{Selection, points_with_requests};
+
+#[component]
+pub fn RequestsView(ctx: Ctx) -> impl IntoView {
+    let state = ctx.state;
+    let sel = Memo::new(move |_| state.with(|s| s.selection()));
+    let plot = Memo::new(move |_| {
+        state
+            .with(|s| {
+                let sel = s.selection()?;
+                let r = s.run(sel.run)?;
+                let run = ChartRun {
+                    label: &r.label,
+                    color: run_color(r.color),
+                    bundle: &r.bundle,
+                };
+                Some(requests_plot(&run, sel.sweep, sel.point))
+            })
+            .unwrap_or_else(|| {
+                let mut p = Plot::new(
+                    "Requests over time",
+                    AxisKind::Linear,
+                    "start (s)",
+                    "seconds",
+                );
+                p.empty_note = "No shown run has request records".into();
+                p
+            })
+    });
+    view! {
+        <div class="requests">
+            <div class="pickers">
+                <label>
+                    "Run "
+                    <select on:change=move |e| {
+                        if let Ok(id) = event_target_value(&e).parse() {
+                            let first = state.with(|s| s.run(id).map(|r| points_with_requests(&r.bundle)));
+                            if let Some(&(sweep, point)) = first.as_deref().and_then(|p| p.first()) {
+                                state.update(|s| s.select(Selection { run: id, sweep, point }));
+                            }
+                        }
+                    }>
+                        {move || state.with(|s| {
+                            let chosen = sel.get().map(|x| x.run);
+                            s.shown()
+                                .map(|r| view! { <option value=r.id selected=chosen == Some(r.id)>{r.label.clone()}</option> })
+                                .collect_view()
+                        })}
+                    </select>
+                </label>
+                <label>
+                    "Point "
+                    <select on:change=move |e| {
+                        let v = event_target_value(&e);
+                        let mut it = v.split(':').filter_map(|x| x.parse::<usize>().ok());
+                        if let (Some(run), Some(sweep), Some(point)) = (sel.get_untracked().map(|s| s.run), it.next(), it.next()) {
+                            state.update(|s| s.select(Selection { run, sweep, point }));
+                        }
+                    }>
+                        {move || state.with(|s| {
+                            let Some(cur) = sel.get() else { return Vec::new() };
+                            let Some(r) = s.run(cur.run) else { return Vec::new() };
+                            points_with_requests(&r.bundle)
+                                .into_iter()
+                                .map(|(sw, pt)| {
+                                    let selected = (sw, pt) == (cur.sweep, cur.point);
+                                    view! { <option value=format!("{sw}:{pt}") selected=selected>{point_name(&r.bundle, sw, pt)}</option> }
+                                })
+                                .collect::<Vec<_>>()
+                        })}
+                    </select>
+                </label>
+            </div>
+            {move || state.with(|s| {
+                let cur = sel.get()?;
+                let r = s.run(cur.run)?;
+                Some(point_facts(&r.bundle, cur))
+            })}
+            <ChartBox ctx=ctx plot=plot slug="requests" />
+            <p class="hint">"Click a point in the Throughput or Context charts to open its requests here."</p>
+        </div>
+    }
+}
+
+/// `throughput · C=8` or `context · 8k tokens`.
+fn point_name(b: &Bundle, sweep: usize, point: usize) -> String {
+    let Some((s, p)) = b
+        .sweeps
+        .get(sweep)
+        .and_then(|s| Some((s, s.points.get(point)?)))
+    else {
+        return "?".into();
+    };
+    match s.kind {
+        SweepKind::Context => format!(
+            "context · {} input tokens",
+            format_tokens(p.input_len as f64)
+        ),
+        _ => format!("throughput · C={}", p.concurrency),
+    }
+}
+
+/// Counts and flags of the selected point.
+fn point_facts(b: &Bundle, sel: Selection) -> impl IntoView + use<> {
+    let p = b
+        .sweeps
+        .get(sel.sweep)
+        .and_then(|s| s.points.get(sel.point));
+    let (counts, flags) = match p {
+        Some(p) => {
+            let ok = p.requests.iter().filter(|r| r.is_ok()).count();
+            let counts = format!(
+                "{} requests: {ok} ok, {} failed; output length {} tokens asked",
+                p.requests.len(),
+                p.requests.len() - ok,
+                p.output_len
+            );
+            let flags: Vec<String> = p
+                .flags
+                .iter()
+                .map(|f| format!("⚠ {}: {}", f.kind.as_str(), f.message))
+                .collect();
+            (counts, flags)
+        }
+        None => (String::new(), Vec::new()),
+    };
+    view! {
+        <div class="point-facts">
+            <p>{counts}</p>
+            {flags.into_iter().map(|f| view! { <p class="flag">{f}</p> }).collect_view()}
+        </div>
+    }
+}

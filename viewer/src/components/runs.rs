@@ -1,0 +1,134 @@
+//! The run list: each run's facts and color, show/hide, rename, remove.
+
+use leptos::prelude::*;
+
+use crate::app::Ctx;
+use crate::state::{Run, RunFacts, RunId, ViewerState};
+
+#[component]
+pub fn RunList(ctx: Ctx) -> impl IntoView {
+    let state = ctx.state;
+    view! {
+        <h2 class="side-title">"Runs"</h2>
+        <ul class="runs">
+            {move || {
+                state.with(|s| s.runs().iter().map(|r| run_item(state, r)).collect_view())
+            }}
+        </ul>
+    }
+}
+
+fn run_item(state: RwSignal<ViewerState>, r: &Run) -> impl IntoView + use<> {
+    let id = r.id;
+    let f = RunFacts::of(&r.bundle);
+    let label = r.label.clone();
+    let editing = RwSignal::new(false);
+    let original = r
+        .renamed()
+        .then(|| format!("bundle label: {}", r.bundle.label));
+    view! {
+        <li
+            class="run"
+            class:hidden-run=!r.visible
+            style=format!("--run-color: {}", r.css_color())
+            data-testid="run"
+            data-label=label.clone()
+        >
+            <div class="run-head">
+                <input
+                    type="checkbox"
+                    prop:checked=r.visible
+                    aria-label=format!("Show {label} in charts")
+                    on:change=move |_| state.update(|s| s.toggle(id))
+                />
+                <span class="swatch" aria-hidden="true"></span>
+                <span class="run-label" title=original>{label.clone()}</span>
+                <button class="icon" title="Rename for display" on:click=move |_| editing.set(true)>
+                    "✎"
+                </button>
+                <button
+                    class="icon"
+                    title="Remove"
+                    aria-label=format!("Remove {label}")
+                    on:click=move |_| state.update(|s| s.remove(id))
+                >
+                    "×"
+                </button>
+            </div>
+            {move || editing.get().then(|| rename_box(state, id, editing))}
+            {badges(&f)}
+            <dl class="facts">
+                <dt>"model"</dt>
+                <dd>{f.model.clone()}</dd>
+                <dt>"engine"</dt>
+                <dd>{f.engine.clone()}</dd>
+                {(!f.hardware.is_empty())
+                    .then(|| view! { <dt>"hardware"</dt><dd>{f.hardware.clone()}</dd> })}
+                <dt>"date"</dt>
+                <dd>{f.date.clone()}</dd>
+                <dt>"points"</dt>
+                <dd>{f.points.clone()}</dd>
+                <dt>"file"</dt>
+                <dd class="source">{r.source.clone()}</dd>
+            </dl>
+        </li>
+    }
+}
+
+fn badges(f: &RunFacts) -> impl IntoView + use<> {
+    let flags = (!f.flags.is_empty()).then(|| {
+        let text = format!("flags: {}", f.flags.join(", "));
+        view! { <span class="badge warn" title="Points with warnings; hover them in the charts">{text}</span> }
+    });
+    view! {
+        <div class="badges">
+            {f.simulated
+                .then(|| {
+                    view! {
+                        <span
+                            class="badge sim"
+                            title="Measured against llmsweep's simulated server: the numbers describe a model, not hardware"
+                        >
+                            "simulated"
+                        </span>
+                    }
+                })}
+            {(!f.complete)
+                .then(|| {
+                    view! {
+                        <span class="badge warn" title="The run was interrupted; the bundle holds what finished">
+                            "incomplete"
+                        </span>
+                    }
+                })}
+            {flags}
+        </div>
+    }
+}
+
+fn rename_box(state: RwSignal<ViewerState>, id: RunId, editing: RwSignal<bool>) -> impl IntoView {
+    let current = state.with_untracked(|s| s.run(id).map(|r| r.label.clone()).unwrap_or_default());
+    let commit = move |value: String| {
+        editing.set(false);
+        state.update(|s| s.rename(id, &value));
+    };
+    view! {
+        <input
+            class="rename"
+            type="text"
+            value=current
+            aria-label="New label (empty restores the bundle's own)"
+            autofocus
+            on:keydown=move |e| match e.key().as_str() {
+                "Enter" => commit(event_target_value(&e)),
+                "Escape" => editing.set(false),
+                _ => {}
+            }
+            on:blur=move |e| {
+                if editing.get_untracked() {
+                    commit(event_target_value(&e))
+                }
+            }
+        />
+    }
+}

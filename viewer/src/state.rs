@@ -1,0 +1,470 @@
+//! The viewer's state as a plain type: loaded runs, load errors, and what is being looked at.
+//! Every user action is a method here, tested natively; the components only call them.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use llmsweep_shared::Bundle;
+use llmsweep_shared::bundle::{PointStatus, SweepKind};
+use llmsweep_shared::charts::{ChartRun, run_color};
+use llmsweep_shared::compare::{Comparison, RunInput, compare};
+
+/// Identifies a run for as long as it is loaded (never reused).
+pub type RunId = u32;
+
+/// One loaded bundle and how it is shown.
+#[derive(Debug, Clone)]
+pub struct Run {
+    pub id: RunId,
+    /// The file name or URL it came from.
+    pub source: String,
+    pub bundle: Arc<Bundle>,
+    /// The label shown; starts as the bundle's own.
+    pub label: String,
+    /// Index into the chart palette; the same in every chart.
+    pub color: usize,
+    pub visible: bool,
+}
+
+impl Run {
+    /// `#rrggbb` of the run's color.
+    pub fn css_color(&self) -> String {
+        run_color(self.color).hex()
+    }
+
+    /// Whether the label was changed for display.
+    pub fn renamed(&self) -> bool {
+        self.label != self.bundle.label
+    }
+}
+
+/// A file that could not be loaded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadError {
+    pub id: u32,
+    pub source: String,
+    pub reason: String,
+}
+
+/// The views of the main area.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Tab {
+    #[default]
+    Throughput,
+    Context,
+    Requests,
+    Compare,
+}
+
+impl Tab {
+    pub const ALL: [Tab; 4] = [Tab::Throughput, Tab::Context, Tab::Requests, Tab::Compare];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Tab::Throughput => "Throughput",
+            Tab::Context => "Context",
+            Tab::Requests => "Requests",
+            Tab::Compare => "Compare",
+        }
+    }
+}
+
+/// The point whose requests the per-request view shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Selection {
+    pub run: RunId,
+    pub sweep: usize,
+    pub point: usize,
+}
+
+/// Everything the viewer shows, and every change a person can make to it.
+#[derive(Debug, Clone, Default)]
+pub struct ViewerState {
+    runs: Vec<Run>,
+    errors: Vec<LoadError>,
+    next_id: u32,
+    pub tab: Tab,
+    baseline: Option<RunId>,
+    selection: Option<Selection>,
+}
+
+impl ViewerState {
+    pub fn runs(&self) -> &[Run] {
+        &self.runs
+    }
+
+    pub fn errors(&self) -> &[LoadError] {
+        &self.errors
+    }
+
+    pub fn run(&self, id: RunId) -> Option<&Run> {
+        self.runs.iter().find(|r| r.id == id)
+    }
+
+    /// The runs drawn in charts, in load order.
+    pub fn shown(&self) -> impl Iterator<Item = &Run> {
+        self.runs.iter().filter(|r| r.visible)
+    }
+
+    fn take_id(&mut self) -> u32 {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    /// Loads a file's bytes as a new run; on failure records an error naming `source`.
+    pub fn load_bytes(&mut self, source: &str, bytes: &[u8]) -> Option<RunId> {
+        match crate::load::parse(bytes) {
+            Ok(b) => Some(self.add(source, b)),
+            Err(reason) => {
+                self.fail(source, &reason);
+                None
+            }
+        }
+    }
+
+    /// Adds a parsed bundle as a new, shown run with the first free color.
+    pub fn add(&mut self, source: &str, bundle: Bundle) -> RunId {
+        let id = self.take_id();
+        // The lowest color no loaded run has; past the palette's length colors repeat.
+        let color = (0..=self.runs.len())
+            .find(|c| !self.runs.iter().any(|r| r.color == *c))
+            .unwrap_or(self.runs.len());
+        self.runs.push(Run {
+            id,
+            source: source.to_string(),
+            label: bundle.label.clone(),
+            bundle: Arc::new(bundle),
+            color,
+            visible: true,
+        });
+        id
+    }
+
+    /// Records that `source` could not be loaded, and why.
+    pub fn fail(&mut self, source: &str, reason: &str) {
+        let id = self.take_id();
+        self.errors.push(LoadError {
+            id,
+            source: source.to_string(),
+            reason: reason.to_string(),
+        });
+    }
+
+    pub fn dismiss_error(&mut self, id: u32) {
+        self.errors.retain(|e| e.id != id);
+    }
+
+    pub fn toggle(&mut self, id: RunId) {
+        if let Some(r) = self.runs.iter_mut().find(|r| r.id == id) {
+            r.visible = !r.visible;
+        }
+    }
+
+    /// Sets the display label; an empty one restores the bundle's own.
+    pub fn rename(&mut self, id: RunId, label: &str) {
+        if let Some(r) = self.runs.iter_mut().find(|r| r.id == id) {
+            let label = label.trim();
+            r.label = if label.is_empty() {
+                r.bundle.label.clone()
+            } else {
+                label.to_string()
+            };
+        }
+    }
+
+    pub fn remove(&mut self, id: RunId) {
+        self.runs.retain(|r| r.id != id);
+        if self.baseline == Some(id) {
+            self.baseline = None;
+        }
+        if self.selection.is_some_and(|s| s.run == id) {
+            self.selection = None;
+        }
+    }
+
+    /// The baseline of comparisons: the chosen one while it is shown, else the first shown run.
+    pub fn baseline(&self) -> Option<RunId> {
+        let chosen = self
+            .baseline
+            .filter(|id| self.run(*id).is_some_and(|r| r.visible));
+        chosen.or_else(|| self.shown().next().map(|r| r.id))
+    }
+
+    pub fn set_baseline(&mut self, id: RunId) {
+        if self.run(id).is_some() {
+            self.baseline = Some(id);
+        }
+    }
+
+    /// The shown runs as the chart code takes them.
+    pub fn chart_runs(&self) -> Vec<ChartRun<'_>> {
+        self.shown()
+            .map(|r| ChartRun {
+                label: &r.label,
+                color: run_color(r.color),
+                bundle: &r.bundle,
+            })
+            .collect()
+    }
+
+    /// The comparison of the shown runs against the baseline; `None` with fewer than two.
+    pub fn comparison(&self) -> Option<Comparison> {
+        let shown: Vec<&Run> = self.shown().collect();
+        if shown.len() < 2 {
+            return None;
+        }
+        let base = self.baseline()?;
+        let index = shown.iter().position(|r| r.id == base)?;
+        let inputs: Vec<RunInput> = shown
+            .iter()
+            .map(|r| RunInput {
+                label: &r.label,
+                bundle: &r.bundle,
+            })
+            .collect();
+        Some(compare(&inputs, index))
+    }
+
+    /// The point the per-request view shows: the chosen one while its run is shown, else the
+    /// first point with requests of the first shown run.
+    pub fn selection(&self) -> Option<Selection> {
+        let valid = |s: &Selection| {
+            self.run(s.run).is_some_and(|r| {
+                r.visible && points_with_requests(&r.bundle).contains(&(s.sweep, s.point))
+            })
+        };
+        self.selection.filter(valid).or_else(|| {
+            self.shown().find_map(|r| {
+                let (sweep, point) = *points_with_requests(&r.bundle).first()?;
+                Some(Selection {
+                    run: r.id,
+                    sweep,
+                    point,
+                })
+            })
+        })
+    }
+
+    pub fn select(&mut self, s: Selection) {
+        self.selection = Some(s);
+    }
+
+    /// Selects the point of the `run_index`-th shown run (as charts number them).
+    pub fn select_shown(&mut self, run_index: usize, sweep: usize, point: usize) {
+        let id = self.shown().nth(run_index).map(|r| r.id);
+        if let Some(id) = id {
+            self.selection = Some(Selection {
+                run: id,
+                sweep,
+                point,
+            });
+        }
+    }
+}
+
+/// `(sweep, point)` of every point that has request records, in bundle order.
+pub fn points_with_requests(b: &Bundle) -> Vec<(usize, usize)> {
+    b.sweeps
+        .iter()
+        .enumerate()
+        .flat_map(|(si, s)| {
+            s.points
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| p.status != PointStatus::Skipped && !p.requests.is_empty())
+                .map(move |(pi, _)| (si, pi))
+        })
+        .collect()
+}
+
+/// What the run list says about a run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunFacts {
+    pub model: String,
+    /// `sglang 0.4.0`, `llama.cpp`, or `unknown engine`.
+    pub engine: String,
+    /// GPUs and `--note`s, e.g. `2x RTX A6000 · tp=2`.
+    pub hardware: String,
+    /// `2025-01-01 12:00 UTC`.
+    pub date: String,
+    pub complete: bool,
+    pub simulated: bool,
+    /// `7 throughput points, 4 context points`.
+    pub points: String,
+    /// Flag word → points flagged with it, e.g. `short ×2`.
+    pub flags: Vec<String>,
+}
+
+impl RunFacts {
+    pub fn of(b: &Bundle) -> RunFacts {
+        let engine = match (&b.target.engine, &b.target.engine_version) {
+            (Some(e), Some(v)) => format!("{e} {v}"),
+            (Some(e), None) => e.clone(),
+            _ => "unknown engine".into(),
+        };
+        let mut hw: Vec<String> = b.hosts.gpus.iter().map(|g| g.name.clone()).collect();
+        hw.extend(b.hosts.notes.iter().map(|(k, v)| format!("{k}={v}")));
+        let mut flags: BTreeMap<&str, usize> = BTreeMap::new();
+        for p in b.sweeps.iter().flat_map(|s| &s.points) {
+            for f in &p.flags {
+                *flags.entry(f.kind.as_str()).or_default() += 1;
+            }
+        }
+        RunFacts {
+            model: b.target.model.clone(),
+            engine,
+            hardware: hw.join(" · "),
+            date: short_date(&b.created_at),
+            complete: b.complete,
+            simulated: b.target.simulated,
+            points: point_counts(b),
+            flags: flags
+                .into_iter()
+                .map(|(k, n)| format!("{k} ×{n}"))
+                .collect(),
+        }
+    }
+}
+
+fn point_counts(b: &Bundle) -> String {
+    let count = |k| {
+        b.sweeps
+            .iter()
+            .filter(|s| s.kind == k)
+            .map(|s| s.points.len())
+            .sum::<usize>()
+    };
+    let parts: Vec<String> = [
+        (count(SweepKind::Throughput), "throughput"),
+        (count(SweepKind::Context), "context"),
+    ]
+    .into_iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, k)| format!("{n} {k} point{}", if n == 1 { "" } else { "s" }))
+    .collect();
+    if parts.is_empty() {
+        "no sweeps".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// `2025-01-01T12:34:56Z` → `2025-01-01 12:34 UTC`; anything else as it is.
+fn short_date(rfc3339: &str) -> String {
+    match (rfc3339.get(..10), rfc3339.get(11..16)) {
+        (Some(d), Some(t)) if rfc3339.ends_with('Z') => format!("{d} {t} UTC"),
+        _ => rfc3339.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MINIMAL: &str = include_str!("../../shared/tests/fixtures/minimal.json");
+
+    fn bundle(label: &str) -> Bundle {
+        let mut b = Bundle::from_json(MINIMAL).unwrap();
+        b.label = label.into();
+        b
+    }
+
+    fn two() -> (ViewerState, RunId, RunId) {
+        let mut s = ViewerState::default();
+        let a = s.add("a.json", bundle("kpro5"));
+        let b = s.add("b.json", bundle("kpro6"));
+        (s, a, b)
+    }
+
+    #[test]
+    fn loading_is_additive_and_errors_do_not_stop_the_rest() {
+        let mut s = ViewerState::default();
+        assert!(s.load_bytes("a.json", MINIMAL.as_bytes()).is_some());
+        assert!(s.load_bytes("broken.json", b"{\"schema\": ").is_none());
+        assert!(s.load_bytes("b.json", MINIMAL.as_bytes()).is_some());
+        assert_eq!(s.runs().len(), 2);
+        assert_eq!(s.errors().len(), 1);
+        assert_eq!(s.errors()[0].source, "broken.json");
+        assert!(s.errors()[0].reason.starts_with("not valid JSON"));
+        let id = s.errors()[0].id;
+        s.dismiss_error(id);
+        assert!(s.errors().is_empty());
+    }
+
+    #[test]
+    fn colors_are_stable_and_reused_after_removal() {
+        let (mut s, a, b) = two();
+        assert_eq!((s.runs()[0].color, s.runs()[1].color), (0, 1));
+        s.remove(a);
+        assert_eq!(s.run(b).unwrap().color, 1, "a run keeps its color");
+        let c = s.add("c.json", bundle("c"));
+        assert_eq!(s.run(c).unwrap().color, 0, "the freed color is reused");
+        let d = s.add("d.json", bundle("d"));
+        assert_eq!(s.run(d).unwrap().color, 2);
+    }
+
+    #[test]
+    fn hide_rename_and_remove() {
+        let (mut s, a, b) = two();
+        s.toggle(a);
+        assert_eq!(s.shown().map(|r| r.id).collect::<Vec<_>>(), [b]);
+        assert_eq!(s.chart_runs().len(), 1);
+        s.rename(b, "  new host ");
+        assert_eq!(s.run(b).unwrap().label, "new host");
+        assert!(s.run(b).unwrap().renamed());
+        s.rename(b, "");
+        assert_eq!(s.run(b).unwrap().label, "kpro6");
+        s.remove(a);
+        assert_eq!(s.runs().len(), 1);
+    }
+
+    #[test]
+    fn baseline_defaults_to_the_first_shown_run() {
+        let (mut s, a, b) = two();
+        assert_eq!(s.baseline(), Some(a));
+        s.set_baseline(b);
+        assert_eq!(s.baseline(), Some(b));
+        s.toggle(b);
+        assert_eq!(s.baseline(), Some(a), "a hidden baseline is not used");
+        s.toggle(b);
+        s.remove(b);
+        assert_eq!(s.baseline(), Some(a));
+        assert!(s.comparison().is_none(), "nothing to compare with one run");
+    }
+
+    #[test]
+    fn comparison_uses_display_labels_and_the_baseline() {
+        let (mut s, _a, b) = two();
+        s.rename(b, "new");
+        s.set_baseline(b);
+        let c = s.comparison().unwrap();
+        assert_eq!(c.labels, ["kpro5", "new"]);
+        assert_eq!(c.baseline, 1);
+    }
+
+    #[test]
+    fn facts_for_the_run_list() {
+        let f = RunFacts::of(&bundle("a"));
+        assert_eq!(f.engine, "sglang 0.4.0");
+        assert_eq!(f.hardware, "gpu=2x RTX A6000");
+        assert_eq!(f.date, "2025-01-01 00:00 UTC");
+        assert_eq!(f.points, "no sweeps");
+        assert!(f.complete && !f.simulated);
+    }
+
+    #[test]
+    fn selection_falls_back_to_a_point_with_requests() {
+        let (mut s, a, _) = two();
+        assert_eq!(s.selection(), None, "no requests anywhere");
+        s.select(Selection {
+            run: a,
+            sweep: 0,
+            point: 0,
+        });
+        assert_eq!(
+            s.selection(),
+            None,
+            "a point that does not exist is not selected"
+        );
+    }
+}

@@ -1,0 +1,82 @@
+//! Where bundles come from in a browser: picked or dropped files, `?bundle=URL`, and bundles
+//! embedded in the page as `<script type="application/json" class="llmsweep-bundle">`.
+
+use js_sys::Uint8Array;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{File, FileList, Response};
+
+use super::js_error;
+
+/// The files of a file list (from a picker or a drop), in order.
+pub fn list(files: &FileList) -> Vec<File> {
+    (0..files.length()).filter_map(|i| files.get(i)).collect()
+}
+
+/// A file's bytes.
+pub async fn read(file: &File) -> Result<Vec<u8>, String> {
+    let buf = JsFuture::from(file.array_buffer())
+        .await
+        .map_err(|e| format!("could not be read: {}", js_error(&e)))?;
+    Ok(Uint8Array::new(&buf).to_vec())
+}
+
+/// The bytes at `url`, fetched over HTTP.
+pub async fn fetch(url: &str) -> Result<Vec<u8>, String> {
+    let window = web_sys::window().ok_or("no window")?;
+    let resp = JsFuture::from(window.fetch_with_str(url))
+        .await
+        .map_err(|e| format!("could not be fetched: {}", js_error(&e)))?;
+    let resp: Response = resp.dyn_into().map_err(|_| "the fetch gave no response")?;
+    if !resp.ok() {
+        return Err(format!(
+            "the server answered HTTP {} {}",
+            resp.status(),
+            resp.status_text()
+        ));
+    }
+    let promise = resp.array_buffer().map_err(|e| js_error(&e))?;
+    let buf = JsFuture::from(promise)
+        .await
+        .map_err(|e| format!("the download broke off: {}", js_error(&e)))?;
+    Ok(Uint8Array::new(&buf).to_vec())
+}
+
+/// Every `bundle` query parameter of the page's URL, in order.
+pub fn query_bundles() -> Vec<String> {
+    let Some(search) = web_sys::window().and_then(|w| w.location().search().ok()) else {
+        return Vec::new();
+    };
+    let Ok(params) = web_sys::UrlSearchParams::new_with_str(&search) else {
+        return Vec::new();
+    };
+    params
+        .get_all("bundle")
+        .iter()
+        .filter_map(|v| v.as_string())
+        .filter(|v| !v.is_empty())
+        .collect()
+}
+
+/// `(name, JSON text)` of each bundle embedded in the page. The name is the element's
+/// `data-name`, else its `id`, else "embedded bundle N".
+pub fn embedded() -> Vec<(String, String)> {
+    let Some(doc) = web_sys::window().and_then(|w| w.document()) else {
+        return Vec::new();
+    };
+    let Ok(nodes) = doc.query_selector_all("script.llmsweep-bundle[type='application/json']")
+    else {
+        return Vec::new();
+    };
+    (0..nodes.length())
+        .filter_map(|i| nodes.item(i)?.dyn_into::<web_sys::Element>().ok())
+        .enumerate()
+        .map(|(i, el)| {
+            let name = el
+                .get_attribute("data-name")
+                .or_else(|| Some(el.id()).filter(|s| !s.is_empty()))
+                .unwrap_or_else(|| format!("embedded bundle {}", i + 1));
+            (name, el.text_content().unwrap_or_default())
+        })
+        .collect()
+}

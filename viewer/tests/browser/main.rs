@@ -1,0 +1,304 @@
+//! The viewer in real headless Chromium, checked the way a person looks at it: runs listed,
+//! every chart drawn, hover explains points, compare deltas right, a broken file reported while
+//! the other runs stay. Screenshots of each view go to `target/viewer-screenshots/`.
+//!
+//! Needs `chromium` and `chromedriver` (`.ci/install-viewer-tools.sh`); without them the tests
+//! skip, unless `LLMSWEEP_REQUIRE_BROWSER=1`, which makes them fail.
+
+#![cfg(not(target_arch = "wasm32"))]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod bundles;
+mod harness;
+
+use std::time::Duration;
+
+use fantoccini::Locator;
+use harness::{Browser, FileServer, INKED_PIXELS_JS, Session, dist_dir};
+use llmsweep_shared::Bundle;
+use llmsweep_shared::bundle::SweepKind;
+use serde_json::{Value, json};
+
+/// One browser at a time: the machine has two cores.
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+const LOAD: Duration = Duration::from_secs(30);
+
+async fn runs_listed(s: &Session) -> Vec<String> {
+    let v = s
+        .js("return [...document.querySelectorAll('[data-testid=run]')].map(e => e.dataset.label)")
+        .await;
+    serde_json::from_value(v).unwrap()
+}
+
+/// Waits until `n` charts are drawn and checks each has real ink: `(slug, inked pixels)`.
+async fn charts_drawn(s: &Session, n: usize) -> Vec<(String, u64)> {
+    s.wait(
+        &format!("{n} drawn charts"),
+        &format!("document.querySelectorAll('canvas[data-marks]').length === {n}"),
+        LOAD,
+    )
+    .await;
+    let v = s.js_with(INKED_PIXELS_JS, vec![json!("canvas")]).await;
+    let inked: Vec<(String, u64)> = serde_json::from_value(v).unwrap();
+    for (slug, px) in &inked {
+        assert!(*px > 3000, "chart {slug} looks blank: {px} inked pixels");
+    }
+    inked
+}
+
+async fn click_tab(s: &Session, tab: &str) {
+    s.client
+        .find(Locator::Css(&format!("[data-tab={tab}]")))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+}
+
+/// Finds a drawn point (a 5×5 block of the first run's color: lines are thinner) on the first
+/// chart, moves the mouse there, and returns the tooltip's text.
+async fn hover_some_point(s: &Session) -> String {
+    let at = s
+        .js(r#"
+            const c = document.querySelector('canvas[data-marks]');
+            const color = getComputedStyle(document.querySelector('[data-testid=run]'))
+                .getPropertyValue('--run-color').trim();
+            const want = [1, 3, 5].map(i => parseInt(color.slice(i, i + 2), 16));
+            const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+            const is = (x, y) => {
+                const i = (y * c.width + x) * 4;
+                return Math.abs(d[i] - want[0]) + Math.abs(d[i+1] - want[1]) + Math.abs(d[i+2] - want[2]) < 30;
+            };
+            for (let y = 2; y < c.height - 2; y++) {
+                for (let x = 2; x < c.width - 2; x++) {
+                    let all = true;
+                    for (let dy = -2; dy <= 2 && all; dy++)
+                        for (let dx = -2; dx <= 2 && all; dx++) all = is(x + dx, y + dy);
+                    if (all) {
+                        const r = c.getBoundingClientRect();
+                        c.dispatchEvent(new MouseEvent('mousemove',
+                            { clientX: r.left + x, clientY: r.top + y, bubbles: true }));
+                        return [x, y];
+                    }
+                }
+            }
+            return null;
+        "#)
+        .await;
+    assert!(at.is_array(), "no drawn point of the first run found");
+    let tip = s
+        .wait(
+            "a tooltip",
+            "document.querySelector('.tooltip')?.innerText",
+            LOAD,
+        )
+        .await;
+    tip.as_str().unwrap().to_string()
+}
+
+fn steady_at(b: &Bundle, c: u32) -> f64 {
+    let sweep = b
+        .sweeps
+        .iter()
+        .find(|s| s.kind == SweepKind::Throughput)
+        .unwrap();
+    let p = sweep.points.iter().find(|p| p.concurrency == c).unwrap();
+    p.summary.as_ref().unwrap().steady_tok_s.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_runs_every_view_and_a_broken_file() {
+    let Some(browser) = Browser::find() else {
+        return;
+    };
+    let _one = ONE_AT_A_TIME.lock().await;
+    let made = bundles::make().await;
+    let server = FileServer::start(dist_dir(), made.dir.path().to_path_buf());
+    let s = Session::start(&browser, (1360, 1000), &[]).await;
+
+    // One run from the address, one gzip and one broken file through the file picker.
+    s.client
+        .goto(&server.url("index.html?bundle=bundles/kpro5.json"))
+        .await
+        .unwrap();
+    s.wait(
+        "the first run",
+        "document.querySelectorAll('[data-testid=run]').length === 1",
+        LOAD,
+    )
+    .await;
+    let input = s
+        .client
+        .find(Locator::Css("input[type=file]"))
+        .await
+        .unwrap();
+    let files = format!("{}\n{}", made.b_path.display(), made.broken_path.display());
+    input.send_keys(&files).await.unwrap();
+    s.wait(
+        "the load error",
+        "document.querySelector('[data-testid=load-error]')",
+        LOAD,
+    )
+    .await;
+    s.wait(
+        "both runs",
+        "document.querySelectorAll('[data-testid=run]').length === 2",
+        LOAD,
+    )
+    .await;
+    assert_eq!(runs_listed(&s).await, ["kpro5", "kpro6"]);
+    let error = s
+        .js("return document.querySelector('[data-testid=load-error]').innerText")
+        .await;
+    let error = error.as_str().unwrap();
+    assert!(error.contains("broken.json"), "{error}");
+    assert!(
+        error.contains("could not be loaded: not valid JSON"),
+        "{error}"
+    );
+    let sim_badges = s
+        .js("return document.querySelectorAll('.badge.sim').length")
+        .await;
+    assert_eq!(sim_badges, json!(2), "simulated runs are marked");
+
+    let inked = charts_drawn(&s, 4).await;
+    let slugs: Vec<&str> = inked.iter().map(|(s, _)| s.as_str()).collect();
+    assert_eq!(
+        slugs,
+        [
+            "output-tok-s",
+            "decode-vs-concurrency",
+            "ttft-vs-concurrency",
+            "per-user-vs-total"
+        ]
+    );
+    let tip = hover_some_point(&s).await;
+    assert!(
+        tip.contains(" · C="),
+        "tooltip names run and concurrency: {tip}"
+    );
+    assert!(tip.contains("tok/s"), "tooltip gives the value: {tip}");
+    s.screenshot("throughput").await;
+
+    click_tab(&s, "Context").await;
+    let inked = charts_drawn(&s, 3).await;
+    assert_eq!(inked[0].0, "ttft-vs-length");
+    s.screenshot("context").await;
+
+    click_tab(&s, "Requests").await;
+    charts_drawn(&s, 1).await;
+    s.screenshot("requests").await;
+
+    click_tab(&s, "Compare").await;
+    check_compare(&s, &made).await;
+    s.screenshot("compare").await;
+}
+
+/// The steady tok/s change at C=1 and C=4 is the one computed from the two bundles.
+async fn check_compare(s: &Session, made: &bundles::Made) {
+    s.wait(
+        "compare tables",
+        "document.querySelector('table.cmp')",
+        LOAD,
+    )
+    .await;
+    for c in [1, 4] {
+        let (a, b) = (steady_at(&made.a, c), steady_at(&made.b, c));
+        let want = format!("{:+.1} %", (b - a) / a * 100.0);
+        let cell: Value = s
+            .js_with(
+                r#"const td = document.querySelector(
+                    `.sweep-compare[data-kind=throughput] table[data-key="${arguments[0]}"] tbody tr:first-child td:nth-child(3)`);
+                   return [td.querySelector('.delta').innerText, td.className];"#,
+                vec![json!(c)],
+            )
+            .await;
+        assert_eq!(cell[0], json!(want), "steady tok/s change at C={c}");
+        let class = cell[1].as_str().unwrap();
+        let expect = if (b - a) / a * 100.0 >= 1.0 {
+            "better"
+        } else if (b - a) / a * 100.0 <= -1.0 {
+            "worse"
+        } else {
+            "same"
+        };
+        assert!(class.contains(expect), "C={c}: {class} should be {expect}");
+    }
+    let differs = s
+        .js("return [...document.querySelectorAll('.meta-table tr.differs th')].map(e => e.innerText)")
+        .await;
+    let differs: Vec<String> = serde_json::from_value(differs).unwrap();
+    assert!(differs.contains(&"GPUs".to_string()), "{differs:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn empty_state_opens_the_sample_in_dark_mode() {
+    let Some(browser) = Browser::find() else {
+        return;
+    };
+    let _one = ONE_AT_A_TIME.lock().await;
+    let server = FileServer::start(dist_dir(), std::env::temp_dir());
+    let s = Session::start(&browser, (1280, 860), &["--force-dark-mode"]).await;
+    s.client.goto(&server.url("index.html")).await.unwrap();
+    s.wait("the empty state", "document.querySelector('.empty')", LOAD)
+        .await;
+    let text = s
+        .js("return document.querySelector('.empty').innerText")
+        .await;
+    assert!(text.as_str().unwrap().contains("llmsweep demo"), "{text}");
+    s.screenshot("empty-dark").await;
+    s.client
+        .find(Locator::XPath("//button[contains(., 'sample bundle')]"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    s.wait(
+        "the sample run",
+        "document.querySelectorAll('[data-testid=run]').length === 1",
+        LOAD,
+    )
+    .await;
+    charts_drawn(&s, 4).await;
+    let dark = s
+        .js("return matchMedia('(prefers-color-scheme: dark)').matches")
+        .await;
+    assert_eq!(dark, json!(true));
+    s.screenshot("sample-dark").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bundles_embedded_in_the_page_are_loaded() {
+    let Some(browser) = Browser::find() else {
+        return;
+    };
+    let _one = ONE_AT_A_TIME.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let index = std::fs::read_to_string(dist_dir().join("index.html")).unwrap();
+    let sample = std::fs::read_to_string(dist_dir().join("sample.json")).unwrap();
+    // As a report embeds it: `</` escaped so the JSON cannot close the script element.
+    let script = format!(
+        r#"<script type="application/json" class="llmsweep-bundle" data-name="embedded.json">{}</script>"#,
+        sample.replace("</", "<\\/")
+    );
+    let page = index.replace("</body>", &format!("{script}\n</body>"));
+    std::fs::write(dir.path().join("embedded.html"), page).unwrap();
+    let server = FileServer::start(dist_dir(), dir.path().to_path_buf());
+    let s = Session::start(&browser, (1280, 900), &[]).await;
+    s.client.goto(&server.url("embedded.html")).await.unwrap();
+    s.wait(
+        "the embedded run",
+        "document.querySelectorAll('[data-testid=run]').length === 1",
+        LOAD,
+    )
+    .await;
+    assert_eq!(runs_listed(&s).await, ["sample"]);
+    let source = s
+        .js("return document.querySelector('.facts .source').innerText")
+        .await;
+    assert_eq!(source, json!("embedded.json"));
+    charts_drawn(&s, 4).await;
+}
