@@ -10,7 +10,7 @@ use llmsweep_shared::bundle::{Calibration, PointStatus};
 
 use clap::Parser;
 
-use crate::cli::{Cli, Command, DemoArgs, SimArgs, ThroughputArgs};
+use crate::cli::{Cli, Command, CompareArgs, DemoArgs, SimArgs, ThroughputArgs};
 use crate::loadgen::Interrupt;
 use crate::plan::{ContextPlan, RunPlan, ThroughputPlan, redacted_command_line};
 use crate::session::Session;
@@ -32,6 +32,7 @@ pub async fn run(cli: Cli) -> ExitCode {
             Ok(plan) => sweep_command(plan, command_line()).await,
             Err(e) => Err(e),
         },
+        Command::Compare(a) => compare(a),
         Command::Demo(a) => demo(a).await,
         Command::ServeSim(a) => serve_sim(a).await,
     };
@@ -286,6 +287,34 @@ fn demo_sim() -> SimConfig {
         prefill_c_s: 2e-10,
         ..SimConfig::preset(Preset::Fast)
     }
+}
+
+/// `llmsweep compare`: print the comparison; with `--fail-if-slower`, exit 1 on a regression.
+fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
+    if let Some(p) = a.fail_if_slower
+        && !(p.is_finite() && p >= 0.0)
+    {
+        anyhow::bail!("--fail-if-slower takes a percentage such as 5, got {p}");
+    }
+    let req = crate::compare::CompareRequest {
+        files: a.files,
+        baseline: a.baseline,
+        fail_if_slower: a.fail_if_slower,
+    };
+    let (text, regressions) = crate::compare::run(&req)?;
+    print!("{text}");
+    let Some(pct) = a.fail_if_slower else {
+        return Ok(ExitCode::SUCCESS);
+    };
+    if regressions.is_empty() {
+        println!("\nno level is more than {pct} % slower than the baseline");
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("\nslower than the baseline by more than {pct} %:");
+    for r in &regressions {
+        println!("  {r}");
+    }
+    Ok(ExitCode::from(1))
 }
 
 /// `llmsweep serve-sim`: serve until Ctrl-C.

@@ -28,6 +28,8 @@ pub enum Command {
     Context(ContextArgs),
     /// Both sweeps into one bundle, the way a new deployment is validated.
     Run(RunArgs),
+    /// Compare runs against a baseline: every metric at every level, and what else differs.
+    Compare(CompareArgs),
     /// Run llmsweep's simulated server (a test instrument with known timing, not a real engine).
     ServeSim(SimArgs),
     /// Start the simulated server on loopback, sweep it briefly, and write a bundle.
@@ -179,6 +181,20 @@ pub struct RunArgs {
     /// Run only one of the two sweeps.
     #[arg(long, value_enum)]
     pub only: Option<OnlyArg>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CompareArgs {
+    /// Bundles to compare (.json or .json.gz); the first is the baseline unless --baseline says.
+    #[arg(required = true, value_name = "BUNDLE")]
+    pub files: Vec<PathBuf>,
+    /// The bundle the others are compared with.
+    #[arg(long, value_name = "BUNDLE")]
+    pub baseline: Option<PathBuf>,
+    /// Exit with status 1 when steady throughput drops, or TTFT p50 rises, by more than PCT
+    /// percent at any level both runs measured (for gating a deployment change in CI).
+    #[arg(long, value_name = "PCT")]
+    pub fail_if_slower: Option<f64>,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -11,6 +11,7 @@ pub mod api;
 pub mod app;
 pub mod cli;
 pub mod client;
+pub mod compare;
 pub mod host;
 pub mod loadgen;
 pub mod output;
