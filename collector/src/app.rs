@@ -10,7 +10,7 @@ use llmsweep_shared::bundle::{Calibration, PointStatus};
 
 use clap::Parser;
 
-use crate::cli::{Cli, Command, CompareArgs, DemoArgs, SimArgs, ThroughputArgs};
+use crate::cli::{Cli, Command, CompareArgs, DemoArgs, ReportArgs, SimArgs, ThroughputArgs};
 use crate::loadgen::Interrupt;
 use crate::plan::{ContextPlan, RunPlan, ThroughputPlan, redacted_command_line};
 use crate::session::Session;
@@ -33,6 +33,7 @@ pub async fn run(cli: Cli) -> ExitCode {
             Err(e) => Err(e),
         },
         Command::Compare(a) => compare(a),
+        Command::Report(a) => report(a),
         Command::Demo(a) => demo(a).await,
         Command::ServeSim(a) => serve_sim(a).await,
     };
@@ -287,6 +288,35 @@ fn demo_sim() -> SimConfig {
         prefill_c_s: 2e-10,
         ..SimConfig::preset(Preset::Fast)
     }
+}
+
+/// `llmsweep report`: read every bundle (refusing bad ones by name), write the page atomically.
+fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
+    let runs = a
+        .files
+        .iter()
+        .map(|f| {
+            let bundle = crate::compare::read_bundle(f)?;
+            let name = f.file_name().map_or_else(
+                || f.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            );
+            Ok(crate::report::Embedded { name, bundle })
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let html = crate::report::render(&runs)?;
+    let tmp = a.output.with_extension("html.tmp");
+    std::fs::write(&tmp, &html)
+        .and_then(|()| std::fs::rename(&tmp, &a.output))
+        .with_context(|| format!("cannot write the report {} (-o)", a.output.display()))?;
+    println!(
+        "report: {} ({} KB, {} run{}; opens offline in any browser)",
+        a.output.display(),
+        html.len() / 1024,
+        runs.len(),
+        if runs.len() == 1 { "" } else { "s" }
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `llmsweep compare`: print the comparison; with `--fail-if-slower`, exit 1 on a regression.

@@ -30,6 +30,8 @@ pub enum Command {
     Run(RunArgs),
     /// Compare runs against a baseline: every metric at every level, and what else differs.
     Compare(CompareArgs),
+    /// Write one self-contained HTML report of bundles, to open from disk or send around.
+    Report(ReportArgs),
     /// Run llmsweep's simulated server (a test instrument with known timing, not a real engine).
     ServeSim(SimArgs),
     /// Start the simulated server on loopback, sweep it briefly, and write a bundle.
@@ -181,6 +183,16 @@ pub struct RunArgs {
     /// Run only one of the two sweeps.
     #[arg(long, value_enum)]
     pub only: Option<OnlyArg>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ReportArgs {
+    /// Bundles to include (.json or .json.gz).
+    #[arg(required = true, value_name = "BUNDLE")]
+    pub files: Vec<PathBuf>,
+    /// The HTML file to write.
+    #[arg(short, long, default_value = "llmsweep-report.html")]
+    pub output: PathBuf,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -17,6 +17,7 @@ pub mod loadgen;
 pub mod output;
 pub mod plan;
 pub mod probe;
+pub mod report;
 pub mod session;
 pub mod sim;
 pub mod store;

@@ -1,0 +1,220 @@
+//! `llmsweep report`: one self-contained HTML file — the viewer with its WebAssembly inlined and
+//! the bundles embedded — that opens from disk with no server and no network. Under it, for
+//! readers without JavaScript (mail previews), the key charts as inline SVG and summary tables,
+//! drawn by the same `shared` chart code.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+
+use base64::Engine as _;
+use llmsweep_shared::Bundle;
+use llmsweep_shared::bundle::{PointStatus, SweepKind};
+use llmsweep_shared::charts::{ChartKind, ChartRun, Theme, build, run_color, svg};
+use llmsweep_shared::curves::sweep_of;
+
+/// The built viewer, committed in `dist/` (CI fails when it is stale).
+const VIEWER_JS: &str = include_str!("../../dist/llmsweep-viewer.js");
+const VIEWER_WASM: &[u8] = include_bytes!("../../dist/llmsweep-viewer_bg.wasm");
+const VIEWER_CSS: &str = include_str!("../../dist/style.css");
+
+/// No request may leave the page: scripts only from the page itself (and the blob it makes of the
+/// viewer's module), WebAssembly compiled from inlined bytes, images only from data/blob URLs.
+pub const CSP: &str = "default-src 'none'; script-src 'unsafe-inline' 'wasm-unsafe-eval' blob:; \
+                       style-src 'unsafe-inline'; img-src data: blob:; connect-src 'none'; \
+                       base-uri 'none'; form-action 'none'";
+
+/// Size of the static charts, pixels.
+const CHART_SIZE: (u32, u32) = (760, 420);
+
+/// One bundle to embed: a display name (its file name) and its contents.
+#[derive(Debug, Clone)]
+pub struct Embedded {
+    pub name: String,
+    pub bundle: Bundle,
+}
+
+/// The whole report page.
+pub fn render(runs: &[Embedded]) -> anyhow::Result<String> {
+    let labels: Vec<&str> = runs.iter().map(|r| r.bundle.label.as_str()).collect();
+    let title = format!("llmsweep report: {}", labels.join(" vs "));
+    let mut html = String::with_capacity(VIEWER_WASM.len() / 2 + 200_000);
+    let _ = write!(
+        html,
+        "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <meta name=\"color-scheme\" content=\"light dark\">\n<title>{}</title>\n\
+         <style>\n{VIEWER_CSS}\n{STATIC_CSS}\n</style>\n</head>\n<body>\n",
+        escape(&title)
+    );
+    for r in runs {
+        let _ = writeln!(
+            html,
+            "<script type=\"application/json\" class=\"llmsweep-bundle\" data-name=\"{}\">{}</script>",
+            escape(&r.name),
+            script_safe(&serde_json::to_string(&r.bundle)?)
+        );
+    }
+    html.push_str("<pre id=\"fatal\" role=\"alert\" hidden></pre>\n");
+    static_part(&mut html, runs, &title);
+    html.push_str(&loader()?);
+    html.push_str("</body>\n</html>\n");
+    Ok(html)
+}
+
+/// The module that starts the viewer from inlined bytes: the glue as a `blob:` module, the wasm
+/// gunzipped by the browser's `DecompressionStream`.
+fn loader() -> anyhow::Result<String> {
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    gz.write_all(VIEWER_WASM)?;
+    let wasm_b64 = base64::engine::general_purpose::STANDARD.encode(gz.finish()?);
+    let glue = script_safe(&serde_json::to_string(VIEWER_JS)?);
+    Ok(format!(
+        "<script type=\"module\">\n\
+         document.getElementById('static-report').hidden = true;\n\
+         const glue = {glue};\n\
+         const wasmGz = \"{wasm_b64}\";\n\
+         const fail = (e) => {{ const f = document.getElementById('fatal'); f.textContent = 'The viewer could not start: ' + e; f.hidden = false; document.getElementById('static-report').hidden = false; }};\n\
+         try {{\n\
+           const url = URL.createObjectURL(new Blob([glue], {{ type: 'text/javascript' }}));\n\
+           const mod = await import(url);\n\
+           const gz = Uint8Array.from(atob(wasmGz), (c) => c.charCodeAt(0));\n\
+           const wasm = await new Response(new Blob([gz]).stream().pipeThrough(new DecompressionStream('gzip'))).arrayBuffer();\n\
+           await mod.default({{ module_or_path: wasm }});\n\
+           window.wasmBindings = mod;\n\
+         }} catch (e) {{ fail(e); }}\n\
+         </script>\n"
+    ))
+}
+
+/// Charts and tables without JavaScript; hidden once the viewer starts.
+fn static_part(html: &mut String, runs: &[Embedded], title: &str) {
+    let _ = writeln!(
+        html,
+        "<div id=\"static-report\" class=\"static-report\">\n<h1>{}</h1>",
+        escape(title)
+    );
+    let chart_runs: Vec<ChartRun> = runs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| ChartRun {
+            label: &r.bundle.label,
+            color: run_color(i),
+            bundle: &r.bundle,
+        })
+        .collect();
+    for (kind, charts) in [
+        (
+            SweepKind::Throughput,
+            &[ChartKind::OutputTokS, ChartKind::TtftVsConcurrency][..],
+        ),
+        (SweepKind::Context, &[ChartKind::TtftVsLength][..]),
+    ] {
+        if !runs.iter().any(|r| sweep_of(&r.bundle, kind).is_some()) {
+            continue;
+        }
+        for &chart in charts {
+            if let Ok(picture) = svg(&build(chart, &chart_runs), &Theme::LIGHT, CHART_SIZE) {
+                let _ = writeln!(html, "<figure>{picture}</figure>");
+            }
+        }
+        for r in runs {
+            summary_table(html, &r.bundle, kind);
+        }
+    }
+    html.push_str("<p class=\"static-note\">Open this file in a browser with JavaScript for the interactive viewer.</p>\n</div>\n");
+}
+
+fn summary_table(html: &mut String, b: &Bundle, kind: SweepKind) {
+    let Some(sweep) = sweep_of(b, kind) else {
+        return;
+    };
+    let context = kind == SweepKind::Context;
+    let _ = writeln!(
+        html,
+        "<table><caption>{} — {} sweep{}</caption>\n<tr><th>{}</th><th>ok/fail</th><th>steady tok/s</th><th>decode tok/s p50</th><th>TTFT p50 s</th><th>TTFT p99 s</th><th>note</th></tr>",
+        escape(&b.label),
+        if context { "context" } else { "throughput" },
+        if b.target.simulated {
+            " (simulated server)"
+        } else {
+            ""
+        },
+        if context { "input" } else { "C" }
+    );
+    for p in &sweep.points {
+        let key = if context {
+            p.input_len.to_string()
+        } else {
+            p.concurrency.to_string()
+        };
+        let note = match p.status {
+            PointStatus::Ok => p
+                .flags
+                .iter()
+                .map(|f| f.kind.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            _ => p.reason.clone().unwrap_or_default(),
+        };
+        let cells = match &p.summary {
+            Some(s) => [
+                format!("{}/{}", s.ok, s.failed),
+                s.steady_tok_s.map_or("-".into(), |v| format!("{v:.1}")),
+                s.decode_tok_s
+                    .map_or("-".into(), |d| format!("{:.1}", d.p50)),
+                s.ttft_s.map_or("-".into(), |t| format!("{:.3}", t.p50)),
+                s.ttft_s.map_or("-".into(), |t| format!("{:.3}", t.p99)),
+            ],
+            None => std::array::from_fn(|_| "-".to_string()),
+        };
+        let _ = writeln!(
+            html,
+            "<tr><td>{key}</td>{}<td>{}</td></tr>",
+            cells
+                .iter()
+                .map(|c| format!("<td>{c}</td>"))
+                .collect::<String>(),
+            escape(&note)
+        );
+    }
+    html.push_str("</table>\n");
+}
+
+/// HTML text and attribute escaping.
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// JSON made safe inside `<script>`: no `</script>` or `<!--` can end or confuse the element
+/// (`<\/` and `\u003c` are the same text to a JSON or JavaScript parser).
+fn script_safe(json: &str) -> String {
+    json.replace("</", "<\\/").replace("<!--", "\\u003c!--")
+}
+
+const STATIC_CSS: &str = ".static-report{max-width:820px;margin:2rem auto;font-family:system-ui,sans-serif}\
+.static-report figure{margin:1rem 0}.static-report table{border-collapse:collapse;margin:1rem 0;font-size:.9rem}\
+.static-report td,.static-report th{border:1px solid #ccc;padding:.2rem .5rem;text-align:right}\
+.static-report caption{text-align:left;font-weight:600;padding:.3rem 0}";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn script_text_cannot_close_its_element() {
+        let s = script_safe(r#"{"label":"</script><script>alert(1)</script>","x":"<!-- y"}"#);
+        assert!(!s.contains("</script>") && !s.contains("<!--"));
+        let back: serde_json::Value = serde_json::from_str(&s).unwrap();
+        assert_eq!(back["label"], "</script><script>alert(1)</script>");
+        assert_eq!(back["x"], "<!-- y");
+    }
+
+    #[test]
+    fn attributes_are_escaped() {
+        assert_eq!(escape("a\"<b>&"), "a&quot;&lt;b&gt;&amp;");
+    }
+}
