@@ -37,7 +37,7 @@ if [ "$(version_of trunk)" != "$TRUNK_VERSION" ]; then
     timed "trunk $TRUNK_VERSION" cargo install trunk --version "$TRUNK_VERSION" --locked
 fi
 
-# No --locked: wasm-bindgen-cli's own lock file does not build with this toolchain.
+# Not --locked, as the toolchain notes in DESIGN.md give it for this version.
 if [ "$(version_of wasm-bindgen)" != "$WASM_BINDGEN_VERSION" ]; then
     timed "wasm-bindgen-cli $WASM_BINDGEN_VERSION" \
         cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION"

@@ -500,7 +500,7 @@ function __wbg_get_imports() {
                     const a = state0.a;
                     state0.a = 0;
                     try {
-                        return __wasm_bindgen_func_elem_394(a, state0.b, arg0, arg1);
+                        return __wasm_bindgen_func_elem_395(a, state0.b, arg0, arg1);
                     } finally {
                         state0.a = a;
                     }
@@ -619,6 +619,10 @@ function __wbg_get_imports() {
         }, arguments); },
         __wbg_setAttribute_f75317b2b5cabfb4: function() { return handleError(function (arg0, arg1, arg2, arg3, arg4) {
             arg0.setAttribute(getStringFromWasm0(arg1, arg2), getStringFromWasm0(arg3, arg4));
+        }, arguments); },
+        __wbg_setTimeout_9ef22b48643bd7de: function() { return handleError(function (arg0, arg1, arg2) {
+            const ret = arg0.setTimeout(arg1, arg2);
+            return ret;
         }, arguments); },
         __wbg_setTransform_ee8f5d076fcdec0f: function() { return handleError(function (arg0, arg1, arg2, arg3, arg4, arg5, arg6) {
             arg0.setTransform(arg1, arg2, arg3, arg4, arg5, arg6);
@@ -760,28 +764,28 @@ function __wbg_get_imports() {
             return ret;
         },
         __wbindgen_generic_0000000000000001: function(arg0, arg1) {
-            // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [Externref], shim_idx: 24, ret: Result(Unit), inner_ret: Some(Result(Unit)) }, mutable: true }) -> Externref`.
-            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_346);
+            // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [Externref], shim_idx: 23, ret: Result(Unit), inner_ret: Some(Result(Unit)) }, mutable: true }) -> Externref`.
+            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_347);
             return ret;
         },
         __wbindgen_generic_0000000000000002: function(arg0, arg1) {
-            // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [Externref], shim_idx: 68, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
-            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_3006);
+            // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [Externref], shim_idx: 67, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
+            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_3014);
             return ret;
         },
         __wbindgen_generic_0000000000000003: function(arg0, arg1) {
-            // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [NamedExternref("Event")], shim_idx: 68, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
-            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_3006_13);
+            // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [NamedExternref("Event")], shim_idx: 67, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
+            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_3014_13);
             return ret;
         },
         __wbindgen_generic_0000000000000004: function(arg0, arg1) {
             // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [NamedExternref("MediaQueryListEvent")], shim_idx: 7, ret: Unit, inner_ret: Some(Unit) }, mutable: false }) -> Externref`.
-            const ret = makeClosure(arg0, arg1, __wasm_bindgen_func_elem_2330);
+            const ret = makeClosure(arg0, arg1, __wasm_bindgen_func_elem_2339);
             return ret;
         },
         __wbindgen_generic_0000000000000005: function(arg0, arg1) {
-            // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [], shim_idx: 176, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
-            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_3005);
+            // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [], shim_idx: 90, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
+            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_3013);
             return ret;
         },
         __wbindgen_generic_0000000000000006: function(arg0, arg1) {
@@ -804,30 +808,30 @@ function __wbg_get_imports() {
     };
 }
 
-function __wasm_bindgen_func_elem_3005(arg0, arg1) {
-    wasm.__wasm_bindgen_func_elem_3005(arg0, arg1);
+function __wasm_bindgen_func_elem_3013(arg0, arg1) {
+    wasm.__wasm_bindgen_func_elem_3013(arg0, arg1);
 }
 
-function __wasm_bindgen_func_elem_3006(arg0, arg1, arg2) {
-    wasm.__wasm_bindgen_func_elem_3006(arg0, arg1, arg2);
+function __wasm_bindgen_func_elem_3014(arg0, arg1, arg2) {
+    wasm.__wasm_bindgen_func_elem_3014(arg0, arg1, arg2);
 }
 
-function __wasm_bindgen_func_elem_3006_13(arg0, arg1, arg2) {
-    wasm.__wasm_bindgen_func_elem_3006_13(arg0, arg1, arg2);
+function __wasm_bindgen_func_elem_3014_13(arg0, arg1, arg2) {
+    wasm.__wasm_bindgen_func_elem_3014_13(arg0, arg1, arg2);
 }
 
-function __wasm_bindgen_func_elem_2330(arg0, arg1, arg2) {
-    wasm.__wasm_bindgen_func_elem_2330(arg0, arg1, arg2);
+function __wasm_bindgen_func_elem_2339(arg0, arg1, arg2) {
+    wasm.__wasm_bindgen_func_elem_2339(arg0, arg1, arg2);
 }
 
-function __wasm_bindgen_func_elem_394(arg0, arg1, arg2, arg3) {
-    wasm.__wasm_bindgen_func_elem_394(arg0, arg1, arg2, arg3);
+function __wasm_bindgen_func_elem_395(arg0, arg1, arg2, arg3) {
+    wasm.__wasm_bindgen_func_elem_395(arg0, arg1, arg2, arg3);
 }
 
-function __wasm_bindgen_func_elem_346(arg0, arg1, arg2) {
+function __wasm_bindgen_func_elem_347(arg0, arg1, arg2) {
     try {
         const retptr = wasm.__wbindgen_add_to_stack_pointer(-16) >>> 0;
-        wasm.__wasm_bindgen_func_elem_346(retptr, arg0, arg1, arg2);
+        wasm.__wasm_bindgen_func_elem_347(retptr, arg0, arg1, arg2);
         var r0 = getDataViewMemory0().getInt32(retptr + 4 * 0, true);
         var r1 = getDataViewMemory0().getInt32(retptr + 4 * 1, true);
         if (r1) {

@@ -16,6 +16,7 @@ use std::time::Duration;
 use harness::{Browser, FileServer, Session, dist_dir};
 use llmsweep_shared::Bundle;
 use llmsweep_shared::bundle::SweepKind;
+use llmsweep_shared::charts::{ChartKind, ChartRun, build, run_color};
 
 const RECORDS: usize = 100_000;
 const REPEATS: usize = 5;
@@ -58,12 +59,40 @@ async fn timed(s: &Session, script: &str) -> f64 {
          const until = (ok, t0) => ok() ? done(performance.now() - t0) : setTimeout(() => until(ok, t0), 1);
          {script}"
     );
-    let v = s
-        .client
-        .execute_async(&body, Vec::new())
-        .await
-        .expect("timed script");
-    v.as_f64().expect("a time in ms")
+    match s.client.execute_async(&body, Vec::new()).await {
+        Ok(v) => v.as_f64().expect("a time in ms"),
+        Err(e) => {
+            let shot = s.screenshot("bench-failure").await;
+            let page = s
+                .js(
+                    "return [document.querySelectorAll('[data-testid=run]').length,
+                     [...document.querySelectorAll('canvas')].map(c => c.dataset.marks),
+                     document.querySelector('.errors').innerText]",
+                )
+                .await;
+            panic!(
+                "{e}\nruns, marks, errors: {page}\nscreenshot: {}",
+                shot.display()
+            );
+        }
+    }
+}
+
+/// Marks the throughput view draws for these bundles.
+fn all_marks(bundles: &[&Bundle]) -> usize {
+    let runs: Vec<ChartRun> = bundles
+        .iter()
+        .enumerate()
+        .map(|(i, b)| ChartRun {
+            label: &b.label,
+            color: run_color(i),
+            bundle: b,
+        })
+        .collect();
+    ChartKind::THROUGHPUT
+        .iter()
+        .map(|&k| build(k, &runs).marks.len())
+        .sum()
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -91,41 +120,32 @@ async fn main() {
     let size = std::fs::metadata(&path).unwrap().len();
     let server = FileServer::start(dist_dir(), made.dir.path().to_path_buf());
     let s = Session::start(&browser, (1400, 1000), &[]).await;
-    let (mut load, mut toggle, mut tabs) = (Vec::new(), Vec::new(), Vec::new());
+    let timeouts = fantoccini::wd::TimeoutConfiguration::new(
+        Some(Duration::from_secs(120)),
+        Some(Duration::from_secs(120)),
+        None,
+    );
+    s.client.update_timeouts(timeouts).await.unwrap();
+    let marks = all_marks(&[&big, &made.b]);
+    let (mut load, mut toggle, mut tabs, mut requests) = (vec![], vec![], vec![], vec![]);
     for _ in 0..REPEATS {
         let url = server.url("index.html?bundle=bundles/big.json&bundle=bundles/other.json.gz");
         s.client.goto(&url).await.unwrap();
-        // From navigation start until four charts are drawn over both runs.
-        let t = timed(
-            &s,
-            "until(() => document.querySelectorAll('[data-testid=run]').length === 2 && \
-            [...document.querySelectorAll('canvas[data-marks]')].length === 4 && \
-            [...document.querySelectorAll('canvas')].every(c => +c.dataset.marks > 20), 0);",
-        )
-        .await;
+        // From navigation start until the four charts show both runs.
+        let done = format!(
+            "until(() => document.querySelectorAll('canvas[data-marks]').length === 4 &&
+             [...document.querySelectorAll('canvas')]
+                 .reduce((n, c) => n + Number(c.dataset.marks), 0) === {marks}, 0);"
+        );
+        let t = timed(&s, &done).await;
         load.push(t);
-        toggle.push(timed(&s, "const before = [...document.querySelectorAll('canvas')].map(c => c.dataset.draws);
-            const t0 = performance.now();
-            document.querySelector('[data-testid=run] input[type=checkbox]').click();
-            until(() => [...document.querySelectorAll('canvas')].every((c, i) => c.dataset.draws !== before[i]), t0);").await);
-        tabs.push(
-            timed(
-                &s,
-                "const t0 = performance.now();
-            document.querySelector('[data-tab=Context]').click();
-            until(() => document.querySelectorAll('canvas[data-marks]').length === 3, t0);",
-            )
-            .await,
-        );
-        tabs.push(
-            timed(
-                &s,
-                "const t0 = performance.now();
-            document.querySelector('[data-tab=Throughput]').click();
-            until(() => document.querySelectorAll('canvas[data-marks]').length === 4, t0);",
-            )
-            .await,
-        );
+        toggle.push(timed(&s, &toggle_first_run()).await);
+        // Shown again, so the views below include the big run.
+        timed(&s, &toggle_first_run()).await;
+        tabs.push(timed(&s, &switch_to("Context", 3)).await);
+        tabs.push(timed(&s, &switch_to("Throughput", 4)).await);
+        // The big run's first point: a third of the records, sampled to 5,000 marks.
+        requests.push(timed(&s, &switch_to("Requests", 1)).await);
     }
     tokio::time::sleep(Duration::from_millis(100)).await;
     let wasm = std::fs::read(dist_dir().join("llmsweep-viewer_bg.wasm")).unwrap();
@@ -151,10 +171,35 @@ async fn main() {
         fmt(&tabs)
     );
     println!(
+        "| open the requests view of a point with {} records (median) | {:.0} ms (all: {}) |",
+        RECORDS / 3,
+        median(requests.clone()),
+        fmt(&requests)
+    );
+    println!(
         "| wasm size | {} bytes raw, {} bytes gzip -6 |",
         wasm.len(),
         gz
     );
+}
+
+/// Hides (or shows) the first run; done when every chart has drawn again.
+fn toggle_first_run() -> String {
+    "const before = [...document.querySelectorAll('canvas')].map(c => c.dataset.draws);
+     const t0 = performance.now();
+     document.querySelector('[data-testid=run] input[type=checkbox]').click();
+     until(() => [...document.querySelectorAll('canvas')]
+         .every((c, i) => c.dataset.draws !== before[i]), t0);"
+        .to_string()
+}
+
+/// Clicks a tab; done when its `charts` charts are drawn.
+fn switch_to(tab: &str, charts: usize) -> String {
+    format!(
+        "const t0 = performance.now();
+         document.querySelector('[data-tab={tab}]').click();
+         until(() => document.querySelectorAll('canvas[data-marks]').length === {charts}, t0);"
+    )
 }
 
 fn fmt(v: &[f64]) -> String {

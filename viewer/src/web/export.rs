@@ -36,7 +36,12 @@ pub fn text(text: &str, mime: &str, name: &str) -> Result<(), String> {
     let blob = Blob::new_with_str_sequence_and_options(&parts, &opts).map_err(|e| js_error(&e))?;
     let url = Url::create_object_url_with_blob(&blob).map_err(|e| js_error(&e))?;
     let result = download(&url, name);
-    // The click has started the download; the URL is not needed any more.
-    let _ = Url::revoke_object_url(&url);
+    // The download starts after the click returns; free the blob a while later.
+    leptos::prelude::set_timeout(
+        move || {
+            let _ = Url::revoke_object_url(&url);
+        },
+        std::time::Duration::from_secs(60),
+    );
     result
 }

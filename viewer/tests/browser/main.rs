@@ -98,6 +98,22 @@ async fn hover_some_point(s: &Session) -> String {
     tip.as_str().unwrap().to_string()
 }
 
+/// Every export button of every chart and table gives no error.
+async fn exports_work(s: &Session) {
+    let clicked = s
+        .js(
+            "const b = [...document.querySelectorAll('figure.chart button, .section-head button')];
+             b.forEach(x => x.click()); return b.length;",
+        )
+        .await;
+    assert!(clicked.as_u64().unwrap() >= 2, "export buttons: {clicked}");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let errors = s
+        .js("return [...document.querySelectorAll('.chart-error')].map(e => e.innerText)")
+        .await;
+    assert_eq!(errors, json!([]), "exports failed");
+}
+
 fn steady_at(b: &Bundle, c: u32) -> f64 {
     let sweep = b
         .sweeps
@@ -181,6 +197,7 @@ async fn two_runs_every_view_and_a_broken_file() {
     );
     assert!(tip.contains("tok/s"), "tooltip gives the value: {tip}");
     s.screenshot("throughput").await;
+    exports_work(&s).await;
 
     click_tab(&s, "Context").await;
     let inked = charts_drawn(&s, 3).await;
@@ -193,6 +210,7 @@ async fn two_runs_every_view_and_a_broken_file() {
 
     click_tab(&s, "Compare").await;
     check_compare(&s, &made).await;
+    exports_work(&s).await;
     s.screenshot("compare").await;
 }
 
