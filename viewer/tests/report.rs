@@ -1,0 +1,112 @@
+//! The single-file report in real headless Chromium, opened from `file://`: both runs listed,
+//! charts drawn, nothing fetched from anywhere, and the no-JavaScript part present.
+
+#![cfg(not(target_arch = "wasm32"))]
+#![allow(clippy::unwrap_used, clippy::expect_used, dead_code)]
+
+#[path = "browser/harness.rs"]
+mod harness;
+
+use std::net::TcpListener;
+use std::time::Duration;
+
+use harness::{Browser, INKED_PIXELS_JS, Session};
+use llmsweep::report::{Embedded, render};
+use llmsweep_shared::Bundle;
+use serde_json::json;
+
+const GOLDEN: &str = include_str!("../../shared/tests/fixtures/bundle-v1-run.json");
+
+fn run(label: &str) -> Embedded {
+    let mut bundle = Bundle::from_json(GOLDEN).unwrap();
+    bundle.label = label.to_string();
+    Embedded {
+        name: format!("{label}.json"),
+        bundle,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn report_opens_from_disk_offline_with_both_runs_drawn() {
+    let Some(browser) = Browser::find() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("report.html");
+    std::fs::write(&path, render(&[run("kpro5"), run("kpro6")]).unwrap()).unwrap();
+    // A loopback listener the page will be asked to reach: it must never see a connection.
+    let trap = TcpListener::bind("127.0.0.1:0").unwrap();
+    trap.set_nonblocking(true).unwrap();
+    let trap_port = trap.local_addr().unwrap().port();
+
+    let s = Session::start(&browser, (1280, 900), &[]).await;
+    s.client
+        .goto(&format!("file://{}", path.display()))
+        .await
+        .unwrap();
+    s.wait(
+        "both runs listed",
+        "document.querySelectorAll('[data-testid=run]').length === 2",
+        Duration::from_secs(60),
+    )
+    .await;
+    let labels = s
+        .js("return [...document.querySelectorAll('[data-testid=run]')].map(e => e.dataset.label)")
+        .await;
+    assert_eq!(labels, json!(["kpro5", "kpro6"]));
+    s.wait(
+        "charts drawn",
+        "document.querySelectorAll('canvas[data-marks]').length >= 4",
+        Duration::from_secs(30),
+    )
+    .await;
+    let inked: Vec<(String, u64)> =
+        serde_json::from_value(s.js_with(INKED_PIXELS_JS, vec![json!("canvas")]).await).unwrap();
+    assert!(inked.len() >= 4, "{inked:?}");
+    for (slug, px) in &inked {
+        assert!(*px > 3000, "chart {slug} looks blank: {px} inked pixels");
+    }
+    assert_eq!(
+        s.js("return document.getElementById('fatal').hidden").await,
+        json!(true)
+    );
+    assert_eq!(
+        s.js("return document.getElementById('static-report').hidden")
+            .await,
+        json!(true)
+    );
+    s.screenshot("report-offline").await;
+
+    // The page may not reach the network: a fetch is refused by its policy, and every resource it
+    // loaded came from itself.
+    let fetched = s
+        .js(&format!(
+            "return fetch('http://127.0.0.1:{trap_port}/x').then(() => 'sent', () => 'refused')"
+        ))
+        .await;
+    assert_eq!(fetched, json!("refused"));
+    let resources = s
+        .js("return performance.getEntriesByType('resource').map(e => e.name)")
+        .await;
+    for r in resources.as_array().unwrap() {
+        let r = r.as_str().unwrap();
+        assert!(
+            r.starts_with("blob:") || r.starts_with("data:"),
+            "the report loaded {r}"
+        );
+    }
+    assert!(
+        trap.accept().is_err(),
+        "a connection reached the loopback listener"
+    );
+
+    // Without JavaScript the page still has the key charts as SVG and the tables.
+    let svgs = s
+        .js("return document.querySelectorAll('#static-report figure svg').length")
+        .await;
+    assert!(svgs.as_u64().unwrap() >= 3, "{svgs}");
+    let tables = s
+        .js("return document.querySelectorAll('#static-report table').length")
+        .await;
+    assert_eq!(tables, json!(4), "a throughput and a context table per run");
+}
