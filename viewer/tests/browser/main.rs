@@ -199,8 +199,16 @@ async fn two_runs_every_view_and_a_broken_file() {
     s.screenshot("throughput").await;
     exports_work(&s).await;
 
-    click_tab(&s, "Context").await;
+    // By keyboard: the right arrow on the focused tab list moves to the next view.
+    let tab = s
+        .client
+        .find(Locator::Css("[data-tab=Throughput]"))
+        .await
+        .unwrap();
+    tab.send_keys("\u{E014}").await.unwrap();
     let inked = charts_drawn(&s, 3).await;
+    let focused = s.js("return document.activeElement.dataset.tab").await;
+    assert_eq!(focused, json!("Context"), "focus follows the selected tab");
     assert_eq!(inked[0].0, "ttft-vs-length");
     s.screenshot("context").await;
 
