@@ -59,6 +59,13 @@ pub enum Tab {
 impl Tab {
     pub const ALL: [Tab; 4] = [Tab::Throughput, Tab::Context, Tab::Requests, Tab::Compare];
 
+    /// The tab a `?tab=` value names (`throughput`, `context`, `requests`, `compare`).
+    pub fn from_name(name: &str) -> Option<Tab> {
+        Tab::ALL
+            .into_iter()
+            .find(|t| t.title().eq_ignore_ascii_case(name.trim()))
+    }
+
     pub fn title(self) -> &'static str {
         match self {
             Tab::Throughput => "Throughput",
@@ -440,6 +447,13 @@ mod tests {
         let c = s.comparison().unwrap();
         assert_eq!(c.labels, ["kpro5", "new"]);
         assert_eq!(c.baseline, 1);
+    }
+
+    #[test]
+    fn tabs_by_name() {
+        assert_eq!(Tab::from_name("compare"), Some(Tab::Compare));
+        assert_eq!(Tab::from_name("Context "), Some(Tab::Context));
+        assert_eq!(Tab::from_name("charts"), None);
     }
 
     #[test]
