@@ -784,12 +784,12 @@ function __wbg_get_imports() {
         },
         __wbindgen_generic_0000000000000002: function(arg0, arg1) {
             // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [Externref], shim_idx: 67, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
-            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_3037);
+            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_3038);
             return ret;
         },
         __wbindgen_generic_0000000000000003: function(arg0, arg1) {
             // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [NamedExternref("Event")], shim_idx: 67, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
-            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_3037_13);
+            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_3038_13);
             return ret;
         },
         __wbindgen_generic_0000000000000004: function(arg0, arg1) {
@@ -799,7 +799,7 @@ function __wbg_get_imports() {
         },
         __wbindgen_generic_0000000000000005: function(arg0, arg1) {
             // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [], shim_idx: 91, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
-            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_3036);
+            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_3037);
             return ret;
         },
         __wbindgen_generic_0000000000000006: function(arg0, arg1) {
@@ -822,16 +822,16 @@ function __wbg_get_imports() {
     };
 }
 
-function __wasm_bindgen_func_elem_3036(arg0, arg1) {
-    wasm.__wasm_bindgen_func_elem_3036(arg0, arg1);
+function __wasm_bindgen_func_elem_3037(arg0, arg1) {
+    wasm.__wasm_bindgen_func_elem_3037(arg0, arg1);
 }
 
-function __wasm_bindgen_func_elem_3037(arg0, arg1, arg2) {
-    wasm.__wasm_bindgen_func_elem_3037(arg0, arg1, arg2);
+function __wasm_bindgen_func_elem_3038(arg0, arg1, arg2) {
+    wasm.__wasm_bindgen_func_elem_3038(arg0, arg1, arg2);
 }
 
-function __wasm_bindgen_func_elem_3037_13(arg0, arg1, arg2) {
-    wasm.__wasm_bindgen_func_elem_3037_13(arg0, arg1, arg2);
+function __wasm_bindgen_func_elem_3038_13(arg0, arg1, arg2) {
+    wasm.__wasm_bindgen_func_elem_3038_13(arg0, arg1, arg2);
 }
 
 function __wasm_bindgen_func_elem_2356(arg0, arg1, arg2) {

@@ -252,6 +252,20 @@ impl ViewerState {
         })
     }
 
+    /// Selects the first point with requests of run `id`.
+    pub fn select_run(&mut self, id: RunId) {
+        let first = self
+            .run(id)
+            .and_then(|r| points_with_requests(&r.bundle).first().copied());
+        if let Some((sweep, point)) = first {
+            self.selection = Some(Selection {
+                run: id,
+                sweep,
+                point,
+            });
+        }
+    }
+
     pub fn select(&mut self, s: Selection) {
         self.selection = Some(s);
     }
@@ -464,6 +478,63 @@ mod tests {
         assert_eq!(f.date, "2025-01-01 00:00 UTC");
         assert_eq!(f.points, "no sweeps");
         assert!(f.complete && !f.simulated);
+    }
+
+    /// A bundle whose throughput sweep has a skipped point and then a point with one request.
+    fn with_requests(label: &str) -> Bundle {
+        let point = |c: u32, status: &str, requests: &str| {
+            format!(
+                r#"{{"concurrency": {c}, "input_len": 8, "output_len": 4, "status": "{status}",
+                    "requests": [{requests}]}}"#
+            )
+        };
+        let request = r#"{"start_s": 0.0, "ttft_s": 0.1, "e2e_s": 0.5, "input_tokens": 8,
+                          "output_tokens": 4}"#;
+        let sweep = format!(
+            r#"[{{"kind": "throughput", "concurrency": [1, 2], "input_lens": [8], "output_len": 4,
+                 "timeout_s": 60, "points": [{}, {}]}}]"#,
+            point(1, "skipped", ""),
+            point(2, "ok", request)
+        );
+        let mut b =
+            Bundle::from_json(&MINIMAL.replace("\"sweeps\": []", &format!("\"sweeps\": {sweep}")))
+                .unwrap();
+        b.label = label.into();
+        b
+    }
+
+    #[test]
+    fn choosing_a_run_selects_its_first_point_with_requests() {
+        let mut s = ViewerState::default();
+        let a = s.add("a.json", with_requests("a"));
+        let b = s.add("b.json", with_requests("b"));
+        let first = Selection {
+            run: a,
+            sweep: 0,
+            point: 1,
+        };
+        assert_eq!(
+            s.selection(),
+            Some(first),
+            "the skipped point has no requests"
+        );
+        s.select_run(b);
+        assert_eq!(
+            s.selection(),
+            Some(Selection {
+                run: b,
+                sweep: 0,
+                point: 1
+            })
+        );
+        s.toggle(b);
+        assert_eq!(
+            s.selection(),
+            Some(first),
+            "a hidden run's point is not shown"
+        );
+        s.select_shown(0, 0, 1);
+        assert_eq!(s.selection().map(|x| x.run), Some(a));
     }
 
     #[test]
