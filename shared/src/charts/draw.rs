@@ -99,11 +99,8 @@ fn draw_legend<DB: DrawingBackend>(
             Some(m) => draw_mark(root, (x + SAMPLE / 2, mid), m, e.color, theme)?,
             None => draw_path(root, vec![(x, mid), (x + SAMPLE, mid)], e.color, e.dashed)?,
         }
-        root.draw(&Text::new(
-            e.text.clone(),
-            (x + SAMPLE + 6, y),
-            style.clone(),
-        ))?;
+        let centered = style.clone().pos(Pos::new(HPos::Left, VPos::Center));
+        root.draw(&Text::new(e.text.clone(), (x + SAMPLE + 6, mid), centered))?;
         x += need + 16;
     }
     Ok(if legend.is_empty() { top } else { y + ROW })
