@@ -220,6 +220,7 @@ async fn two_runs_every_view_and_a_broken_file() {
     check_compare(&s, &made).await;
     exports_work(&s).await;
     s.screenshot("compare").await;
+    s.close().await;
 }
 
 /// The steady tok/s change at C=1 and C=4 is the one computed from the two bundles.
@@ -295,6 +296,7 @@ async fn empty_state_opens_the_sample_in_dark_mode() {
     assert_eq!(dark, json!(true));
     s.screenshot("sample-dark").await;
     drop_rename_hide_remove(&s).await;
+    s.close().await;
 }
 
 /// Drops two files on the page (one of a newer schema), then renames, hides and removes the
@@ -422,4 +424,5 @@ async fn bundles_embedded_in_the_page_are_loaded() {
         .await;
     assert_eq!(source, json!("embedded.json"));
     charts_drawn(&s, 4).await;
+    s.close().await;
 }
