@@ -301,6 +301,9 @@ function __wbg_get_imports() {
             const ret = arg0.firstElementChild;
             return isLikeNone(ret) ? 0 : addToExternrefTable0(ret);
         },
+        __wbg_focus_d5e2fdbdb56416f0: function() { return handleError(function (arg0) {
+            arg0.focus();
+        }, arguments); },
         __wbg_getAll_9e30a333af3ac535: function(arg0, arg1, arg2) {
             const ret = arg0.getAll(getStringFromWasm0(arg1, arg2));
             return ret;
@@ -319,6 +322,13 @@ function __wbg_get_imports() {
         __wbg_getElementById_7ee213db584f37b0: function(arg0, arg1, arg2) {
             const ret = arg0.getElementById(getStringFromWasm0(arg1, arg2));
             return isLikeNone(ret) ? 0 : addToExternrefTable0(ret);
+        },
+        __wbg_get_1d33d8d1c6cefa41: function(arg0, arg1, arg2, arg3) {
+            const ret = arg1.get(getStringFromWasm0(arg2, arg3));
+            var ptr1 = isLikeNone(ret) ? 0 : passStringToWasm0(ret, wasm.__wbindgen_export, wasm.__wbindgen_export2);
+            var len1 = WASM_VECTOR_LEN;
+            getDataViewMemory0().setInt32((arg0 >>> 0) + 4 * 1, len1, true);
+            getDataViewMemory0().setInt32((arg0 >>> 0) + 4 * 0, ptr1, true);
         },
         __wbg_get_2080c49015e35254: function() { return handleError(function (arg0, arg1) {
             const ret = Reflect.get(arg0, arg1);
@@ -500,7 +510,7 @@ function __wbg_get_imports() {
                     const a = state0.a;
                     state0.a = 0;
                     try {
-                        return __wasm_bindgen_func_elem_395(a, state0.b, arg0, arg1);
+                        return __wasm_bindgen_func_elem_400(a, state0.b, arg0, arg1);
                     } finally {
                         state0.a = a;
                     }
@@ -564,6 +574,10 @@ function __wbg_get_imports() {
         __wbg_querySelectorAll_6c1bd81d448fb480: function() { return handleError(function (arg0, arg1, arg2) {
             const ret = arg0.querySelectorAll(getStringFromWasm0(arg1, arg2));
             return ret;
+        }, arguments); },
+        __wbg_querySelector_72201b7c62dc196b: function() { return handleError(function (arg0, arg1, arg2) {
+            const ret = arg0.querySelector(getStringFromWasm0(arg1, arg2));
+            return isLikeNone(ret) ? 0 : addToExternrefTable0(ret);
         }, arguments); },
         __wbg_queueMicrotask_1e8503a8a690f0a3: function(arg0) {
             const ret = arg0.queueMicrotask;
@@ -765,27 +779,27 @@ function __wbg_get_imports() {
         },
         __wbindgen_generic_0000000000000001: function(arg0, arg1) {
             // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [Externref], shim_idx: 23, ret: Result(Unit), inner_ret: Some(Result(Unit)) }, mutable: true }) -> Externref`.
-            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_347);
+            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_352);
             return ret;
         },
         __wbindgen_generic_0000000000000002: function(arg0, arg1) {
             // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [Externref], shim_idx: 67, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
-            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_3014);
+            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_3038);
             return ret;
         },
         __wbindgen_generic_0000000000000003: function(arg0, arg1) {
             // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [NamedExternref("Event")], shim_idx: 67, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
-            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_3014_13);
+            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_3038_13);
             return ret;
         },
         __wbindgen_generic_0000000000000004: function(arg0, arg1) {
             // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [NamedExternref("MediaQueryListEvent")], shim_idx: 7, ret: Unit, inner_ret: Some(Unit) }, mutable: false }) -> Externref`.
-            const ret = makeClosure(arg0, arg1, __wasm_bindgen_func_elem_2339);
+            const ret = makeClosure(arg0, arg1, __wasm_bindgen_func_elem_2356);
             return ret;
         },
         __wbindgen_generic_0000000000000005: function(arg0, arg1) {
-            // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [], shim_idx: 90, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
-            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_3013);
+            // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [], shim_idx: 91, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
+            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_3037);
             return ret;
         },
         __wbindgen_generic_0000000000000006: function(arg0, arg1) {
@@ -808,30 +822,30 @@ function __wbg_get_imports() {
     };
 }
 
-function __wasm_bindgen_func_elem_3013(arg0, arg1) {
-    wasm.__wasm_bindgen_func_elem_3013(arg0, arg1);
+function __wasm_bindgen_func_elem_3037(arg0, arg1) {
+    wasm.__wasm_bindgen_func_elem_3037(arg0, arg1);
 }
 
-function __wasm_bindgen_func_elem_3014(arg0, arg1, arg2) {
-    wasm.__wasm_bindgen_func_elem_3014(arg0, arg1, arg2);
+function __wasm_bindgen_func_elem_3038(arg0, arg1, arg2) {
+    wasm.__wasm_bindgen_func_elem_3038(arg0, arg1, arg2);
 }
 
-function __wasm_bindgen_func_elem_3014_13(arg0, arg1, arg2) {
-    wasm.__wasm_bindgen_func_elem_3014_13(arg0, arg1, arg2);
+function __wasm_bindgen_func_elem_3038_13(arg0, arg1, arg2) {
+    wasm.__wasm_bindgen_func_elem_3038_13(arg0, arg1, arg2);
 }
 
-function __wasm_bindgen_func_elem_2339(arg0, arg1, arg2) {
-    wasm.__wasm_bindgen_func_elem_2339(arg0, arg1, arg2);
+function __wasm_bindgen_func_elem_2356(arg0, arg1, arg2) {
+    wasm.__wasm_bindgen_func_elem_2356(arg0, arg1, arg2);
 }
 
-function __wasm_bindgen_func_elem_395(arg0, arg1, arg2, arg3) {
-    wasm.__wasm_bindgen_func_elem_395(arg0, arg1, arg2, arg3);
+function __wasm_bindgen_func_elem_400(arg0, arg1, arg2, arg3) {
+    wasm.__wasm_bindgen_func_elem_400(arg0, arg1, arg2, arg3);
 }
 
-function __wasm_bindgen_func_elem_347(arg0, arg1, arg2) {
+function __wasm_bindgen_func_elem_352(arg0, arg1, arg2) {
     try {
         const retptr = wasm.__wbindgen_add_to_stack_pointer(-16) >>> 0;
-        wasm.__wasm_bindgen_func_elem_347(retptr, arg0, arg1, arg2);
+        wasm.__wasm_bindgen_func_elem_352(retptr, arg0, arg1, arg2);
         var r0 = getDataViewMemory0().getInt32(retptr + 4 * 0, true);
         var r1 = getDataViewMemory0().getInt32(retptr + 4 * 1, true);
         if (r1) {

@@ -147,7 +147,7 @@ async fn main() {
         // The big run's first point: a third of the records, sampled to 5,000 marks.
         requests.push(timed(&s, &switch_to("Requests", 1)).await);
     }
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    s.close().await;
     let wasm = std::fs::read(dist_dir().join("llmsweep-viewer_bg.wasm")).unwrap();
     let gz = bundles::gzip(&wasm).len();
     println!("| measure | result |\n|---|---|");

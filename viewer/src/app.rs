@@ -5,7 +5,7 @@ use leptos::task::spawn_local;
 use web_sys::File;
 
 use crate::components::{EmptyState, ErrorList, Main, OpenButton};
-use crate::state::ViewerState;
+use crate::state::{Tab, ViewerState};
 use crate::web::{files, panic, theme};
 
 /// What every component needs; all signals, so it is `Copy`.
@@ -70,6 +70,9 @@ fn App() -> impl IntoView {
         pending: RwSignal::new(0),
     };
     ctx.state.update(|s| {
+        if let Some(tab) = files::query_tab().and_then(|t| Tab::from_name(&t)) {
+            s.tab = tab;
+        }
         for (name, text) in files::embedded() {
             s.load_bytes(&name, text.as_bytes());
         }

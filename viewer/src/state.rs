@@ -59,6 +59,13 @@ pub enum Tab {
 impl Tab {
     pub const ALL: [Tab; 4] = [Tab::Throughput, Tab::Context, Tab::Requests, Tab::Compare];
 
+    /// The tab a `?tab=` value names (`throughput`, `context`, `requests`, `compare`).
+    pub fn from_name(name: &str) -> Option<Tab> {
+        Tab::ALL
+            .into_iter()
+            .find(|t| t.title().eq_ignore_ascii_case(name.trim()))
+    }
+
     pub fn title(self) -> &'static str {
         match self {
             Tab::Throughput => "Throughput",
@@ -243,6 +250,20 @@ impl ViewerState {
                 })
             })
         })
+    }
+
+    /// Selects the first point with requests of run `id`.
+    pub fn select_run(&mut self, id: RunId) {
+        let first = self
+            .run(id)
+            .and_then(|r| points_with_requests(&r.bundle).first().copied());
+        if let Some((sweep, point)) = first {
+            self.selection = Some(Selection {
+                run: id,
+                sweep,
+                point,
+            });
+        }
     }
 
     pub fn select(&mut self, s: Selection) {
@@ -443,6 +464,13 @@ mod tests {
     }
 
     #[test]
+    fn tabs_by_name() {
+        assert_eq!(Tab::from_name("compare"), Some(Tab::Compare));
+        assert_eq!(Tab::from_name("Context "), Some(Tab::Context));
+        assert_eq!(Tab::from_name("charts"), None);
+    }
+
+    #[test]
     fn facts_for_the_run_list() {
         let f = RunFacts::of(&bundle("a"));
         assert_eq!(f.engine, "sglang 0.4.0");
@@ -450,6 +478,63 @@ mod tests {
         assert_eq!(f.date, "2025-01-01 00:00 UTC");
         assert_eq!(f.points, "no sweeps");
         assert!(f.complete && !f.simulated);
+    }
+
+    /// A bundle whose throughput sweep has a skipped point and then a point with one request.
+    fn with_requests(label: &str) -> Bundle {
+        let point = |c: u32, status: &str, requests: &str| {
+            format!(
+                r#"{{"concurrency": {c}, "input_len": 8, "output_len": 4, "status": "{status}",
+                    "requests": [{requests}]}}"#
+            )
+        };
+        let request = r#"{"start_s": 0.0, "ttft_s": 0.1, "e2e_s": 0.5, "input_tokens": 8,
+                          "output_tokens": 4}"#;
+        let sweep = format!(
+            r#"[{{"kind": "throughput", "concurrency": [1, 2], "input_lens": [8], "output_len": 4,
+                 "timeout_s": 60, "points": [{}, {}]}}]"#,
+            point(1, "skipped", ""),
+            point(2, "ok", request)
+        );
+        let mut b =
+            Bundle::from_json(&MINIMAL.replace("\"sweeps\": []", &format!("\"sweeps\": {sweep}")))
+                .unwrap();
+        b.label = label.into();
+        b
+    }
+
+    #[test]
+    fn choosing_a_run_selects_its_first_point_with_requests() {
+        let mut s = ViewerState::default();
+        let a = s.add("a.json", with_requests("a"));
+        let b = s.add("b.json", with_requests("b"));
+        let first = Selection {
+            run: a,
+            sweep: 0,
+            point: 1,
+        };
+        assert_eq!(
+            s.selection(),
+            Some(first),
+            "the skipped point has no requests"
+        );
+        s.select_run(b);
+        assert_eq!(
+            s.selection(),
+            Some(Selection {
+                run: b,
+                sweep: 0,
+                point: 1
+            })
+        );
+        s.toggle(b);
+        assert_eq!(
+            s.selection(),
+            Some(first),
+            "a hidden run's point is not shown"
+        );
+        s.select_shown(0, 0, 1);
+        assert_eq!(s.selection().map(|x| x.run), Some(a));
     }
 
     #[test]

@@ -99,11 +99,8 @@ fn draw_legend<DB: DrawingBackend>(
             Some(m) => draw_mark(root, (x + SAMPLE / 2, mid), m, e.color, theme)?,
             None => draw_path(root, vec![(x, mid), (x + SAMPLE, mid)], e.color, e.dashed)?,
         }
-        root.draw(&Text::new(
-            e.text.clone(),
-            (x + SAMPLE + 6, y),
-            style.clone(),
-        ))?;
+        let centered = style.clone().pos(Pos::new(HPos::Left, VPos::Center));
+        root.draw(&Text::new(e.text.clone(), (x + SAMPLE + 6, mid), centered))?;
         x += need + 16;
     }
     Ok(if legend.is_empty() { top } else { y + ROW })
@@ -229,12 +226,18 @@ fn draw_marks<DB: DrawingBackend>(
     to_px: impl Fn(f64, f64) -> (i32, i32),
 ) -> Result<Vec<Hit>, ChartError> {
     let mut hits = Vec::with_capacity(marks.len());
+    // Tags that would overprint one already written are left out; hovering still tells.
+    let mut tagged: Vec<(i32, i32)> = Vec::new();
     for m in marks {
         let at = to_px(m.x, m.y);
         draw_mark(root, at, m.style, m.color, theme)?;
-        if let Some(tag) = &m.tag {
+        let free = !tagged
+            .iter()
+            .any(|t| (t.0 - at.0).abs() < 22 && (t.1 - at.1).abs() < 12);
+        if let Some(tag) = m.tag.as_ref().filter(|_| free) {
             let style = font(11, theme.text).pos(Pos::new(HPos::Left, VPos::Bottom));
             root.draw(&Text::new(tag.clone(), (at.0 + 6, at.1 - 5), style))?;
+            tagged.push(at);
         }
         hits.push(Hit {
             x: at.0,

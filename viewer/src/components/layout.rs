@@ -39,10 +39,26 @@ pub fn Main(ctx: Ctx) -> impl IntoView {
     }
 }
 
+/// The views as tabs; left and right arrows move between them.
 #[component]
 fn Tabs(ctx: Ctx, tab: Memo<Tab>) -> impl IntoView {
+    let on_key = move |e: web_sys::KeyboardEvent| {
+        let step: isize = match e.key().as_str() {
+            "ArrowRight" => 1,
+            "ArrowLeft" => -1,
+            _ => return,
+        };
+        let all = Tab::ALL;
+        let now = all
+            .iter()
+            .position(|t| *t == tab.get_untracked())
+            .unwrap_or(0);
+        let next = all[(now as isize + step).rem_euclid(all.len() as isize) as usize];
+        ctx.state.update(|s| s.tab = next);
+        focus_tab(next);
+    };
     view! {
-        <nav class="tabs" role="tablist" aria-label="Views">
+        <nav class="tabs" role="tablist" aria-label="Views" on:keydown=on_key>
             {Tab::ALL
                 .into_iter()
                 .map(|t| {
@@ -52,6 +68,7 @@ fn Tabs(ctx: Ctx, tab: Memo<Tab>) -> impl IntoView {
                             class="tab"
                             class:active=move || tab.get() == t
                             aria-selected=move || (tab.get() == t).to_string()
+                            tabindex=move || if tab.get() == t { "0" } else { "-1" }
                             data-tab=t.title()
                             on:click=move |_| ctx.state.update(|s| s.tab = t)
                         >
@@ -61,5 +78,20 @@ fn Tabs(ctx: Ctx, tab: Memo<Tab>) -> impl IntoView {
                 })
                 .collect_view()}
         </nav>
+    }
+}
+
+fn focus_tab(t: Tab) {
+    use wasm_bindgen::JsCast;
+    let el = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| {
+            d.query_selector(&format!("[data-tab={}]", t.title()))
+                .ok()
+                .flatten()
+        })
+        .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok());
+    if let Some(el) = el {
+        let _ = el.focus();
     }
 }

@@ -72,7 +72,7 @@ pub fn EmptyState(ctx: Ctx) -> impl IntoView {
             </p>
             <p class="hint">
                 "A bundle can also be named in the address: " <code>"?bundle=URL"</code>
-                " (repeat it for more)."
+                " (repeat it for more), and the view to open: " <code>"&tab=compare"</code> "."
             </p>
         </section>
     }

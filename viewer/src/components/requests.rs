@@ -8,78 +8,18 @@ use llmsweep_shared::charts::{
 
 use super::chart::ChartBox;
 use crate::app::Ctx;
-use crate::state::{Selection, points_with_requests};
+use crate::state::{Selection, ViewerState, points_with_requests};
 
 #[component]
 pub fn RequestsView(ctx: Ctx) -> impl IntoView {
     let state = ctx.state;
     let sel = Memo::new(move |_| state.with(|s| s.selection()));
-    let plot = Memo::new(move |_| {
-        state
-            .with(|s| {
-                let sel = s.selection()?;
-                let r = s.run(sel.run)?;
-                let run = ChartRun {
-                    label: &r.label,
-                    color: run_color(r.color),
-                    bundle: &r.bundle,
-                };
-                Some(requests_plot(&run, sel.sweep, sel.point))
-            })
-            .unwrap_or_else(|| {
-                let mut p = Plot::new(
-                    "Requests over time",
-                    AxisKind::Linear,
-                    "start (s)",
-                    "seconds",
-                );
-                p.empty_note = "No shown run has request records".into();
-                p
-            })
-    });
+    let plot = Memo::new(move |_| state.with(selected_plot));
     view! {
         <div class="requests">
             <div class="pickers">
-                <label>
-                    "Run "
-                    <select on:change=move |e| {
-                        if let Ok(id) = event_target_value(&e).parse() {
-                            let first = state.with(|s| s.run(id).map(|r| points_with_requests(&r.bundle)));
-                            if let Some(&(sweep, point)) = first.as_deref().and_then(|p| p.first()) {
-                                state.update(|s| s.select(Selection { run: id, sweep, point }));
-                            }
-                        }
-                    }>
-                        {move || state.with(|s| {
-                            let chosen = sel.get().map(|x| x.run);
-                            s.shown()
-                                .map(|r| view! { <option value=r.id selected=chosen == Some(r.id)>{r.label.clone()}</option> })
-                                .collect_view()
-                        })}
-                    </select>
-                </label>
-                <label>
-                    "Point "
-                    <select on:change=move |e| {
-                        let v = event_target_value(&e);
-                        let mut it = v.split(':').filter_map(|x| x.parse::<usize>().ok());
-                        if let (Some(run), Some(sweep), Some(point)) = (sel.get_untracked().map(|s| s.run), it.next(), it.next()) {
-                            state.update(|s| s.select(Selection { run, sweep, point }));
-                        }
-                    }>
-                        {move || state.with(|s| {
-                            let Some(cur) = sel.get() else { return Vec::new() };
-                            let Some(r) = s.run(cur.run) else { return Vec::new() };
-                            points_with_requests(&r.bundle)
-                                .into_iter()
-                                .map(|(sw, pt)| {
-                                    let selected = (sw, pt) == (cur.sweep, cur.point);
-                                    view! { <option value=format!("{sw}:{pt}") selected=selected>{point_name(&r.bundle, sw, pt)}</option> }
-                                })
-                                .collect::<Vec<_>>()
-                        })}
-                    </select>
-                </label>
+                <RunPicker state=state sel=sel />
+                <PointPicker state=state sel=sel />
             </div>
             {move || state.with(|s| {
                 let cur = sel.get()?;
@@ -89,6 +29,82 @@ pub fn RequestsView(ctx: Ctx) -> impl IntoView {
             <ChartBox ctx=ctx plot=plot slug="requests" />
             <p class="hint">"Click a point in the Throughput or Context charts to open its requests here."</p>
         </div>
+    }
+}
+
+/// The per-request plot of the selected point, or an empty one saying why there is none.
+fn selected_plot(s: &ViewerState) -> Plot {
+    let plot = s.selection().and_then(|sel| {
+        let r = s.run(sel.run)?;
+        let run = ChartRun {
+            label: &r.label,
+            color: run_color(r.color),
+            bundle: &r.bundle,
+        };
+        Some(requests_plot(&run, sel.sweep, sel.point))
+    });
+    plot.unwrap_or_else(|| {
+        let mut p = Plot::new(
+            "Requests over time",
+            AxisKind::Linear,
+            "start (s)",
+            "seconds",
+        );
+        p.empty_note = "No shown run has request records".into();
+        p
+    })
+}
+
+#[component]
+fn RunPicker(state: RwSignal<ViewerState>, sel: Memo<Option<Selection>>) -> impl IntoView {
+    let on_change = move |e| {
+        if let Ok(id) = event_target_value(&e).parse() {
+            state.update(|s| s.select_run(id));
+        }
+    };
+    view! {
+        <label>
+            "Run "
+            <select on:change=on_change>
+                {move || state.with(|s| {
+                    let chosen = sel.get().map(|x| x.run);
+                    s.shown()
+                        .map(|r| view! { <option value=r.id selected=chosen == Some(r.id)>{r.label.clone()}</option> })
+                        .collect_view()
+                })}
+            </select>
+        </label>
+    }
+}
+
+#[component]
+fn PointPicker(state: RwSignal<ViewerState>, sel: Memo<Option<Selection>>) -> impl IntoView {
+    let on_change = move |e| {
+        let v = event_target_value(&e);
+        let mut it = v.split(':').filter_map(|x| x.parse::<usize>().ok());
+        let run = sel.get_untracked().map(|s| s.run);
+        if let (Some(run), Some(sweep), Some(point)) = (run, it.next(), it.next()) {
+            state.update(|s| s.select(Selection { run, sweep, point }));
+        }
+    };
+    let options = move || {
+        state.with(|s| {
+            let Some(cur) = sel.get() else { return Vec::new() };
+            let Some(r) = s.run(cur.run) else { return Vec::new() };
+            points_with_requests(&r.bundle)
+                .into_iter()
+                .map(|(sw, pt)| {
+                    let selected = (sw, pt) == (cur.sweep, cur.point);
+                    view! { <option value=format!("{sw}:{pt}") selected=selected>{point_name(&r.bundle, sw, pt)}</option> }
+                })
+                .collect::<Vec<_>>()
+        })
+    };
+    view! {
+        <label>
+            "Point "
+            <select on:change=on_change>{options}</select>
+        </label>
     }
 }
 

@@ -68,6 +68,8 @@ fn run_item(state: RwSignal<ViewerState>, r: &Run) -> impl IntoView + use<> {
                 <dd>{f.date.clone()}</dd>
                 <dt>"points"</dt>
                 <dd>{f.points.clone()}</dd>
+                <dt>"status"</dt>
+                <dd>{if f.complete { "complete" } else { "interrupted" }}</dd>
                 <dt>"file"</dt>
                 <dd class="source">{r.source.clone()}</dd>
             </dl>

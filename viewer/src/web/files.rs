@@ -42,12 +42,19 @@ pub async fn fetch(url: &str) -> Result<Vec<u8>, String> {
     Ok(Uint8Array::new(&buf).to_vec())
 }
 
+fn query() -> Option<web_sys::UrlSearchParams> {
+    let search = web_sys::window()?.location().search().ok()?;
+    web_sys::UrlSearchParams::new_with_str(&search).ok()
+}
+
+/// The `tab` query parameter of the page's URL.
+pub fn query_tab() -> Option<String> {
+    query()?.get("tab")
+}
+
 /// Every `bundle` query parameter of the page's URL, in order.
 pub fn query_bundles() -> Vec<String> {
-    let Some(search) = web_sys::window().and_then(|w| w.location().search().ok()) else {
-        return Vec::new();
-    };
-    let Ok(params) = web_sys::UrlSearchParams::new_with_str(&search) else {
+    let Some(params) = query() else {
         return Vec::new();
     };
     params

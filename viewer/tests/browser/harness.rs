@@ -5,6 +5,7 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -156,7 +157,11 @@ pub struct Session {
 }
 
 impl Drop for Session {
+    /// Ends chromedriver and the browser it started: they share a process group of their own,
+    /// so a test that panicked before [`Session::close`] leaves no browser behind.
     fn drop(&mut self) {
+        let group = format!("-{}", self.driver.id());
+        let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
         let _ = self.driver.kill();
         let _ = self.driver.wait();
     }
@@ -181,6 +186,7 @@ impl Session {
         let port = free_port();
         let driver = Command::new(&b.chromedriver)
             .arg(format!("--port={port}"))
+            .process_group(0)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -207,6 +213,11 @@ impl Session {
             driver,
             _profile: profile,
         }
+    }
+
+    /// Ends the WebDriver session (the browser quits), then chromedriver.
+    pub async fn close(self) {
+        let _ = self.client.clone().close().await;
     }
 
     /// Runs `script` (a function body) and returns its value.

@@ -199,8 +199,16 @@ async fn two_runs_every_view_and_a_broken_file() {
     s.screenshot("throughput").await;
     exports_work(&s).await;
 
-    click_tab(&s, "Context").await;
+    // By keyboard: the right arrow on the focused tab list moves to the next view.
+    let tab = s
+        .client
+        .find(Locator::Css("[data-tab=Throughput]"))
+        .await
+        .unwrap();
+    tab.send_keys("\u{E014}").await.unwrap();
     let inked = charts_drawn(&s, 3).await;
+    let focused = s.js("return document.activeElement.dataset.tab").await;
+    assert_eq!(focused, json!("Context"), "focus follows the selected tab");
     assert_eq!(inked[0].0, "ttft-vs-length");
     s.screenshot("context").await;
 
@@ -212,6 +220,7 @@ async fn two_runs_every_view_and_a_broken_file() {
     check_compare(&s, &made).await;
     exports_work(&s).await;
     s.screenshot("compare").await;
+    s.close().await;
 }
 
 /// The steady tok/s change at C=1 and C=4 is the one computed from the two bundles.
@@ -286,6 +295,102 @@ async fn empty_state_opens_the_sample_in_dark_mode() {
         .await;
     assert_eq!(dark, json!(true));
     s.screenshot("sample-dark").await;
+    drop_rename_hide_remove(&s).await;
+    s.close().await;
+}
+
+/// Drops two files on the page (one of a newer schema), then renames, hides and removes the
+/// dropped run through the run list's controls.
+async fn drop_rename_hide_remove(s: &Session) {
+    s.js(r#"
+        return fetch('sample.json').then(r => r.text()).then(text => {
+            const dt = new DataTransfer();
+            dt.items.add(new File([text], 'dropped.json'));
+            dt.items.add(new File([text.replace('llmsweep.bundle/1', 'llmsweep.bundle/7')], 'newer.json'));
+            window.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+        });
+    "#)
+    .await;
+    s.wait(
+        "the dropped run",
+        "document.querySelectorAll('[data-testid=run]').length === 2",
+        LOAD,
+    )
+    .await;
+    let error = s
+        .wait(
+            "the newer-schema error",
+            "document.querySelector('[data-testid=load-error]')?.innerText",
+            LOAD,
+        )
+        .await;
+    let error = error.as_str().unwrap();
+    assert!(
+        error.contains("newer.json") && error.contains("upgrade llmsweep"),
+        "{error}"
+    );
+
+    let second = "[data-testid=run]:nth-child(2)";
+    let rename = s
+        .client
+        .find(Locator::Css(&format!("{second} button[title^=Rename]")))
+        .await
+        .unwrap();
+    rename.click().await.unwrap();
+    let input = s
+        .client
+        .find(Locator::Css(&format!("{second} input.rename")))
+        .await
+        .unwrap();
+    // Ctrl+A, the new label, Enter (clearing through WebDriver would blur, which commits).
+    input
+        .send_keys("\u{E009}a\u{E000}after upgrade\u{E007}")
+        .await
+        .unwrap();
+    s.wait(
+        "the new label",
+        "document.querySelectorAll('[data-label=\"after upgrade\"]').length === 1",
+        LOAD,
+    )
+    .await;
+    assert_eq!(runs_listed(s).await, ["sample", "after upgrade"]);
+
+    let before: u64 = serde_json::from_value(
+        s.js("return +document.querySelector('canvas').dataset.marks")
+            .await,
+    )
+    .unwrap();
+    s.client
+        .find(Locator::Css(&format!("{second} input[type=checkbox]")))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    s.wait(
+        "a chart without the hidden run",
+        &format!(
+            "+document.querySelector('canvas').dataset.marks === {}",
+            before / 2
+        ),
+        LOAD,
+    )
+    .await;
+    s.client
+        .find(Locator::Css(&format!(
+            "{second} button[aria-label^=Remove]"
+        )))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    s.wait(
+        "one run left",
+        "document.querySelectorAll('[data-testid=run]').length === 1",
+        LOAD,
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -319,4 +424,5 @@ async fn bundles_embedded_in_the_page_are_loaded() {
         .await;
     assert_eq!(source, json!("embedded.json"));
     charts_drawn(&s, 4).await;
+    s.close().await;
 }
