@@ -12,8 +12,8 @@ pub use crate::sim::Preset;
     version,
     about = "Measure how fast an OpenAI-compatible LLM server really serves",
     long_about = "Measure how fast an OpenAI-compatible LLM server (SGLang, vLLM, llama.cpp, TGI…) really \
-                  serves: throughput against concurrency, every request's timings kept in a \
-                  self-describing JSON bundle.\n\nTry it without a server: llmsweep demo"
+                  serves: throughput against concurrency and latency against context length, every \
+                  request's timings kept in a self-describing JSON bundle.\n\nTry it without a server: llmsweep demo"
 )]
 pub struct Cli {
     #[command(subcommand)]
