@@ -20,9 +20,20 @@ fn small_context() -> SimConfig {
     }
 }
 
+/// `small_context` with a prefill slow enough (0.25 s at 512 tokens, 0.88 s at 2000) that a
+/// loaded machine's scheduling delays, some milliseconds per request, stay a small part of
+/// every TTFT; with kpro5's fast curve they bent the fitted b by 20 %.
+fn slow_prefill() -> SimConfig {
+    SimConfig {
+        prefill_b_s: 300e-6,
+        prefill_c_s: 5e-8,
+        ..small_context()
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lengths_beyond_the_context_are_skipped_with_reason_and_prediction() {
-    let cfg = small_context();
+    let cfg = slow_prefill();
     let truth = cfg.clone();
     let s = sweep_command(
         cfg,
@@ -90,17 +101,20 @@ async fn lengths_beyond_the_context_are_skipped_with_reason_and_prediction() {
             &format!("fit at {len}"),
             fit.predict_s(len),
             truth.prefill_s(len),
-            0.005,
+            0.010,
             0.03,
         );
     }
-    assert_close("a (s)", fit.a_s, truth.prefill_a_s, 0.01, 0.0);
+    assert_close("a (s)", fit.a_s, truth.prefill_a_s, 0.02, 0.0);
+    // Over three lengths b and c trade off against each other; the slope in the middle of the
+    // measured range is what the data pins down.
+    let slope = |b: f64, c: f64| b + 2.0 * c * 1250.0;
     assert_close(
-        "b (s/token)",
-        fit.b_s_per_token,
-        truth.prefill_b_s,
+        "slope at 1250 tokens (s/token)",
+        slope(fit.b_s_per_token, fit.c_s_per_token2),
+        slope(truth.prefill_b_s, truth.prefill_c_s),
         0.0,
-        0.15,
+        0.08,
     );
     let predicted = skipped.predicted_ttft_s.unwrap();
     assert_close(
@@ -108,7 +122,7 @@ async fn lengths_beyond_the_context_are_skipped_with_reason_and_prediction() {
         predicted,
         truth.prefill_s(8000),
         0.0,
-        0.25,
+        0.15,
     );
 }
 

@@ -80,15 +80,12 @@ impl Engine {
         }
     }
 
-    /// Queues `job` as arriving now. Dropping the ticket before its last token cancels the job.
-    pub fn submit(&self, job: Job) -> Ticket {
+    /// Queues `job` as having arrived at `at` (now or a moment ago). Dropping the ticket before
+    /// its last token cancels the job.
+    pub fn submit(&self, at: Instant, job: Job) -> Ticket {
         let (tx, rx) = mpsc::unbounded_channel();
         // A stopped engine drops the sender, which the ticket sees as an ended stream.
-        let _ = self.cmds.send(Command::Submit {
-            at: Instant::now(),
-            job,
-            tx,
-        });
+        let _ = self.cmds.send(Command::Submit { at, job, tx });
         Ticket {
             id: job.id,
             rx,

@@ -10,7 +10,7 @@ use std::sync::atomic::Ordering;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use axum::body::Body;
-use axum::extract::State;
+use axum::extract::{Request, State};
 use axum::http::StatusCode;
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use axum::response::{IntoResponse, Response};
@@ -21,6 +21,7 @@ use bytes::Bytes;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
+use tokio::time::Instant;
 
 use super::engine::{Engine, Progress, Tally, Ticket};
 use super::model::Job;
@@ -109,12 +110,12 @@ fn router(shared: Arc<Shared>) -> Router {
     router.with_state(shared)
 }
 
-async fn completions(State(s): State<Arc<Shared>>, body: Bytes) -> Response {
-    generate(&s, Api::Completions, &body).await
+async fn completions(State(s): State<Arc<Shared>>, request: Request) -> Response {
+    generate(&s, Api::Completions, request).await
 }
 
-async fn chat_completions(State(s): State<Arc<Shared>>, body: Bytes) -> Response {
-    generate(&s, Api::Chat, &body).await
+async fn chat_completions(State(s): State<Arc<Shared>>, request: Request) -> Response {
+    generate(&s, Api::Chat, request).await
 }
 
 async fn models(State(s): State<Arc<Shared>>) -> Json<Value> {
@@ -156,6 +157,9 @@ async fn tokenize(State(s): State<Arc<Shared>>, body: Bytes) -> Result<Json<Valu
     ))
 }
 
+/// Request bodies larger than this are refused; a 200K-token prompt is about 1.5 MB.
+const MAX_BODY_BYTES: usize = 16 << 20;
+
 fn parse_body<T: DeserializeOwned>(body: &[u8]) -> Result<T, SimError> {
     serde_json::from_slice(body)
         .map_err(|e| SimError::BadRequest(format!("invalid request body: {e}")))
@@ -175,9 +179,22 @@ fn unix_now() -> u64 {
 }
 
 /// A completions or chat request, from arrival to the last byte of its response.
-async fn generate(s: &Shared, api: Api, body: &[u8]) -> Response {
+///
+/// The request counts as arrived when its headers are in: reading, parsing and tokenizing the
+/// body happen inside the simulated prefill, as they do inside a real server's TTFT, so the
+/// collector's TTFT stays `prefill_s(L)` plus network time even on a loaded machine.
+async fn generate(s: &Shared, api: Api, request: Request) -> Response {
+    let at = Instant::now();
     let arrival = Tally::bump(&s.engine.tally.requests);
-    let result = match admit(s, api, arrival, body) {
+    let body = match axum::body::to_bytes(request.into_body(), MAX_BODY_BYTES).await {
+        Ok(body) => body,
+        Err(e) => {
+            Tally::bump(&s.engine.tally.rejected);
+            return SimError::BadRequest(format!("could not read the request body: {e}"))
+                .into_response();
+        }
+    };
+    let result = match admit(s, api, arrival, at, &body) {
         Ok(g) if g.plan.stream => Ok(g.into_sse()),
         Ok(g) => g.collect().await,
         Err(e) => Err(e),
@@ -199,7 +216,13 @@ struct Plan {
 }
 
 /// Applies the request-level fault modes, validates the request and hands it to the engine.
-fn admit(s: &Shared, api: Api, arrival: u64, body: &[u8]) -> Result<Generation, SimError> {
+fn admit(
+    s: &Shared,
+    api: Api,
+    arrival: u64,
+    at: Instant,
+    body: &[u8],
+) -> Result<Generation, SimError> {
     let cfg = &s.cfg;
     if let Some(status) = cfg.reject_all {
         return Err(SimError::Api {
@@ -219,12 +242,15 @@ fn admit(s: &Shared, api: Api, arrival: u64, body: &[u8]) -> Result<Generation, 
     let req: GenRequest = parse_body(body)?;
     check_model(cfg, req.model.as_deref())?;
     let plan = plan(cfg, api, &req)?;
-    let ticket = s.engine.submit(Job {
-        id: arrival,
-        prompt_tokens: plan.usage.prompt_tokens,
-        output_tokens: plan.usage.completion_tokens,
-        cached_tokens: plan.usage.cached_tokens,
-    });
+    let ticket = s.engine.submit(
+        at,
+        Job {
+            id: arrival,
+            prompt_tokens: plan.usage.prompt_tokens,
+            output_tokens: plan.usage.completion_tokens,
+            cached_tokens: plan.usage.cached_tokens,
+        },
+    );
     let prefix = match api {
         Api::Completions => "cmpl",
         Api::Chat => "chatcmpl",
