@@ -6,11 +6,14 @@ use std::time::Duration;
 use std::path::PathBuf;
 
 use anyhow::Context;
-use llmsweep_shared::bundle::{Calibration, PointStatus};
+use llmsweep_shared::bundle::{Calibration, PointStatus, SweepKind};
 
 use clap::Parser;
 
-use crate::cli::{Cli, Command, CompareArgs, DemoArgs, ReportArgs, SimArgs, ThroughputArgs};
+use crate::cli::{
+    Cli, Command, CompareArgs, DemoArgs, ImportArgs, ImportFormat, ReportArgs, SimArgs,
+    ThroughputArgs,
+};
 use crate::loadgen::Interrupt;
 use crate::plan::{ContextPlan, RunPlan, ThroughputPlan, redacted_command_line};
 use crate::session::Session;
@@ -34,6 +37,7 @@ pub async fn run(cli: Cli) -> ExitCode {
         },
         Command::Compare(a) => compare(a),
         Command::Report(a) => report(a),
+        Command::Import(a) => import(a),
         Command::Demo(a) => demo(a).await,
         Command::ServeSim(a) => serve_sim(a).await,
     };
@@ -315,6 +319,80 @@ fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
         html.len() / 1024,
         runs.len(),
         if runs.len() == 1 { "" } else { "s" }
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `llmsweep import`: read the files, write the bundle atomically, say what was left out.
+fn import(a: ImportArgs) -> anyhow::Result<ExitCode> {
+    use crate::import::Format;
+    let req = crate::import::Request {
+        format: match a.from {
+            ImportFormat::Table => Format::Table,
+            ImportFormat::Vllm => Format::Vllm,
+            ImportFormat::Sglang => Format::Sglang,
+        },
+        files: a.files,
+        label: a.label,
+        input_len: a.input_len,
+        output_len: a.output_len,
+        model: a.model,
+        notes: a.notes.into_iter().collect(),
+        command_line: command_line(),
+    };
+    let bundle = crate::import::import(&req)?;
+    let path = match a.output {
+        Some(p) => p,
+        None => {
+            let dir = std::path::Path::new("results");
+            crate::store::check_out_dir(dir)?;
+            crate::store::bundle_path(dir, &bundle.label, "imported", &chrono::Utc::now())
+        }
+    };
+    crate::store::write_atomic(&path, &bundle)?;
+    let src = bundle.source.as_ref();
+    for note in src.map(|s| s.notes.as_slice()).unwrap_or_default() {
+        eprintln!("note: {note}");
+    }
+    for s in &bundle.sweeps {
+        let keys: Vec<String> = s
+            .points
+            .iter()
+            .map(|p| match s.kind {
+                SweepKind::Context => p.input_len.to_string(),
+                _ => p.concurrency.to_string(),
+            })
+            .collect();
+        let flagged = s.points.iter().filter(|p| !p.flags.is_empty()).count();
+        println!(
+            "{} sweep: {} point{} ({} {}){}",
+            llmsweep_shared::compare::kind_name(s.kind),
+            s.points.len(),
+            if s.points.len() == 1 { "" } else { "s" },
+            if s.kind == SweepKind::Context {
+                "input"
+            } else {
+                "C"
+            },
+            keys.join(","),
+            if flagged > 0 {
+                format!(", {flagged} flagged")
+            } else {
+                String::new()
+            }
+        );
+    }
+    println!(
+        "imported {} from {} as {:?}: {}",
+        req.files.len().to_string()
+            + if req.files.len() == 1 {
+                " file"
+            } else {
+                " files"
+            },
+        src.map_or("?", |s| s.tool.as_str()),
+        bundle.label,
+        path.display()
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -32,6 +32,8 @@ pub enum Command {
     Compare(CompareArgs),
     /// Write one self-contained HTML report of bundles, to open from disk or send around.
     Report(ReportArgs),
+    /// Turn another tool's results (a text table, vLLM or SGLang benchmark output) into a bundle.
+    Import(ImportArgs),
     /// Run llmsweep's simulated server (a test instrument with known timing, not a real engine).
     ServeSim(SimArgs),
     /// Start the simulated server on loopback, sweep it briefly, and write a bundle.
@@ -195,6 +197,50 @@ pub struct ReportArgs {
     pub output: PathBuf,
 }
 
+/// Formats `llmsweep import` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ImportFormat {
+    /// A plain-text table printed by a benchmark script (columns recognised by their headers).
+    Table,
+    /// The JSON of `vllm bench serve --save-result`; several files become one sweep.
+    Vllm,
+    /// The JSON lines of SGLang's `bench_serving --output-file`, one run per line.
+    Sglang,
+}
+
+#[derive(Debug, Clone, Args)]
+#[command(
+    after_help = "Examples:\n  llmsweep import --from table old.txt --label kpro6 --input-len 1000 --output-len 500\n  \
+                        llmsweep import --from vllm c1.json c8.json c32.json --label vllm-h100\n  \
+                        llmsweep import --from sglang runs.jsonl --label kpro5-sglang"
+)]
+pub struct ImportArgs {
+    /// The format of the files.
+    #[arg(long = "from", value_enum, value_name = "FORMAT")]
+    pub from: ImportFormat,
+    /// Files to import; several files of one format become one run.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Name of the imported run, e.g. the host it ran on.
+    #[arg(long)]
+    pub label: String,
+    /// The bundle to write [default: results/<label>-imported.json].
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+    /// Prompt tokens the source ran, when it does not say (a throughput table never does).
+    #[arg(long, value_parser = parse_len)]
+    pub input_len: Option<u64>,
+    /// Output tokens each request asked for, when the source does not say.
+    #[arg(long, value_parser = parse_len)]
+    pub output_len: Option<u64>,
+    /// The model the source served, when it does not say.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Facts to keep with the run, e.g. --note gpu="2x RTX A6000" (repeatable).
+    #[arg(long = "note", value_name = "KEY=VALUE", value_parser = parse_note)]
+    pub notes: Vec<(String, String)>,
+}
+
 #[derive(Debug, Clone, Args)]
 pub struct CompareArgs {
     /// Bundles to compare (.json or .json.gz); the first is the baseline unless --baseline says.
@@ -204,7 +250,8 @@ pub struct CompareArgs {
     #[arg(long, value_name = "BUNDLE")]
     pub baseline: Option<PathBuf>,
     /// Exit with status 1 when steady throughput drops, or TTFT p50 rises, by more than PCT
-    /// percent at any level both runs measured (for gating a deployment change in CI).
+    /// percent at any level both runs measured (for gating a deployment change in CI). Against
+    /// an imported run, which has no steady window, aggregate throughput is compared.
     #[arg(long, value_name = "PCT")]
     pub fail_if_slower: Option<f64>,
 }

@@ -9,7 +9,7 @@ use anyhow::{Context, bail};
 use llmsweep_shared::Bundle;
 use llmsweep_shared::bundle::SweepKind;
 use llmsweep_shared::compare::{
-    Comparison, RunInput, SweepComparison, Verdict, compare, kind_name,
+    Comparison, RunInput, SweepComparison, Verdict, compare, definition, kind_name,
 };
 use llmsweep_shared::curves::Metric;
 
@@ -85,6 +85,8 @@ pub fn run(req: &CompareRequest) -> anyhow::Result<(String, Vec<String>)> {
     for sweep in &cmp.sweeps {
         render_sweep(&mut out, &cmp, sweep);
     }
+    let bundles: Vec<&Bundle> = runs.iter().map(|(_, b)| b).collect();
+    render_sources(&mut out, &cmp, &bundles);
     render_metadata(&mut out, &cmp);
     let regressions = match req.fail_if_slower {
         Some(pct) => gate(&cmp, pct)?,
@@ -124,7 +126,10 @@ fn render_sweep(out: &mut String, cmp: &Comparison, s: &SweepComparison) {
     let mut table: Vec<Vec<String>> = vec![
         std::iter::once(level_name.to_string())
             .chain(std::iter::once("metric".to_string()))
-            .chain(s.runs.iter().map(|&i| cmp.labels[i].clone()))
+            .chain(s.runs.iter().map(|&i| {
+                let mark = if cmp.sources[i].is_some() { " *" } else { "" };
+                format!("{}{mark}", cmp.labels[i])
+            }))
             .collect(),
     ];
     for level in &s.levels {
@@ -149,7 +154,67 @@ fn render_sweep(out: &mut String, cmp: &Comparison, s: &SweepComparison) {
         }
     }
     write_table(out, &table);
+    if s.runs.iter().any(|&i| cmp.sources[i].is_some()) {
+        let _ = writeln!(
+            out,
+            "  * imported: the numbers its source reported, under the source's definitions (below)"
+        );
+    }
     let _ = writeln!(out);
+}
+
+/// For every imported run: where it comes from and what each metric it reported means there,
+/// so nobody compares two things under one name unawares.
+fn render_sources(out: &mut String, cmp: &Comparison, bundles: &[&Bundle]) {
+    for (i, line) in cmp.sources.iter().enumerate() {
+        let (Some(line), Some(b)) = (line, bundles.get(i)) else {
+            continue;
+        };
+        // Metrics in table order, split by whether this run has a value for them anywhere.
+        let mut reported: Vec<Metric> = Vec::new();
+        let mut missing: Vec<Metric> = Vec::new();
+        for s in &cmp.sweeps {
+            let Some(n) = s.runs.iter().position(|&r| r == i) else {
+                continue;
+            };
+            for (k, row) in s
+                .levels
+                .first()
+                .map(|l| l.rows.as_slice())
+                .unwrap_or_default()
+                .iter()
+                .enumerate()
+            {
+                let m = row.metric;
+                let has = s.levels.iter().any(|l| {
+                    l.rows
+                        .get(k)
+                        .and_then(|r| r.cells.get(n))
+                        .is_some_and(|c| c.value.is_some())
+                });
+                let list = if has { &mut reported } else { &mut missing };
+                if !list.contains(&m) {
+                    list.push(m);
+                }
+            }
+        }
+        missing.retain(|m| !reported.contains(m));
+        let _ = writeln!(out, "{} is {line}", cmp.labels[i]);
+        for &m in &reported {
+            let def = definition(b, m).unwrap_or("not defined by the source");
+            let _ = writeln!(out, "  {}: {def}", m.label());
+        }
+        if !missing.is_empty() {
+            let names: Vec<&str> = missing.iter().map(|m| m.label()).collect();
+            let _ = writeln!(out, "  not reported: {}", names.join(", "));
+        }
+        if let Some(src) = &b.source {
+            for n in &src.notes {
+                let _ = writeln!(out, "  import note: {n}");
+            }
+        }
+        let _ = writeln!(out);
+    }
 }
 
 fn verdict_mark(v: Verdict) -> &'static str {
@@ -229,28 +294,30 @@ pub fn gate(cmp: &Comparison, pct: f64) -> anyhow::Result<Vec<String>> {
             );
         }
         for level in &s.levels {
-            for row in level
-                .rows
-                .iter()
-                .filter(|r| matches!(r.metric, Metric::SteadyTokS | Metric::TtftP50))
-            {
-                for (cell, &run) in row.cells.iter().zip(&s.runs).skip(1) {
-                    let Some(d) = cell.delta_pct else { continue };
-                    let slower = match row.metric {
-                        Metric::SteadyTokS => d < -pct,
-                        _ => d > pct,
-                    };
-                    if slower {
-                        let at = match s.kind {
-                            SweepKind::Context => format!("input {}", level.key),
-                            _ => format!("C={}", level.key),
-                        };
-                        found.push(format!(
-                            "{}: {} {d:+.1} % at {at}",
-                            cmp.labels[run],
-                            row.metric.label()
-                        ));
-                    }
+            let row = |m: Metric| level.rows.iter().find(|r| r.metric == m);
+            let at = match s.kind {
+                SweepKind::Context => format!("input {}", level.key),
+                _ => format!("C={}", level.key),
+            };
+            for (n, &run) in s.runs.iter().enumerate().skip(1) {
+                let delta = |m: Metric| row(m).and_then(|r| r.cells.get(n)?.delta_pct);
+                // Steady throughput when both runs have it; an imported run has only the
+                // aggregate, so the gate compares aggregates there.
+                let throughput = delta(Metric::SteadyTokS)
+                    .map(|d| (Metric::SteadyTokS, d))
+                    .or_else(|| delta(Metric::AggTokS).map(|d| (Metric::AggTokS, d)));
+                let checks = [
+                    throughput.filter(|&(_, d)| d < -pct),
+                    delta(Metric::TtftP50)
+                        .filter(|&d| d > pct)
+                        .map(|d| (Metric::TtftP50, d)),
+                ];
+                for (m, d) in checks.into_iter().flatten() {
+                    found.push(format!(
+                        "{}: {} {d:+.1} % at {at}",
+                        cmp.labels[run],
+                        m.label()
+                    ));
                 }
             }
         }

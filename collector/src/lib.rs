@@ -13,6 +13,7 @@ pub mod cli;
 pub mod client;
 pub mod compare;
 pub mod host;
+pub mod import;
 pub mod loadgen;
 pub mod output;
 pub mod plan;

@@ -108,6 +108,7 @@ impl Session {
                 shared_prefix_len: 0,
             },
             definitions: definitions(),
+            source: None,
             sweeps: Vec::new(),
         };
         Ok(Session {

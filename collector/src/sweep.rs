@@ -324,6 +324,7 @@ fn empty_point(spec: &LoadSpec) -> Point {
         gpu_samples: None,
         client_cpu: None,
         predicted_ttft_s: None,
+        imported: None,
     }
 }
 

@@ -7,7 +7,7 @@ mod meta;
 
 use std::collections::BTreeSet;
 
-use crate::bundle::{Bundle, PointStatus, Sweep, SweepKind};
+use crate::bundle::{Api, Bundle, PointStatus, Sweep, SweepKind};
 use crate::curves::{Better, Metric, sweep_of};
 
 /// Changes smaller than this many percent are shown as unchanged, not better or worse.
@@ -93,6 +93,44 @@ pub struct Comparison {
     /// Throughput first, then context; a kind no run has is left out.
     pub sweeps: Vec<SweepComparison>,
     pub metadata: Vec<MetaRow>,
+    /// Per input run: for an imported run, where its numbers come from, in one line (e.g.
+    /// "imported from vllm bench serve (c1.json, c8.json): vLLM's definitions apply").
+    pub sources: Vec<Option<String>>,
+}
+
+/// One line saying where an imported run's numbers come from; `None` for a measured run.
+pub fn source_line(b: &Bundle) -> Option<String> {
+    let s = b.source.as_ref()?;
+    let version = s
+        .version
+        .as_deref()
+        .map(|v| format!(" {v}"))
+        .unwrap_or_default();
+    let files = if s.files.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", s.files.join(", "))
+    };
+    Some(format!(
+        "imported from {}{version}{files}: its own definitions apply, not llmsweep's",
+        s.tool
+    ))
+}
+
+/// The definition a bundle gives for what `metric` shows: llmsweep's for a measured run, the
+/// source's for an imported one.
+pub fn definition(b: &Bundle, metric: Metric) -> Option<&str> {
+    let key = match metric {
+        Metric::SteadyTokS => "steady_tok_s",
+        Metric::AggTokS => "agg_tok_s",
+        Metric::DecodeTokSP50 => "decode_tok_s",
+        Metric::TtftP50 | Metric::TtftP99 => "ttft_s",
+        Metric::E2eP50 => "e2e_s",
+        Metric::ItlP50 => "itl_s",
+        Metric::PrefillTokSP50 => "prefill_tok_s",
+        Metric::RequestS => "request_s",
+    };
+    b.definitions.get(key).map(String::as_str)
 }
 
 /// Compares every run with `runs[baseline]`.
@@ -107,6 +145,7 @@ pub fn compare(runs: &[RunInput], baseline: usize) -> Comparison {
         labels: runs.iter().map(|r| r.label.to_string()).collect(),
         sweeps,
         metadata: meta::metadata(runs),
+        sources: runs.iter().map(|r| source_line(r.bundle)).collect(),
     }
 }
 
@@ -159,21 +198,43 @@ pub fn kind_name(kind: SweepKind) -> &'static str {
 /// empty when it did. Seeds may differ: they change the random text, not the shape of the load.
 pub fn workload_mismatch(a: &Sweep, b: &Sweep, bb: &Bundle, ab: &Bundle) -> Vec<String> {
     let mut reasons = Vec::new();
+    // Different level lists are fine: the runs are compared at the levels both have. Only
+    // lengths that matter to every level must agree.
     let set = |v: &[u32]| v.iter().copied().collect::<BTreeSet<u32>>();
     let lens = |v: &[u64]| v.iter().copied().collect::<BTreeSet<u64>>();
-    if set(&a.concurrency) != set(&b.concurrency) {
-        reasons.push(format!(
-            "concurrency levels differ: {} vs {}",
-            join(&a.concurrency),
-            join(&b.concurrency)
-        ));
-    }
-    if lens(&a.input_lens) != lens(&b.input_lens) {
-        reasons.push(format!(
-            "input lengths differ: {} vs {}",
-            join(&a.input_lens),
-            join(&b.input_lens)
-        ));
+    match a.kind {
+        SweepKind::Context => {
+            if lens(&a.input_lens).is_disjoint(&lens(&b.input_lens)) {
+                reasons.push(format!(
+                    "no input length in common: {} vs {}",
+                    join(&a.input_lens),
+                    join(&b.input_lens)
+                ));
+            }
+            if set(&a.concurrency) != set(&b.concurrency) {
+                reasons.push(format!(
+                    "concurrency differs: {} vs {}",
+                    join(&a.concurrency),
+                    join(&b.concurrency)
+                ));
+            }
+        }
+        _ => {
+            if set(&a.concurrency).is_disjoint(&set(&b.concurrency)) {
+                reasons.push(format!(
+                    "no concurrency level in common: {} vs {}",
+                    join(&a.concurrency),
+                    join(&b.concurrency)
+                ));
+            }
+            if lens(&a.input_lens) != lens(&b.input_lens) {
+                reasons.push(format!(
+                    "input lengths differ: {} vs {}",
+                    join(&a.input_lens),
+                    join(&b.input_lens)
+                ));
+            }
+        }
     }
     if a.output_len != b.output_len {
         reasons.push(format!(
@@ -187,7 +248,9 @@ pub fn workload_mismatch(a: &Sweep, b: &Sweep, bb: &Bundle, ab: &Bundle) -> Vec<
             ab.workload.shared_prefix_len, bb.workload.shared_prefix_len
         ));
     }
-    if ab.target.api != bb.target.api {
+    // An imported result that does not say its API is compared, with the API row showing it.
+    let stated = |api: Api| api != Api::Unknown;
+    if stated(ab.target.api) && stated(bb.target.api) && ab.target.api != bb.target.api {
         reasons.push(format!(
             "APIs differ: {} vs {}",
             ab.target.api.as_str(),
@@ -253,7 +316,7 @@ fn row_cells(
                 Some(p) if p.status != PointStatus::Ok => {
                     (None, Some(status_word(p.status).into()))
                 }
-                Some(p) => (p.summary.as_ref().and_then(|s| metric.value(s)), None),
+                Some(p) => (metric.of(p), None),
             }
         })
         .collect();
@@ -440,7 +503,7 @@ mod tests {
     fn different_workloads_are_not_compared() {
         let a = bundle("a");
         let mut b = bundle("b");
-        b.sweeps[0].concurrency = vec![1, 2, 8];
+        b.sweeps[0].concurrency = vec![16, 32];
         b.sweeps[1].output_len = 50;
         let bs = [a, b];
         let c = compare(&inputs(&bs), 0);
@@ -450,12 +513,77 @@ mod tests {
         }
         assert_eq!(
             c.sweeps[0].mismatched[0].reasons,
-            ["concurrency levels differ: 1,2,4 vs 1,2,8"]
+            ["no concurrency level in common: 1,2,4 vs 16,32"]
         );
         assert_eq!(
             c.sweeps[1].mismatched[0].reasons,
             ["output lengths differ: 100 vs 50"]
         );
+    }
+
+    #[test]
+    fn runs_with_some_levels_in_common_are_compared_at_those() {
+        let a = bundle("a");
+        let mut b = bundle("b");
+        b.sweeps[0].points.remove(2);
+        b.sweeps[0].concurrency = vec![1, 2];
+        scale_steady(&mut b, 2.0);
+        let bs = [a, b];
+        let c = compare(&inputs(&bs), 0);
+        let s = &c.sweeps[0];
+        assert_eq!(s.runs, [0, 1]);
+        let steady = |level: usize| s.levels[level].rows[0].cells[1].clone();
+        assert!((steady(1).delta_pct.unwrap() - 100.0).abs() < 1e-9);
+        assert_eq!(steady(2).note.as_deref(), Some("not run"));
+    }
+
+    #[test]
+    fn an_imported_run_with_an_unstated_api_is_compared_and_says_where_it_is_from() {
+        use crate::bundle::{Imported, Quantiles, Source};
+        let a = bundle("a");
+        let mut b = bundle("b");
+        b.target.api = Api::Unknown;
+        b.source = Some(Source {
+            tool: "a text table".into(),
+            version: None,
+            format: "table".into(),
+            files: vec!["old.txt".into()],
+            notes: Vec::new(),
+        });
+        for p in &mut b.sweeps[0].points {
+            p.summary = None;
+            p.imported = Some(Imported {
+                output_tok_s: Some(100.0 * f64::from(p.concurrency)),
+                ttft_s: Quantiles {
+                    unstated: Some(0.5),
+                    ..Quantiles::default()
+                },
+                ..Imported::default()
+            });
+        }
+        let bs = [a, b];
+        let c = compare(&inputs(&bs), 0);
+        assert_eq!(c.sweeps[0].runs, [0, 1]);
+        assert_eq!(c.sources[0], None);
+        assert_eq!(
+            c.sources[1].as_deref(),
+            Some("imported from a text table (old.txt): its own definitions apply, not llmsweep's")
+        );
+        let row = |m: Metric| {
+            c.sweeps[0].levels[2]
+                .rows
+                .iter()
+                .find(|r| r.metric == m)
+                .unwrap()
+                .cells[1]
+                .clone()
+        };
+        assert_eq!(row(Metric::AggTokS).value, Some(400.0));
+        assert_eq!(row(Metric::TtftP50).value, Some(0.5));
+        assert_eq!(row(Metric::SteadyTokS).value, None);
+        assert_eq!(row(Metric::TtftP99).value, None);
+        let measured_by = c.metadata.iter().find(|m| m.name == "measured by").unwrap();
+        assert_eq!(measured_by.values, ["llmsweep", "a text table"]);
     }
 
     #[test]

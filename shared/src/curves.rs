@@ -4,7 +4,7 @@
 //! chart shows exactly the numbers the terminal printed. Points are identified by their
 //! parameters (concurrency, input length), never by position.
 
-use crate::bundle::{Bundle, Flag, Point, PointStatus, Summary, Sweep, SweepKind};
+use crate::bundle::{Bundle, Flag, Imported, Point, PointStatus, Summary, Sweep, SweepKind};
 
 /// Which way a metric improves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,6 +66,36 @@ impl Metric {
             Metric::PrefillTokSP50 => s.prefill_tok_s?.p50,
             Metric::RequestS => s.request_s,
         };
+        v.is_finite().then_some(v)
+    }
+
+    /// The value of this metric at a point: from the summary llmsweep computed, or, for an
+    /// imported point, from what the source reported under its own definitions (see
+    /// [`Imported`]); `None` when neither has it.
+    pub fn of(self, p: &Point) -> Option<f64> {
+        match (&p.summary, &p.imported) {
+            (Some(s), _) => self.value(s),
+            (None, Some(i)) => self.imported(i, p.input_len),
+            (None, None) => None,
+        }
+    }
+
+    fn imported(self, i: &Imported, input_len: u64) -> Option<f64> {
+        let v = match self {
+            // No other tool measures a steady window.
+            Metric::SteadyTokS => None,
+            Metric::AggTokS => i.output_tok_s,
+            Metric::DecodeTokSP50 => i.tpot_s.p50.map(|t| 1.0 / t).or(i.per_request_tok_s),
+            Metric::TtftP50 => i.ttft_s.central(),
+            Metric::TtftP99 => i.ttft_s.p99,
+            Metric::E2eP50 => i.e2e_s.central(),
+            Metric::ItlP50 => i.itl_s.central(),
+            Metric::PrefillTokSP50 => match input_len {
+                0 => None,
+                len => i.ttft_s.central().map(|t| len as f64 / t),
+            },
+            Metric::RequestS => i.request_s,
+        }?;
         v.is_finite().then_some(v)
     }
 
@@ -183,7 +213,7 @@ fn sweep_series(
     let mut points = Vec::new();
     if let Some((si, sweep)) = indexed_sweep(bundle, kind) {
         for (pi, p) in sweep.points.iter().enumerate() {
-            let Some(y) = p.summary.as_ref().and_then(|s| metric.value(s)) else {
+            let Some(y) = metric.of(p) else {
                 continue;
             };
             if p.status == PointStatus::Ok {
@@ -232,14 +262,11 @@ pub fn tradeoff(bundle: &Bundle) -> Vec<TradeoffPoint> {
         .enumerate()
         .filter(|(_, p)| p.status == PointStatus::Ok)
         .filter_map(|(pi, p)| {
-            let s = p.summary.as_ref()?;
-            let total = Metric::SteadyTokS
-                .value(s)
-                .or_else(|| Metric::AggTokS.value(s))?;
+            let total = Metric::SteadyTokS.of(p).or_else(|| Metric::AggTokS.of(p))?;
             Some(TradeoffPoint {
                 concurrency: p.concurrency,
                 total_tok_s: total,
-                per_user_tok_s: Metric::DecodeTokSP50.value(s)?,
+                per_user_tok_s: Metric::DecodeTokSP50.of(p)?,
                 flags: p.flags.clone(),
                 sweep_index: si,
                 point_index: pi,
@@ -326,6 +353,7 @@ pub(crate) mod tests {
             gpu_samples: None,
             client_cpu: None,
             predicted_ttft_s: None,
+            imported: None,
         }
     }
 

@@ -116,8 +116,10 @@ fn sample() -> Bundle {
                 gpu_samples: None,
                 client_cpu: Some(0.12),
                 predicted_ttft_s: None,
+                imported: None,
             }],
         }],
+        source: None,
     }
 }
 

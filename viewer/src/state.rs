@@ -314,6 +314,11 @@ pub struct RunFacts {
     pub points: String,
     /// Flag word → points flagged with it, e.g. `short ×2`.
     pub flags: Vec<String>,
+    /// For an imported run: where its numbers come from, in one line.
+    pub imported: Option<String>,
+    /// For an imported run: the source's definitions, and what the import left out.
+    pub source_definitions: Vec<(String, String)>,
+    pub import_notes: Vec<String>,
 }
 
 impl RunFacts {
@@ -343,6 +348,20 @@ impl RunFacts {
                 .into_iter()
                 .map(|(k, n)| format!("{k} ×{n}"))
                 .collect(),
+            imported: llmsweep_shared::compare::source_line(b),
+            source_definitions: if b.is_imported() {
+                b.definitions
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect()
+            } else {
+                Vec::new()
+            },
+            import_notes: b
+                .source
+                .as_ref()
+                .map(|s| s.notes.clone())
+                .unwrap_or_default(),
         }
     }
 }

@@ -3,10 +3,11 @@
 use llmsweep_shared::bundle::Api;
 use serde_json::{Value, json};
 
-/// The path a dialect posts to.
+/// The path a dialect posts to. (`Unknown` only describes imported results; plans are made
+/// from `--api`, which names one of the two, so it posts like completions.)
 pub fn endpoint(api: Api) -> &'static str {
     match api {
-        Api::Completions => "/v1/completions",
+        Api::Completions | Api::Unknown => "/v1/completions",
         Api::Chat => "/v1/chat/completions",
     }
 }
@@ -54,7 +55,7 @@ impl RequestOptions {
 /// A streaming request body asking for exactly `output_len` tokens.
 pub fn body(api: Api, model: &str, prompt: &str, output_len: u64, opts: RequestOptions) -> Value {
     let mut b = match api {
-        Api::Completions => json!({ "model": model, "prompt": prompt }),
+        Api::Completions | Api::Unknown => json!({ "model": model, "prompt": prompt }),
         Api::Chat => json!({
             "model": model,
             "messages": [{ "role": "user", "content": prompt }],

@@ -28,6 +28,35 @@ pub struct Bundle {
     pub definitions: BTreeMap<String, String>,
     #[serde(default)]
     pub sweeps: Vec<Sweep>,
+    /// Present when the numbers were measured by another tool and imported; `definitions` then
+    /// holds that tool's definitions, not llmsweep's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<Source>,
+}
+
+/// Where an imported bundle's numbers came from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Source {
+    /// The measuring tool in its own words, e.g. `vllm bench serve`, `a text table`.
+    pub tool: String,
+    /// Its version, when the result says.
+    #[serde(default)]
+    pub version: Option<String>,
+    /// The import format: `table`, `vllm` or `sglang`.
+    pub format: String,
+    /// The files imported, as named on the command line.
+    #[serde(default)]
+    pub files: Vec<String>,
+    /// What the import left out or guessed, one line each (e.g. a truncated row).
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+impl Bundle {
+    /// `true` when another tool measured these numbers (see [`Source`]).
+    pub fn is_imported(&self) -> bool {
+        self.source.is_some()
+    }
 }
 
 /// What wrote the bundle.
@@ -48,6 +77,10 @@ pub enum Api {
     Completions,
     /// `POST /v1/chat/completions` with one user message.
     Chat,
+    /// Not stated: an imported result that does not say which endpoint it drove, or an API
+    /// this version does not know.
+    #[serde(other)]
+    Unknown,
 }
 
 impl Api {
@@ -55,6 +88,7 @@ impl Api {
         match self {
             Api::Completions => "completions",
             Api::Chat => "chat",
+            Api::Unknown => "unknown",
         }
     }
 }
@@ -245,6 +279,72 @@ pub struct Point {
     /// a measurement.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub predicted_ttft_s: Option<f64>,
+    /// An imported point's numbers as the source tool reported them, under its definitions.
+    /// Imported points have no `summary` and no `requests`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub imported: Option<Imported>,
+}
+
+/// A point's numbers as another tool reported them. Every field is optional: sources report
+/// different subsets, and what a source did not report stays unknown.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Imported {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ok: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tokens: Option<u64>,
+    /// The source's run length (its "duration" or "wall").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wall_s: Option<f64>,
+    /// The source's output throughput of the whole server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tok_s: Option<f64>,
+    /// The source's per-request speed, when it reports one directly (a table's "Per-req tok/s").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_request_tok_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Quantiles::is_empty")]
+    pub ttft_s: Quantiles,
+    #[serde(default, skip_serializing_if = "Quantiles::is_empty")]
+    pub tpot_s: Quantiles,
+    #[serde(default, skip_serializing_if = "Quantiles::is_empty")]
+    pub itl_s: Quantiles,
+    #[serde(default, skip_serializing_if = "Quantiles::is_empty")]
+    pub e2e_s: Quantiles,
+}
+
+/// The statistics a source reported for one metric; the others stay unknown.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Quantiles {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p50: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p90: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p99: Option<f64>,
+    /// One number printed without saying which statistic it is (a text table's "TTFT(s)").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unstated: Option<f64>,
+}
+
+impl Quantiles {
+    pub fn is_empty(&self) -> bool {
+        *self == Quantiles::default()
+    }
+
+    /// The median, or the one unstated number when that is all the source gave.
+    pub fn central(&self) -> Option<f64> {
+        self.p50.or(self.unstated)
+    }
 }
 
 /// A time series of the server's own metrics during a point.

@@ -352,7 +352,11 @@ pub fn requests_plot(run: &ChartRun, sweep: usize, point: usize) -> Plot {
         "request start (s from the point's start)",
         "seconds",
     );
-    plot.empty_note = "No requests recorded for this point".into();
+    plot.empty_note = if run.bundle.is_imported() {
+        "Imported point: its source reported a summary, not the requests".into()
+    } else {
+        "No requests recorded for this point".into()
+    };
     let Some(p) = run
         .bundle
         .sweeps

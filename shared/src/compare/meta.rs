@@ -11,7 +11,11 @@ type Field = (&'static str, fn(&Bundle) -> String);
 
 /// One row per field worth knowing when two runs differ: server, hardware, workload, tool.
 pub(super) fn metadata(runs: &[RunInput]) -> Vec<MetaRow> {
-    let fields: [Field; 14] = [
+    let fields: [Field; 15] = [
+        ("measured by", |b| match &b.source {
+            Some(s) => s.tool.clone(),
+            None => "llmsweep".into(),
+        }),
         ("model", |b| b.target.model.clone()),
         ("engine", |b| opt(&b.target.engine)),
         ("engine version", |b| opt(&b.target.engine_version)),
@@ -23,9 +27,18 @@ pub(super) fn metadata(runs: &[RunInput]) -> Vec<MetaRow> {
         ("GPUs", gpus),
         ("client host", |b| {
             let c = &b.hosts.client;
+            if c.hostname.is_empty() {
+                return "—".into();
+            }
             format!("{} ({} cores, {})", c.hostname, c.cpu_cores, c.arch)
         }),
-        ("workload seed", |b| b.workload.seed.to_string()),
+        ("workload seed", |b| {
+            if b.is_imported() {
+                "—".into()
+            } else {
+                b.workload.seed.to_string()
+            }
+        }),
         ("shared prefix tokens", |b| {
             b.workload.shared_prefix_len.to_string()
         }),

@@ -40,7 +40,17 @@ pub fn CompareView(ctx: Ctx) -> impl IntoView {
 fn comparison(c: Comparison) -> impl IntoView {
     let sections = c.sweeps.iter().map(|s| sweep_section(&c, s)).collect_view();
     let meta_csv = c.metadata_csv();
+    let sources: Vec<String> = c
+        .sources
+        .iter()
+        .zip(&c.labels)
+        .filter_map(|(s, l)| {
+            s.as_ref()
+                .map(|s| format!("{l} is {s}: open its definitions in the run list."))
+        })
+        .collect();
     view! {
+        {sources.into_iter().map(|s| view! { <p class="imported-note" data-testid="imported-note">{s}</p> }).collect_view()}
         {sections}
         <section class="meta">
             <div class="section-head">

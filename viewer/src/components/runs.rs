@@ -73,8 +73,30 @@ fn run_item(state: RwSignal<ViewerState>, r: &Run) -> impl IntoView + use<> {
                 <dt>"file"</dt>
                 <dd class="source">{r.source.clone()}</dd>
             </dl>
+            {imported_details(&f)}
         </li>
     }
+}
+
+/// For an imported run: the source's definitions and what the import left out, folded.
+fn imported_details(f: &RunFacts) -> Option<impl IntoView + use<>> {
+    f.imported.as_ref()?;
+    let defs = f.source_definitions.clone();
+    let notes = f.import_notes.clone();
+    Some(view! {
+        <details class="source-defs" data-testid="source-definitions">
+            <summary>"the source's definitions"</summary>
+            <dl>
+                {defs.into_iter().map(|(k, v)| view! { <dt>{k}</dt><dd>{v}</dd> }).collect_view()}
+            </dl>
+            {(!notes.is_empty()).then(|| view! {
+                <p class="import-notes-title">"left out on import"</p>
+                <ul class="import-notes">
+                    {notes.into_iter().map(|n| view! { <li>{n}</li> }).collect_view()}
+                </ul>
+            })}
+        </details>
+    })
 }
 
 fn badges(f: &RunFacts) -> impl IntoView + use<> {
@@ -95,7 +117,14 @@ fn badges(f: &RunFacts) -> impl IntoView + use<> {
                         </span>
                     }
                 })}
-            {(!f.complete)
+            {f.imported.clone().map(|line| {
+                view! {
+                    <span class="badge imported" data-testid="imported" title=line>
+                        "imported"
+                    </span>
+                }
+            })}
+                        {(!f.complete)
                 .then(|| {
                     view! {
                         <span class="badge warn" title="The run was interrupted; the bundle holds what finished">

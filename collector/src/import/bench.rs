@@ -1,0 +1,340 @@
+//! Results of the engines' own serving benchmarks: the JSON of `vllm bench serve --save-result`
+//! (one object per file, or several with `--append-result`) and the JSON lines of SGLang's
+//! `python -m sglang.bench_serving --output-file` (one object per run).
+//!
+//! Each run becomes one point keyed by its `max_concurrency`. Latencies arrive in
+//! milliseconds under names like `median_ttft_ms` and `p99_itl_ms`; every percentile the run
+//! reports is kept, none is invented.
+
+use serde_json::{Map, Value};
+
+use llmsweep_shared::bundle::{Api, Imported, Quantiles};
+
+/// Which benchmark wrote the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bench {
+    Vllm,
+    Sglang,
+}
+
+impl Bench {
+    pub fn tool(self) -> &'static str {
+        match self {
+            Bench::Vllm => "vllm bench serve",
+            Bench::Sglang => "sglang.bench_serving",
+        }
+    }
+
+    /// The names of the e2e latency fields: vLLM says `e2el`, SGLang `e2e_latency`.
+    fn e2e(self) -> &'static str {
+        match self {
+            Bench::Vllm => "e2el",
+            Bench::Sglang => "e2e_latency",
+        }
+    }
+}
+
+/// One run of the benchmark, as the importer needs it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Run {
+    /// 1-based position in the file.
+    pub index: usize,
+    pub concurrency: u32,
+    /// The prompt length the run asked for, when it says (SGLang's `random_input_len` with a
+    /// range ratio of 1), else the mean over its successful requests.
+    pub input_len: LenSource,
+    pub output_len: LenSource,
+    pub values: Imported,
+    pub model: Option<String>,
+    pub api: Api,
+    pub engine: Option<String>,
+    pub engine_version: Option<String>,
+    pub tool_version: Option<String>,
+    /// vLLM's `date` (`20250101-120000`, the benchmark host's local time).
+    pub date: Option<String>,
+    pub notes: Vec<String>,
+}
+
+/// A length and how it is known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LenSource {
+    /// The run states it as asked.
+    Asked(u64),
+    /// Mean over the run's requests (rounded): what they got, not necessarily what was asked.
+    Mean(u64),
+    Unknown,
+}
+
+impl LenSource {
+    pub fn value(self) -> Option<u64> {
+        match self {
+            LenSource::Asked(v) | LenSource::Mean(v) => Some(v),
+            LenSource::Unknown => None,
+        }
+    }
+}
+
+/// Reads every run in `text`: JSON objects one after another (JSON lines or concatenated).
+pub fn parse(bench: Bench, text: &str) -> Result<Vec<Run>, String> {
+    let mut runs = Vec::new();
+    let stream = serde_json::Deserializer::from_str(text).into_iter::<Value>();
+    for (i, item) in stream.enumerate() {
+        let n = i + 1;
+        let v = item.map_err(|e| {
+            format!(
+                "run {n} is not valid JSON ({e}); expected the file {} writes",
+                bench.tool()
+            )
+        })?;
+        let Value::Object(o) = v else {
+            return Err(format!("run {n} is not a JSON object"));
+        };
+        runs.push(run(bench, n, &o)?);
+    }
+    if runs.is_empty() {
+        return Err(format!(
+            "no runs in the file; expected the JSON {} writes",
+            bench.tool()
+        ));
+    }
+    Ok(runs)
+}
+
+fn run(bench: Bench, n: usize, o: &Map<String, Value>) -> Result<Run, String> {
+    let f = |k: &str| o.get(k).and_then(Value::as_f64).filter(|v| v.is_finite());
+    let u = |k: &str| o.get(k).and_then(Value::as_u64);
+    let s = |k: &str| o.get(k).and_then(Value::as_str).map(str::to_string);
+    if f("duration").is_none() || u("completed").is_none() {
+        return Err(format!(
+            "run {n} has no `duration` and `completed`: not a result of {}",
+            bench.tool()
+        ));
+    }
+    let mut notes = Vec::new();
+    let concurrency = match u("max_concurrency") {
+        Some(c) if c > 0 => {
+            u32::try_from(c).map_err(|_| format!("run {n}: max_concurrency {c} is out of range"))?
+        }
+        _ => {
+            let rate = o
+                .get("request_rate")
+                .map(|r| r.to_string())
+                .unwrap_or_default();
+            let all_at_once = rate.contains("inf") || rate.is_empty() || rate == "null";
+            match u("num_prompts").filter(|_| all_at_once) {
+                Some(p) if p > 0 => {
+                    notes.push(format!(
+                        "run {n}: no max_concurrency; its {p} requests were all sent at once, \
+                         so it is placed at concurrency {p}"
+                    ));
+                    u32::try_from(p).unwrap_or(u32::MAX)
+                }
+                _ => {
+                    return Err(format!(
+                        "run {n} was paced by request rate {rate} without max_concurrency: an \
+                         open-loop run has no concurrency level to compare; import runs made \
+                         with --max-concurrency"
+                    ));
+                }
+            }
+        }
+    };
+    let completed = u("completed").unwrap_or(0);
+    let failed = u("failed").or_else(|| {
+        o.get("errors").and_then(Value::as_array).map(|e| {
+            e.iter()
+                .filter(|x| x.as_str().is_some_and(|s| !s.is_empty()))
+                .count() as u64
+        })
+    });
+    let mean_of = |total: &str| {
+        u(total)
+            .filter(|_| completed > 0)
+            .map(|t| (t as f64 / completed as f64).round() as u64)
+    };
+    let ratio_one = f("random_range_ratio") == Some(1.0);
+    let random = s("dataset_name").as_deref() == Some("random");
+    let asked = |k: &str| u(k).filter(|_| random && ratio_one);
+    let input_len = match (asked("random_input_len"), mean_of("total_input_tokens")) {
+        (Some(v), _) => LenSource::Asked(v),
+        (None, Some(v)) => LenSource::Mean(v),
+        (None, None) => LenSource::Unknown,
+    };
+    let output_len = match (asked("random_output_len"), mean_of("total_output_tokens")) {
+        (Some(v), _) => LenSource::Asked(v),
+        (None, Some(v)) => LenSource::Mean(v),
+        (None, None) => LenSource::Unknown,
+    };
+    let q = |metric: &str| Quantiles {
+        mean: f(&format!("mean_{metric}_ms")).map(ms),
+        p50: f(&format!("median_{metric}_ms"))
+            .or_else(|| f(&format!("p50_{metric}_ms")))
+            .map(ms),
+        p90: f(&format!("p90_{metric}_ms")).map(ms),
+        p99: f(&format!("p99_{metric}_ms")).map(ms),
+        unstated: None,
+    };
+    let values = Imported {
+        requests: failed.map(|x| x + completed),
+        ok: Some(completed),
+        failed,
+        input_tokens: u("total_input_tokens"),
+        output_tokens: u("total_output_tokens"),
+        wall_s: f("duration"),
+        output_tok_s: f("output_throughput"),
+        per_request_tok_s: None,
+        request_s: f("request_throughput"),
+        ttft_s: q("ttft"),
+        tpot_s: q("tpot"),
+        itl_s: q("itl"),
+        e2e_s: q(bench.e2e()),
+    };
+    let server_info = o.get("server_info").and_then(Value::as_object);
+    let info = |k: &str| {
+        server_info
+            .and_then(|i| i.get(k))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    let backend = s("endpoint_type")
+        .or_else(|| s("backend"))
+        .unwrap_or_default();
+    let (engine, engine_version) = match bench {
+        Bench::Sglang if server_info.is_some() => (Some("sglang".to_string()), info("version")),
+        // vLLM's benchmark drives any OpenAI-compatible server; it does not record which.
+        _ => (None, None),
+    };
+    Ok(Run {
+        index: n,
+        concurrency,
+        input_len,
+        output_len,
+        values,
+        model: s("model_id").or_else(|| info("model_path")),
+        api: api_of(&backend),
+        engine,
+        engine_version,
+        tool_version: s("vllm_version").or_else(|| s("version")),
+        date: s("date"),
+        notes,
+    })
+}
+
+fn ms(v: f64) -> f64 {
+    v / 1000.0
+}
+
+/// The OpenAI endpoint a benchmark backend drove; SGLang's native `/generate` is neither.
+fn api_of(backend: &str) -> Api {
+    match backend {
+        "openai-chat" | "sglang-oai-chat" | "chat" => Api::Chat,
+        "vllm" | "openai" | "sglang-oai" | "completions" | "lmdeploy" | "tgi" => Api::Completions,
+        _ => Api::Unknown,
+    }
+}
+
+/// `20250101-120000` → `2025-01-01T12:00:00`, when it has that shape.
+pub fn vllm_date(date: &str) -> Option<String> {
+    let d = chrono::NaiveDateTime::parse_from_str(date, "%Y%m%d-%H%M%S").ok()?;
+    Some(d.format("%Y-%m-%dT%H:%M:%SZ").to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_vllm_result_maps_every_reported_statistic() {
+        let text = r#"{"date": "20251103-141500", "endpoint_type": "openai-chat",
+            "model_id": "Qwen/Qwen3-8B", "num_prompts": 64, "request_rate": "inf",
+            "burstiness": 1.0, "max_concurrency": 16, "duration": 32.0, "completed": 64,
+            "failed": 0, "total_input_tokens": 64000, "total_output_tokens": 32000,
+            "request_throughput": 2.0, "output_throughput": 1000.0,
+            "mean_ttft_ms": 120.0, "median_ttft_ms": 110.0, "p99_ttft_ms": 300.0,
+            "mean_tpot_ms": 15.0, "median_tpot_ms": 14.0, "p99_tpot_ms": 20.0,
+            "mean_itl_ms": 15.0, "median_itl_ms": 13.0, "p99_itl_ms": 40.0,
+            "mean_e2el_ms": 7600.0, "median_e2el_ms": 7500.0, "p99_e2el_ms": 9000.0}"#;
+        let runs = parse(Bench::Vllm, text).unwrap();
+        let r = &runs[0];
+        assert_eq!(r.concurrency, 16);
+        assert_eq!(r.api, Api::Chat);
+        assert_eq!(r.input_len, LenSource::Mean(1000));
+        assert_eq!(r.output_len, LenSource::Mean(500));
+        assert_eq!(r.model.as_deref(), Some("Qwen/Qwen3-8B"));
+        assert_eq!(
+            vllm_date(r.date.as_deref().unwrap()).unwrap(),
+            "2025-11-03T14:15:00Z"
+        );
+        let v = &r.values;
+        assert_eq!((v.ok, v.failed, v.requests), (Some(64), Some(0), Some(64)));
+        assert_eq!(v.output_tok_s, Some(1000.0));
+        assert_eq!(
+            v.ttft_s,
+            Quantiles {
+                mean: Some(0.12),
+                p50: Some(0.11),
+                p90: None,
+                p99: Some(0.3),
+                unstated: None
+            }
+        );
+        assert_eq!(v.tpot_s.p50, Some(0.014));
+        assert_eq!(v.e2e_s.p99, Some(9.0));
+    }
+
+    #[test]
+    fn sglang_lines_are_runs_and_carry_the_server_version() {
+        let line = |c: u32, tput: f64| {
+            format!(
+                r#"{{"backend": "sglang-oai", "dataset_name": "random", "max_concurrency": {c},
+                "random_input_len": 1000, "random_output_len": 500, "random_range_ratio": 1.0,
+                "server_info": {{"version": "0.5.11", "model_path": "Qwen/Qwen3-27B"}},
+                "duration": 10.0, "completed": {n}, "total_input_tokens": {ti},
+                "total_output_tokens": {to}, "request_throughput": 1.0, "output_throughput": {tput},
+                "median_ttft_ms": 150.0, "median_tpot_ms": 13.6, "median_itl_ms": 13.0,
+                "p95_itl_ms": 20.0, "median_e2e_latency_ms": 6900.0, "concurrency": {c}.0}}"#,
+                n = 2 * c,
+                ti = 2000 * c + 7,
+                to = 1000 * c,
+            )
+            .replace('\n', " ")
+        };
+        let text = format!("{}\n{}\n", line(1, 70.0), line(4, 250.0));
+        let runs = parse(Bench::Sglang, &text).unwrap();
+        assert_eq!(runs.len(), 2);
+        assert_eq!(runs[1].concurrency, 4);
+        assert_eq!(runs[1].input_len, LenSource::Asked(1000));
+        assert_eq!(runs[1].output_len, LenSource::Asked(500));
+        assert_eq!(runs[1].api, Api::Completions);
+        assert_eq!(runs[1].engine.as_deref(), Some("sglang"));
+        assert_eq!(runs[1].engine_version.as_deref(), Some("0.5.11"));
+        assert_eq!(runs[1].values.e2e_s.p50, Some(6.9));
+        assert_eq!(runs[1].values.output_tok_s, Some(250.0));
+        assert_eq!(runs[1].values.failed, None);
+    }
+
+    #[test]
+    fn open_loop_runs_and_foreign_json_are_refused_with_reasons() {
+        let e = parse(
+            Bench::Vllm,
+            r#"{"duration": 1.0, "completed": 3, "request_rate": 4.0, "num_prompts": 3}"#,
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("request rate 4.0 without max_concurrency"),
+            "{e}"
+        );
+        let e = parse(Bench::Vllm, r#"{"hello": 1}"#).unwrap_err();
+        assert!(e.contains("not a result of vllm bench serve"), "{e}");
+        let e = parse(Bench::Sglang, "{\"duration\": 1.0, \"compl").unwrap_err();
+        assert!(e.contains("run 1 is not valid JSON"), "{e}");
+        assert!(parse(Bench::Sglang, "").is_err());
+        let all_at_once = parse(
+            Bench::Vllm,
+            r#"{"duration": 1.0, "completed": 3, "request_rate": "inf", "num_prompts": 3, "max_concurrency": null}"#,
+        )
+        .unwrap();
+        assert_eq!(all_at_once[0].concurrency, 3);
+        assert_eq!(all_at_once[0].notes.len(), 1);
+    }
+}

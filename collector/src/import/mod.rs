@@ -1,0 +1,648 @@
+//! `llmsweep import`: other tools' results as bundles, so old and foreign runs join a
+//! comparison.
+//!
+//! An imported bundle says where it came from ([`Source`]) and carries the *source's*
+//! definitions instead of llmsweep's: its points hold what the source reported
+//! ([`Imported`]), never a summary of requests llmsweep did not see. Nothing is invented: a
+//! percentile the source did not report stays unknown, and a table column whose meaning the
+//! script never stated is kept as "unstated".
+
+pub mod bench;
+pub mod table;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use llmsweep_shared::bundle::{
+    Api, Bundle, Calibration, Flag, FlagKind, HostFacts, Hosts, Imported, Point, PointStatus,
+    SCHEMA, Source, Sweep, SweepKind, Target, Tool, Workload,
+};
+
+use self::bench::{Bench, LenSource, Run};
+use self::table::{Row, TableKind};
+
+/// The formats `import` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Table,
+    Vllm,
+    Sglang,
+}
+
+impl Format {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Format::Table => "table",
+            Format::Vllm => "vllm",
+            Format::Sglang => "sglang",
+        }
+    }
+}
+
+/// What the user told `import`.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub format: Format,
+    pub files: Vec<PathBuf>,
+    pub label: String,
+    /// The prompt length the source ran, when it does not say.
+    pub input_len: Option<u64>,
+    /// The output length the source asked for, when it does not say.
+    pub output_len: Option<u64>,
+    pub model: Option<String>,
+    pub notes: BTreeMap<String, String>,
+    pub command_line: Vec<String>,
+}
+
+/// A point under construction, with where it came from for duplicate messages.
+struct Found {
+    point: Point,
+    origin: String,
+}
+
+/// Reads the files and builds the bundle; every problem names its file.
+pub fn import(req: &Request) -> anyhow::Result<Bundle> {
+    let mut notes = Vec::new();
+    let mut throughput: Vec<Found> = Vec::new();
+    let mut context: Vec<Found> = Vec::new();
+    let mut facts = Facts::default();
+    for file in &req.files {
+        let name = file.display().to_string();
+        let text = read_text(file)?;
+        match req.format {
+            Format::Table => {
+                let parsed = table::parse(&text).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+                notes.extend(parsed.notes.iter().map(|n| format!("{name} {n}")));
+                for t in parsed.tables {
+                    for r in t.rows {
+                        let origin = format!("{name} line {}", r.line);
+                        let point = table_point(req, t.kind, r)
+                            .map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
+                        let found = Found { point, origin };
+                        match t.kind {
+                            TableKind::Throughput => throughput.push(found),
+                            TableKind::Context => context.push(found),
+                        }
+                    }
+                }
+            }
+            Format::Vllm | Format::Sglang => {
+                let b = if req.format == Format::Vllm {
+                    Bench::Vllm
+                } else {
+                    Bench::Sglang
+                };
+                let runs = bench::parse(b, &text).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+                for r in runs {
+                    notes.extend(r.notes.iter().map(|n| format!("{name} {n}")));
+                    facts.take(&r);
+                    let origin = format!("{name} run {}", r.index);
+                    throughput.push(Found {
+                        point: bench_point(req, &r),
+                        origin,
+                    });
+                }
+            }
+        }
+    }
+    if req.format != Format::Table {
+        // Runs at one concurrency over several prompt lengths are a context sweep.
+        let one_c = throughput
+            .iter()
+            .all(|f| f.point.concurrency == throughput[0].point.concurrency);
+        let lens: std::collections::BTreeSet<u64> =
+            throughput.iter().map(|f| f.point.input_len).collect();
+        if throughput.len() > 1 && one_c && lens.len() == throughput.len() {
+            context = std::mem::take(&mut throughput);
+        } else {
+            same_input_len(&mut throughput, &mut notes)?;
+        }
+    }
+    let mut sweeps = Vec::new();
+    if !throughput.is_empty() {
+        sweeps.push(sweep(SweepKind::Throughput, throughput, &mut notes)?);
+    }
+    if !context.is_empty() {
+        sweeps.push(sweep(SweepKind::Context, context, &mut notes)?);
+    }
+    let created_at = facts
+        .date
+        .as_deref()
+        .and_then(bench::vllm_date)
+        .or_else(|| modified(&req.files[0]))
+        .unwrap_or_else(now);
+    let source = Source {
+        tool: match req.format {
+            Format::Table => "a text table".into(),
+            Format::Vllm => Bench::Vllm.tool().into(),
+            Format::Sglang => Bench::Sglang.tool().into(),
+        },
+        version: facts.tool_version.clone(),
+        format: req.format.as_str().into(),
+        files: req.files.iter().map(|f| f.display().to_string()).collect(),
+        notes,
+    };
+    Ok(Bundle {
+        schema: SCHEMA.into(),
+        id: format!(
+            "imported-{:016x}",
+            fnv(&format!("{}{created_at}{:?}", req.label, req.files))
+        ),
+        label: req.label.clone(),
+        created_at,
+        complete: true,
+        tool: Tool {
+            name: "llmsweep".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            command_line: req.command_line.clone(),
+        },
+        target: Target {
+            url: String::new(),
+            api: facts.api.unwrap_or(Api::Unknown),
+            model: req
+                .model
+                .clone()
+                .or(facts.model.clone())
+                .unwrap_or_else(|| "not stated".into()),
+            engine: facts.engine.clone(),
+            engine_version: facts.engine_version.clone(),
+            max_context: None,
+            max_running_requests: None,
+            server_args: None,
+            simulated: false,
+            probes: BTreeMap::new(),
+        },
+        hosts: Hosts {
+            client: HostFacts::default(),
+            notes: req.notes.clone(),
+            gpus: Vec::new(),
+        },
+        workload: Workload {
+            seed: 0,
+            calibration: Calibration::Unknown,
+            prompt_digest: String::new(),
+            shared_prefix_len: 0,
+        },
+        definitions: definitions(req.format),
+        sweeps,
+        source: Some(source),
+    })
+}
+
+/// What the runs of a benchmark file say about the server, from the first that says it.
+#[derive(Debug, Default)]
+struct Facts {
+    model: Option<String>,
+    api: Option<Api>,
+    engine: Option<String>,
+    engine_version: Option<String>,
+    tool_version: Option<String>,
+    date: Option<String>,
+}
+
+impl Facts {
+    fn take(&mut self, r: &Run) {
+        self.model = self.model.take().or(r.model.clone());
+        self.api = self.api.or(Some(r.api));
+        self.engine = self.engine.take().or(r.engine.clone());
+        self.engine_version = self.engine_version.take().or(r.engine_version.clone());
+        self.tool_version = self.tool_version.take().or(r.tool_version.clone());
+        self.date = self.date.take().or(r.date.clone());
+    }
+}
+
+fn read_text(file: &Path) -> anyhow::Result<String> {
+    let bytes = std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
+    String::from_utf8(bytes)
+        .map_err(|_| anyhow::anyhow!("{} is not a text file (not UTF-8)", file.display()))
+}
+
+fn table_point(req: &Request, kind: TableKind, r: Row) -> anyhow::Result<Point> {
+    let output_len = req.output_len.context(
+        "the table does not say how many tokens each request asked for: give --output-len N \
+         (what the script asked), so it is only compared with runs of the same workload",
+    )?;
+    let (concurrency, input_len) = match kind {
+        TableKind::Throughput => (
+            r.concurrency.unwrap_or(1),
+            r.input_len.or(req.input_len).context(
+                "the table does not say how long the prompts were: give --input-len N (what \
+                 the script sent), so it is only compared with runs of the same workload",
+            )?,
+        ),
+        TableKind::Context => (r.concurrency.unwrap_or(1), r.input_len.unwrap_or(0)),
+    };
+    Ok(point(
+        concurrency,
+        input_len,
+        output_len,
+        true,
+        r.status,
+        r.reason,
+        r.values,
+    ))
+}
+
+fn bench_point(req: &Request, r: &Run) -> Point {
+    let input_len = req.input_len.or(r.input_len.value()).unwrap_or(0);
+    let (output_len, asked) = match (req.output_len, r.output_len) {
+        (Some(n), _) => (n, true),
+        (None, LenSource::Asked(n)) => (n, true),
+        (None, other) => (other.value().unwrap_or(0), false),
+    };
+    let status = if r.values.ok == Some(0) {
+        PointStatus::Failed
+    } else {
+        PointStatus::Ok
+    };
+    let reason =
+        (status == PointStatus::Failed).then(|| "no request of the run succeeded".to_string());
+    point(
+        r.concurrency,
+        input_len,
+        output_len,
+        asked,
+        status,
+        reason,
+        r.values.clone(),
+    )
+}
+
+/// An imported point, with the flags its own numbers justify: failures, and fewer output
+/// tokens than asked when the asked length is known.
+fn point(
+    concurrency: u32,
+    input_len: u64,
+    output_len: u64,
+    output_len_asked: bool,
+    status: PointStatus,
+    reason: Option<String>,
+    values: Imported,
+) -> Point {
+    let mut flags = Vec::new();
+    if let (Some(f), Some(ok)) = (values.failed, values.ok)
+        && f > 0
+    {
+        flags.push(Flag {
+            kind: FlagKind::Failed,
+            message: format!("{f} of {} requests failed", f + ok),
+            count: Some(f),
+        });
+    }
+    if let (Some(got), Some(ok), true) = (values.output_tokens, values.ok, output_len_asked) {
+        let asked = ok * output_len;
+        if ok > 0 && got < asked {
+            flags.push(Flag {
+                kind: FlagKind::Short,
+                message: format!(
+                    "{got} output tokens where {ok} × {output_len} = {asked} were asked: \
+                     requests stopped early (at EOS?), so speeds are over shorter outputs"
+                ),
+                count: None,
+            });
+        }
+    }
+    Point {
+        concurrency,
+        input_len,
+        output_len,
+        status,
+        reason,
+        started_at: None,
+        summary: None,
+        flags,
+        requests: Vec::new(),
+        output_sample: None,
+        server_samples: None,
+        gpu_samples: None,
+        client_cpu: None,
+        predicted_ttft_s: None,
+        imported: Some(values),
+    }
+}
+
+/// Benchmark runs of one throughput sweep must share a prompt length; mean lengths within
+/// 5 % of each other are one length (their rounded mean), as random datasets vary a little.
+fn same_input_len(found: &mut [Found], notes: &mut Vec<String>) -> anyhow::Result<()> {
+    let lens: Vec<u64> = found.iter().map(|f| f.point.input_len).collect();
+    let (Some(&lo), Some(&hi)) = (lens.iter().min(), lens.iter().max()) else {
+        return Ok(());
+    };
+    if lo == hi {
+        return Ok(());
+    }
+    if (hi - lo) as f64 > 0.05 * hi as f64 {
+        bail!(
+            "the runs vary both concurrency and prompt length ({lo}..{hi} tokens): import the \
+             runs of one prompt length at a time, or pass --input-len if they asked for one"
+        );
+    }
+    let mean = (lens.iter().sum::<u64>() as f64 / lens.len() as f64).round() as u64;
+    notes.push(format!(
+        "prompt lengths {lo}..{hi} tokens (means over each run's requests) recorded as {mean}"
+    ));
+    for f in found.iter_mut() {
+        f.point.input_len = mean;
+    }
+    Ok(())
+}
+
+fn sweep(kind: SweepKind, found: Vec<Found>, notes: &mut Vec<String>) -> anyhow::Result<Sweep> {
+    let key = |p: &Point| match kind {
+        SweepKind::Context => p.input_len,
+        _ => u64::from(p.concurrency),
+    };
+    let mut points: Vec<(Point, String)> = Vec::new();
+    for f in found {
+        if let Some((_, first)) = points.iter().find(|(p, _)| key(p) == key(&f.point)) {
+            notes.push(format!(
+                "{}: {} {} appears again (first at {first}); left out",
+                f.origin,
+                if kind == SweepKind::Context {
+                    "input length"
+                } else {
+                    "concurrency"
+                },
+                key(&f.point)
+            ));
+            continue;
+        }
+        points.push((f.point, f.origin));
+    }
+    points.sort_by_key(|(p, _)| key(p));
+    let points: Vec<Point> = points.into_iter().map(|(p, _)| p).collect();
+    let mut concurrency: Vec<u32> = points.iter().map(|p| p.concurrency).collect();
+    concurrency.dedup();
+    concurrency.sort_unstable();
+    concurrency.dedup();
+    let mut input_lens: Vec<u64> = points.iter().map(|p| p.input_len).collect();
+    input_lens.sort_unstable();
+    input_lens.dedup();
+    let output_len = points.first().map_or(0, |p| p.output_len);
+    if points.iter().any(|p| p.output_len != output_len) {
+        bail!("the runs asked for different output lengths; import one output length at a time");
+    }
+    Ok(Sweep {
+        kind,
+        concurrency,
+        input_lens,
+        output_len,
+        requests: None,
+        duration_s: None,
+        warmup: 0,
+        timeout_s: 0.0,
+        repeats: None,
+        prefill_fit: None,
+        points,
+    })
+}
+
+fn modified(file: &Path) -> Option<String> {
+    let t = std::fs::metadata(file).ok()?.modified().ok()?;
+    let t: chrono::DateTime<chrono::Utc> = t.into();
+    Some(t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+}
+
+fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+/// FNV-1a: a stable id from the label, date and files.
+fn fnv(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// The source's definitions, under the names llmsweep's own definitions use, so a reader sees
+/// side by side what each number means in each run.
+pub fn definitions(format: Format) -> BTreeMap<String, String> {
+    let table: &[(&str, &str)] = &[
+        (
+            "source",
+            "a plain-text table printed by a benchmark script; the script's definitions are not stated, so each number means what its column header says and no more",
+        ),
+        (
+            "agg_tok_s",
+            "the table's aggregate tok/s column (e.g. \"Agg tok/s\") as printed; presumably output tokens / wall time of the level, the script does not say",
+        ),
+        (
+            "decode_tok_s",
+            "the table's per-request tok/s column (e.g. \"Per-req tok/s\") as printed; whether it includes TTFT (tokens / e2e) or not (1 / tpot) is not stated",
+        ),
+        (
+            "ttft_s",
+            "the table's TTFT column as printed; whether it is a mean or a median is not stated unless the header says; seconds",
+        ),
+        (
+            "output_tokens",
+            "the table's tokens column: output tokens of the level as the script counted them",
+        ),
+        (
+            "prefill_tok_s",
+            "computed by llmsweep as input length / the table's TTFT",
+        ),
+    ];
+    let vllm: &[(&str, &str)] = &[
+        (
+            "source",
+            "vllm bench serve --save-result: the benchmark's own summary of one run per max_concurrency; llmsweep has no per-request records of it",
+        ),
+        (
+            "ttft_s",
+            "request sent → first streamed token, as vLLM's benchmark times it; mean, median and p99 (and other percentiles when --metric-percentiles asked) over successful requests; seconds",
+        ),
+        (
+            "tpot_s",
+            "(e2e latency − TTFT) / (output tokens − 1) per request with more than one token, then mean, median, p99 over requests: the same formula as llmsweep's tpot",
+        ),
+        (
+            "decode_tok_s",
+            "computed by llmsweep as 1 / vLLM's median TPOT",
+        ),
+        (
+            "itl_s",
+            "gap between consecutive streamed chunks over all requests, NOT divided by the tokens a chunk carries (llmsweep divides): differs from llmsweep's itl when chunks carry several tokens (speculative decoding)",
+        ),
+        (
+            "e2e_s",
+            "request sent → last streamed chunk (vLLM's e2el); seconds",
+        ),
+        (
+            "agg_tok_s",
+            "vLLM's output_throughput: total output tokens / benchmark duration (first request sent → last response done), ramp-up and drain included: comparable to llmsweep's agg_tok_s, not to its steady_tok_s",
+        ),
+        (
+            "request_s",
+            "vLLM's request_throughput: completed requests / benchmark duration",
+        ),
+        (
+            "output_tokens",
+            "output tokens as vLLM's benchmark counted them (the server's usage when reported, else its tokenizer); without --ignore-eos requests may stop early",
+        ),
+        (
+            "concurrency",
+            "vLLM's --max-concurrency: at most this many requests in flight (requests sent as fast as the rate allows, inf by default)",
+        ),
+    ];
+    let sglang: &[(&str, &str)] = &[
+        (
+            "source",
+            "sglang.bench_serving --output-file: the benchmark's own summary, one JSON line per run; llmsweep has no per-request records of it",
+        ),
+        (
+            "ttft_s",
+            "request sent → first streamed token, as SGLang's benchmark times it; mean, median, p99 over successful requests; seconds",
+        ),
+        (
+            "tpot_s",
+            "(e2e latency − TTFT) / (output tokens − 1) per request with more than one token, then mean, median, p99 over requests",
+        ),
+        (
+            "decode_tok_s",
+            "computed by llmsweep as 1 / SGLang's median TPOT",
+        ),
+        (
+            "itl_s",
+            "gap between consecutive streamed chunks over all requests, NOT divided by the tokens a chunk carries (llmsweep divides); SGLang reports p95 and p99",
+        ),
+        (
+            "e2e_s",
+            "request sent → last streamed chunk (SGLang's e2e_latency); seconds",
+        ),
+        (
+            "agg_tok_s",
+            "SGLang's output_throughput: total output tokens / benchmark duration, ramp-up and drain included: comparable to llmsweep's agg_tok_s, not to its steady_tok_s",
+        ),
+        (
+            "request_s",
+            "SGLang's request_throughput: completed requests / benchmark duration",
+        ),
+        (
+            "output_tokens",
+            "output tokens as SGLang's benchmark counted them (the server's counts; total_output_tokens_retokenized re-counts the text)",
+        ),
+        (
+            "concurrency",
+            "SGLang's --max-concurrency: at most this many requests in flight",
+        ),
+    ];
+    let pick = match format {
+        Format::Table => table,
+        Format::Vllm => vllm,
+        Format::Sglang => sglang,
+    };
+    pick.iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(format: Format, files: Vec<PathBuf>) -> Request {
+        Request {
+            format,
+            files,
+            label: "kpro6".into(),
+            input_len: Some(1000),
+            output_len: Some(500),
+            model: None,
+            notes: BTreeMap::new(),
+            command_line: vec!["llmsweep".into(), "import".into()],
+        }
+    }
+
+    fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    #[test]
+    fn the_design_table_becomes_a_throughput_sweep_with_its_short_level_flagged() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = write(
+            dir.path(),
+            "old.txt",
+            "C | Agg tok/s | Per-req tok/s | TTFT(s) | Tokens | Wall(s) | Ok | Fail\n\
+             1 |      70.2 |          73.5 |    0.32 |   2000 |    28.5 |  4 |    0\n\
+             2 |     137.7 |          70.8 |    0.20 |   2000 |    14.5 |  4 |    0\n\
+             4 |     207.1 |          66.9 |    0.34 |   3210 |    15.5 |  8 |    0\n",
+        );
+        let b = import(&req(Format::Table, vec![f])).unwrap();
+        assert!(b.is_imported());
+        assert_eq!(b.target.api, Api::Unknown);
+        let s = &b.sweeps[0];
+        assert_eq!(s.kind, SweepKind::Throughput);
+        assert_eq!(
+            (s.concurrency.clone(), s.input_lens.clone(), s.output_len),
+            (vec![1, 2, 4], vec![1000], 500)
+        );
+        let short: Vec<&str> = s.points[2]
+            .flags
+            .iter()
+            .map(|f| f.message.as_str())
+            .collect();
+        assert_eq!(
+            short,
+            [
+                "3210 output tokens where 8 × 500 = 4000 were asked: requests stopped early (at EOS?), so speeds are over shorter outputs"
+            ]
+        );
+        assert!(s.points[0].flags.is_empty());
+        assert!(b.definitions["agg_tok_s"].contains("as printed"));
+        // A round trip keeps every imported number.
+        let back = Bundle::from_json(&b.to_json()).unwrap();
+        assert_eq!(back, b);
+    }
+
+    #[test]
+    fn a_table_without_lengths_asks_for_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = write(dir.path(), "t.txt", "C | Agg tok/s\n1 | 70\n");
+        let mut r = req(Format::Table, vec![f]);
+        r.input_len = None;
+        let e = import(&r).unwrap_err().to_string();
+        assert!(
+            e.contains("t.txt line 2") && e.contains("--input-len"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn several_vllm_files_are_one_sweep_in_concurrency_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = |c: u32, tin: u64| {
+            format!(
+                r#"{{"date": "20251103-141500", "backend": "vllm", "model_id": "m",
+                "max_concurrency": {c}, "duration": 10.0, "completed": 10, "failed": 0,
+                "total_input_tokens": {tin}, "total_output_tokens": 5000,
+                "output_throughput": {t}, "median_ttft_ms": 100.0, "median_tpot_ms": 20.0}}"#,
+                t = 100.0 * f64::from(c)
+            )
+        };
+        let a = write(dir.path(), "c8.json", &run(8, 10_020));
+        let b = write(dir.path(), "c1.json", &run(1, 9_990));
+        let mut r = req(Format::Vllm, vec![a, b]);
+        r.input_len = None;
+        r.output_len = None;
+        let bundle = import(&r).unwrap();
+        let s = &bundle.sweeps[0];
+        assert_eq!(s.concurrency, [1, 8]);
+        assert_eq!(s.input_lens, [1001]);
+        assert_eq!(s.output_len, 500);
+        assert_eq!(bundle.created_at, "2025-11-03T14:15:00Z");
+        assert_eq!(bundle.target.api, Api::Completions);
+        let src = bundle.source.as_ref().unwrap();
+        assert_eq!(src.tool, "vllm bench serve");
+        assert_eq!(
+            src.notes,
+            ["prompt lengths 999..1002 tokens (means over each run's requests) recorded as 1001"]
+        );
+        // Output length is a mean here, not an asked length: no short flag can be justified.
+        assert!(s.points.iter().all(|p| p.flags.is_empty()));
+    }
+}
