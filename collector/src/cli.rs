@@ -32,6 +32,8 @@ pub enum Command {
     Compare(CompareArgs),
     /// Write one self-contained HTML report of bundles, to open from disk or send around.
     Report(ReportArgs),
+    /// Serve the viewer and a folder of bundles on 127.0.0.1, to pick runs from in a browser.
+    View(ViewArgs),
     /// Run llmsweep's simulated server (a test instrument with known timing, not a real engine).
     ServeSim(SimArgs),
     /// Start the simulated server on loopback, sweep it briefly, and write a bundle.
@@ -193,6 +195,23 @@ pub struct ReportArgs {
     /// The HTML file to write.
     #[arg(short, long, default_value = "llmsweep-report.html")]
     pub output: PathBuf,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ViewArgs {
+    /// Folder of bundles (.json, .json.gz); bundles added later appear when the page is reloaded.
+    #[arg(default_value = "results", value_name = "DIR")]
+    pub dir: PathBuf,
+    /// Port to listen on [default: 8484, or a free port when 8484 is taken]; 0 picks any free port.
+    #[arg(long)]
+    pub port: Option<u16>,
+    /// Address to listen on. Anything but loopback lets every machine that can reach this one
+    /// read the results.
+    #[arg(long, default_value = "127.0.0.1", value_name = "ADDR")]
+    pub bind: std::net::IpAddr,
+    /// Open the page in the default browser.
+    #[arg(long)]
+    pub open: bool,
 }
 
 #[derive(Debug, Clone, Args)]
