@@ -220,6 +220,27 @@ async fn new_and_changed_bundles_appear_on_the_next_listing() {
 }
 
 #[tokio::test]
+async fn the_newest_bundle_is_listed_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let day = std::time::Duration::from_secs(86_400);
+    let now = std::time::SystemTime::now();
+    for (name, age_days) in [("old.json", 3), ("newest.json", 0), ("middle.json.gz", 1)] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, GOLDEN).unwrap();
+        let f = std::fs::File::options().write(true).open(&path).unwrap();
+        f.set_modified(now - day * age_days).unwrap();
+    }
+    let base = start(dir.path()).await;
+    let names: Vec<String> = listing(&base)
+        .await
+        .bundles
+        .into_iter()
+        .map(|b| b.name)
+        .collect();
+    assert_eq!(names, ["newest.json", "middle.json.gz", "old.json"]);
+}
+
+#[tokio::test]
 async fn requests_naming_a_foreign_host_are_refused_on_loopback() {
     let dir = tempfile::tempdir().unwrap();
     let base = start(dir.path()).await;

@@ -105,6 +105,24 @@ pub fn bundle_url(name: &str) -> String {
     url
 }
 
+/// The file name a [`bundle_url`] stands for; `None` for any other URL.
+pub fn bundle_name(url: &str) -> Option<String> {
+    let encoded = url.strip_prefix(BUNDLE_PREFIX)?;
+    let mut bytes = Vec::with_capacity(encoded.len());
+    let mut rest = encoded.as_bytes();
+    while let Some((&b, tail)) = rest.split_first() {
+        if b == b'%' {
+            let hex = std::str::from_utf8(tail.get(..2)?).ok()?;
+            bytes.push(u8::from_str_radix(hex, 16).ok()?);
+            rest = &tail[2..];
+        } else {
+            bytes.push(b);
+            rest = tail;
+        }
+    }
+    String::from_utf8(bytes).ok().filter(|n| is_bundle_name(n))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -139,6 +157,18 @@ mod tests {
         assert_eq!(bundle_url("kpro5-run_1.json"), "bundles/kpro5-run_1.json");
         assert_eq!(bundle_url("a b#?%.json"), "bundles/a%20b%23%3F%25.json");
         assert_eq!(bundle_url("é.json"), "bundles/%C3%A9.json");
+        for name in ["kpro5.json", "a b#?%.json", "é.json.gz"] {
+            assert_eq!(bundle_name(&bundle_url(name)).as_deref(), Some(name));
+        }
+        for other in [
+            "kpro5.json",
+            "bundles/%2E%2E%2Fa.json",
+            "bundles/a%2.json",
+            "bundles/%FF.json",
+            "https://x/bundles/a.json",
+        ] {
+            assert_eq!(bundle_name(other), None, "{other}");
+        }
     }
 
     #[test]
