@@ -154,6 +154,9 @@ function __wbg_get_imports() {
         __wbg_add_cf82c8d153d93ae1: function() { return handleError(function (arg0, arg1, arg2) {
             arg0.add(getStringFromWasm0(arg1, arg2));
         }, arguments); },
+        __wbg_append_24889ba5c72546c0: function(arg0, arg1, arg2, arg3, arg4) {
+            arg0.append(getStringFromWasm0(arg1, arg2), getStringFromWasm0(arg3, arg4));
+        },
         __wbg_append_f59276caeca64f04: function() { return handleError(function (arg0, arg1) {
             arg0.append(arg1);
         }, arguments); },
@@ -346,6 +349,10 @@ function __wbg_get_imports() {
             const ret = arg0[arg1 >>> 0];
             return ret;
         },
+        __wbg_history_7236bed7324e63c0: function() { return handleError(function (arg0) {
+            const ret = arg0.history;
+            return ret;
+        }, arguments); },
         __wbg_host_64d73c152c626ec8: function(arg0) {
             const ret = arg0.host;
             return ret;
@@ -491,6 +498,10 @@ function __wbg_get_imports() {
             getDataViewMemory0().setInt32((arg0 >>> 0) + 4 * 1, len1, true);
             getDataViewMemory0().setInt32((arg0 >>> 0) + 4 * 0, ptr1, true);
         },
+        __wbg_new_07eab48280c9cd7e: function() { return handleError(function () {
+            const ret = new URLSearchParams();
+            return ret;
+        }, arguments); },
         __wbg_new_13de428334042d26: function(arg0) {
             const ret = new Uint8Array(arg0);
             return ret;
@@ -510,7 +521,7 @@ function __wbg_get_imports() {
                     const a = state0.a;
                     state0.a = 0;
                     try {
-                        return __wasm_bindgen_func_elem_400(a, state0.b, arg0, arg1);
+                        return __wasm_bindgen_func_elem_417(a, state0.b, arg0, arg1);
                     } finally {
                         state0.a = a;
                     }
@@ -565,6 +576,13 @@ function __wbg_get_imports() {
             const ret = arg0.parentNode;
             return isLikeNone(ret) ? 0 : addToExternrefTable0(ret);
         },
+        __wbg_pathname_19fb9627ab2b1180: function() { return handleError(function (arg0, arg1) {
+            const ret = arg1.pathname;
+            const ptr1 = passStringToWasm0(ret, wasm.__wbindgen_export, wasm.__wbindgen_export2);
+            const len1 = WASM_VECTOR_LEN;
+            getDataViewMemory0().setInt32((arg0 >>> 0) + 4 * 1, len1, true);
+            getDataViewMemory0().setInt32((arg0 >>> 0) + 4 * 0, ptr1, true);
+        }, arguments); },
         __wbg_preventDefault_cfb06b02e7406899: function(arg0) {
             arg0.preventDefault();
         },
@@ -605,6 +623,9 @@ function __wbg_get_imports() {
         __wbg_remove_b28d816f9e896ff9: function(arg0) {
             arg0.remove();
         },
+        __wbg_replaceState_1dad4255f11a05e4: function() { return handleError(function (arg0, arg1, arg2, arg3, arg4, arg5) {
+            arg0.replaceState(arg1, getStringFromWasm0(arg2, arg3), arg4 === 0 ? undefined : getStringFromWasm0(arg4, arg5));
+        }, arguments); },
         __wbg_resolve_dbf78ab4942478b0: function(arg0) {
             const ret = Promise.resolve(arg0);
             return ret;
@@ -759,6 +780,10 @@ function __wbg_get_imports() {
             getDataViewMemory0().setInt32((arg0 >>> 0) + 4 * 1, len1, true);
             getDataViewMemory0().setInt32((arg0 >>> 0) + 4 * 0, ptr1, true);
         }, arguments); },
+        __wbg_toString_55ffdf586349746b: function(arg0) {
+            const ret = arg0.toString();
+            return ret;
+        },
         __wbg_translate_73a88129c5d9f3b2: function() { return handleError(function (arg0, arg1, arg2) {
             arg0.translate(arg1, arg2);
         }, arguments); },
@@ -779,27 +804,27 @@ function __wbg_get_imports() {
         },
         __wbindgen_generic_0000000000000001: function(arg0, arg1) {
             // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [Externref], shim_idx: 23, ret: Result(Unit), inner_ret: Some(Result(Unit)) }, mutable: true }) -> Externref`.
-            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_352);
+            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_369);
             return ret;
         },
         __wbindgen_generic_0000000000000002: function(arg0, arg1) {
             // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [Externref], shim_idx: 67, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
-            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_3038);
+            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_3364);
             return ret;
         },
         __wbindgen_generic_0000000000000003: function(arg0, arg1) {
             // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [NamedExternref("Event")], shim_idx: 67, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
-            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_3038_13);
+            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_3364_13);
             return ret;
         },
         __wbindgen_generic_0000000000000004: function(arg0, arg1) {
             // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [NamedExternref("MediaQueryListEvent")], shim_idx: 7, ret: Unit, inner_ret: Some(Unit) }, mutable: false }) -> Externref`.
-            const ret = makeClosure(arg0, arg1, __wasm_bindgen_func_elem_2356);
+            const ret = makeClosure(arg0, arg1, __wasm_bindgen_func_elem_2444);
             return ret;
         },
         __wbindgen_generic_0000000000000005: function(arg0, arg1) {
-            // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [], shim_idx: 91, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
-            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_3037);
+            // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [], shim_idx: 102, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
+            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_3363);
             return ret;
         },
         __wbindgen_generic_0000000000000006: function(arg0, arg1) {
@@ -822,30 +847,30 @@ function __wbg_get_imports() {
     };
 }
 
-function __wasm_bindgen_func_elem_3037(arg0, arg1) {
-    wasm.__wasm_bindgen_func_elem_3037(arg0, arg1);
+function __wasm_bindgen_func_elem_3363(arg0, arg1) {
+    wasm.__wasm_bindgen_func_elem_3363(arg0, arg1);
 }
 
-function __wasm_bindgen_func_elem_3038(arg0, arg1, arg2) {
-    wasm.__wasm_bindgen_func_elem_3038(arg0, arg1, arg2);
+function __wasm_bindgen_func_elem_3364(arg0, arg1, arg2) {
+    wasm.__wasm_bindgen_func_elem_3364(arg0, arg1, arg2);
 }
 
-function __wasm_bindgen_func_elem_3038_13(arg0, arg1, arg2) {
-    wasm.__wasm_bindgen_func_elem_3038_13(arg0, arg1, arg2);
+function __wasm_bindgen_func_elem_3364_13(arg0, arg1, arg2) {
+    wasm.__wasm_bindgen_func_elem_3364_13(arg0, arg1, arg2);
 }
 
-function __wasm_bindgen_func_elem_2356(arg0, arg1, arg2) {
-    wasm.__wasm_bindgen_func_elem_2356(arg0, arg1, arg2);
+function __wasm_bindgen_func_elem_2444(arg0, arg1, arg2) {
+    wasm.__wasm_bindgen_func_elem_2444(arg0, arg1, arg2);
 }
 
-function __wasm_bindgen_func_elem_400(arg0, arg1, arg2, arg3) {
-    wasm.__wasm_bindgen_func_elem_400(arg0, arg1, arg2, arg3);
+function __wasm_bindgen_func_elem_417(arg0, arg1, arg2, arg3) {
+    wasm.__wasm_bindgen_func_elem_417(arg0, arg1, arg2, arg3);
 }
 
-function __wasm_bindgen_func_elem_352(arg0, arg1, arg2) {
+function __wasm_bindgen_func_elem_369(arg0, arg1, arg2) {
     try {
         const retptr = wasm.__wbindgen_add_to_stack_pointer(-16) >>> 0;
-        wasm.__wasm_bindgen_func_elem_352(retptr, arg0, arg1, arg2);
+        wasm.__wasm_bindgen_func_elem_369(retptr, arg0, arg1, arg2);
         var r0 = getDataViewMemory0().getInt32(retptr + 4 * 0, true);
         var r1 = getDataViewMemory0().getInt32(retptr + 4 * 1, true);
         if (r1) {

@@ -12,7 +12,7 @@ use clap::Parser;
 
 use crate::cli::{
     Cli, Command, CompareArgs, DemoArgs, ImportArgs, ImportFormat, ReportArgs, SimArgs,
-    ThroughputArgs,
+    ThroughputArgs, ViewArgs,
 };
 use crate::loadgen::Interrupt;
 use crate::plan::{ContextPlan, RunPlan, ThroughputPlan, redacted_command_line};
@@ -38,6 +38,7 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::Compare(a) => compare(a),
         Command::Report(a) => report(a),
         Command::Import(a) => import(a),
+        Command::View(a) => view(a).await,
         Command::Demo(a) => demo(a).await,
         Command::ServeSim(a) => serve_sim(a).await,
     };
@@ -394,6 +395,59 @@ fn import(a: ImportArgs) -> anyhow::Result<ExitCode> {
         bundle.label,
         path.display()
     );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `llmsweep view`: check the folder, listen, say where, serve until Ctrl-C.
+async fn view(a: ViewArgs) -> anyhow::Result<ExitCode> {
+    let folder = std::sync::Arc::new(crate::view::Folder::open(&a.dir)?);
+    let (listener, note) = crate::view::listen(crate::view::Listen {
+        bind: a.bind,
+        port: a.port,
+    })
+    .await?;
+    let addr = listener.local_addr()?;
+    if !a.bind.is_loopback() {
+        eprintln!(
+            "warning: listening on {addr}: anyone who can reach this machine can read every bundle in {} (there is no password)",
+            folder.shown()
+        );
+    }
+    if let Some(note) = note {
+        eprintln!("note: {note}");
+    }
+    let listing = {
+        let f = std::sync::Arc::clone(&folder);
+        tokio::task::spawn_blocking(move || f.listing())
+            .await?
+            .with_context(|| format!("cannot read the folder {}", folder.shown()))?
+    };
+    let url = crate::view::page_url(addr);
+    let unreadable = listing.bundles.iter().filter(|b| b.error.is_some()).count();
+    println!("llmsweep view: {url}");
+    println!(
+        "  {} — {} bundle{}{}; bundles added later appear when the page is reloaded",
+        folder.shown(),
+        listing.bundles.len(),
+        if listing.bundles.len() == 1 { "" } else { "s" },
+        if unreadable > 0 {
+            format!(" ({unreadable} unreadable)")
+        } else {
+            String::new()
+        }
+    );
+    println!("  Ctrl-C stops");
+    if a.open
+        && let Err(e) = crate::view::open_browser(&url)
+    {
+        eprintln!("warning: cannot open a browser ({e}); open {url} yourself");
+    }
+    crate::view::serve(listener, folder, async {
+        let _ = tokio::signal::ctrl_c().await;
+    })
+    .await
+    .with_context(|| format!("serving on {addr} failed"))?;
+    println!("stopped");
     Ok(ExitCode::SUCCESS)
 }
 

@@ -34,6 +34,8 @@ pub enum Command {
     Report(ReportArgs),
     /// Turn another tool's results (a text table, vLLM or SGLang benchmark output) into a bundle.
     Import(ImportArgs),
+    /// Serve the viewer and a folder of bundles on 127.0.0.1, to pick runs from in a browser.
+    View(ViewArgs),
     /// Run llmsweep's simulated server (a test instrument with known timing, not a real engine).
     ServeSim(SimArgs),
     /// Start the simulated server on loopback, sweep it briefly, and write a bundle.
@@ -239,6 +241,23 @@ pub struct ImportArgs {
     /// Facts to keep with the run, e.g. --note gpu="2x RTX A6000" (repeatable).
     #[arg(long = "note", value_name = "KEY=VALUE", value_parser = parse_note)]
     pub notes: Vec<(String, String)>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ViewArgs {
+    /// Folder of bundles (.json, .json.gz); bundles added later appear when the page is reloaded.
+    #[arg(default_value = "results", value_name = "DIR")]
+    pub dir: PathBuf,
+    /// Port to listen on [default: 8484, or a free port when 8484 is taken]; 0 picks any free port.
+    #[arg(long)]
+    pub port: Option<u16>,
+    /// Address to listen on. Anything but loopback lets every machine that can reach this one
+    /// read the results.
+    #[arg(long, default_value = "127.0.0.1", value_name = "ADDR")]
+    pub bind: std::net::IpAddr,
+    /// Open the page in the default browser.
+    #[arg(long)]
+    pub open: bool,
 }
 
 #[derive(Debug, Clone, Args)]

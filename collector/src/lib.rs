@@ -5,13 +5,15 @@
 //! calibration, warm-up) → [`sweep`] (points) → [`loadgen`] (the load loop) → [`client`] (one
 //! request) → [`stream`] (SSE bytes → request record) → [`store`] (the bundle on disk), with
 //! [`output`] for the terminal, [`telemetry`] for the server's metrics and the GPUs during a
-//! point, and [`sim`] for the built-in simulated server.
+//! point, and [`sim`] for the built-in simulated server. [`report`] and [`view`] show bundles
+//! with the viewer, which [`dist`] embeds.
 
 pub mod api;
 pub mod app;
 pub mod cli;
 pub mod client;
 pub mod compare;
+pub mod dist;
 pub mod host;
 pub mod import;
 pub mod loadgen;
@@ -26,4 +28,5 @@ pub mod stream;
 pub mod sweep;
 pub mod telemetry;
 pub mod tokenize;
+pub mod view;
 pub mod workload;

@@ -12,10 +12,7 @@ use llmsweep_shared::bundle::{PointStatus, SweepKind};
 use llmsweep_shared::charts::{ChartKind, ChartRun, Theme, build, run_color, svg};
 use llmsweep_shared::curves::sweep_of;
 
-/// The built viewer, committed in `dist/` (CI fails when it is stale).
-const VIEWER_JS: &str = include_str!("../../dist/llmsweep-viewer.js");
-const VIEWER_WASM: &[u8] = include_bytes!("../../dist/llmsweep-viewer_bg.wasm");
-const VIEWER_CSS: &str = include_str!("../../dist/style.css");
+use crate::dist::{VIEWER_CSS, VIEWER_JS, VIEWER_WASM};
 
 /// No request may leave the page: scripts only from the page itself (and the blob it makes of the
 /// viewer's module), WebAssembly compiled from inlined bytes, images only from data/blob URLs.
@@ -182,7 +179,7 @@ fn summary_table(html: &mut String, b: &Bundle, kind: SweepKind) {
 }
 
 /// HTML text and attribute escaping.
-fn escape(s: &str) -> String {
+pub(crate) fn escape(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")

@@ -1,5 +1,6 @@
 //! `llmsweep-shared`: what the collector writes and the viewer reads — the bundle schema, the
-//! metric math, the bundle → chart series extraction, the comparison of runs and the chart drawing.
+//! metric math, the bundle → chart series extraction, the comparison of runs, the chart drawing,
+//! and the folder listing `llmsweep view` serves.
 //!
 //! This crate compiles for native targets and for `wasm32-unknown-unknown`: it holds no I/O, no
 //! threads and no clocks. Every number in a bundle is computed by a function in [`metrics`], so the
@@ -9,6 +10,7 @@ pub mod bundle;
 pub mod charts;
 pub mod compare;
 pub mod curves;
+pub mod folder;
 pub mod metrics;
 
 pub use bundle::{Bundle, BundleError};

@@ -2,10 +2,11 @@
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
+use llmsweep_shared::folder::FolderListing;
 use web_sys::File;
 
-use crate::components::{EmptyState, ErrorList, Main, OpenButton};
-use crate::state::{Tab, ViewerState};
+use crate::components::{EmptyState, ErrorList, FolderList, Main, OpenButton};
+use crate::state::{Folder, Tab, ViewerState};
 use crate::web::{files, panic, theme};
 
 /// What every component needs; all signals, so it is `Copy`.
@@ -38,7 +39,7 @@ pub fn load_files(ctx: Ctx, list: Vec<File>) {
     });
 }
 
-/// Fetches bundles from URLs, in order.
+/// Fetches bundles from URLs, in order. A bundle of the served folder is named by its file name.
 pub fn load_urls(ctx: Ctx, urls: Vec<String>) {
     ctx.pending.update(|n| *n += urls.len() as u32);
     spawn_local(async move {
@@ -46,8 +47,28 @@ pub fn load_urls(ctx: Ctx, urls: Vec<String>) {
             let parsed = files::fetch(&url)
                 .await
                 .and_then(|b| crate::load::parse(&b));
-            add(ctx, &url, parsed);
+            let source = ctx.state.with_untracked(|s| s.source_of_url(&url));
+            add(ctx, &source, parsed);
         }
+    });
+}
+
+/// Reads the served folder's listing (again); the list shown until then stays.
+pub fn read_folder(ctx: Ctx) {
+    let Some(url) = files::folder_listing_url() else {
+        return;
+    };
+    spawn_local(async move {
+        let listed = files::fetch(&url).await.and_then(|bytes| {
+            serde_json::from_slice::<FolderListing>(&bytes)
+                .map_err(|e| format!("the listing is not what this viewer reads: {e}"))
+        });
+        ctx.state.update(|s| {
+            s.folder = Some(match listed {
+                Ok(l) => Folder::Listed(l),
+                Err(e) => Folder::Failed(format!("The folder's list could not be read: {e}")),
+            })
+        });
     });
 }
 
@@ -76,11 +97,17 @@ fn App() -> impl IntoView {
         for (name, text) in files::embedded() {
             s.load_bytes(&name, text.as_bytes());
         }
+        if files::folder_listing_url().is_some() {
+            s.folder = Some(Folder::Reading);
+        }
     });
+    read_folder(ctx);
     load_urls(ctx, files::query_bundles());
+    keep_address(ctx);
     let dragging = drag_and_drop(ctx);
     window_event_listener(leptos::ev::resize, move |_| ctx.resize.update(|n| *n += 1));
     let empty = Memo::new(move |_| ctx.state.with(|s| s.runs().is_empty()));
+    let has_folder = Memo::new(move |_| ctx.state.with(|s| s.folder.is_some()));
     view! {
         <header class="top">
             <h1>"llmsweep" <span class="subtitle">"viewer"</span></h1>
@@ -95,7 +122,13 @@ fn App() -> impl IntoView {
         </header>
         <ErrorList ctx=ctx />
         {move || {
-            if empty.get() {
+            if empty.get() && has_folder.get() {
+                view! {
+                    <FolderList ctx=ctx wide=true />
+                    <EmptyState ctx=ctx />
+                }
+                    .into_any()
+            } else if empty.get() {
                 view! { <EmptyState ctx=ctx /> }.into_any()
             } else {
                 view! { <Main ctx=ctx /> }.into_any()
@@ -105,6 +138,18 @@ fn App() -> impl IntoView {
             "Drop bundles to add them"
         </div>
     }
+}
+
+/// With a served folder, the address follows the runs taken from it and the view, so reloading
+/// the page (to see new bundles) keeps what is open.
+fn keep_address(ctx: Ctx) {
+    Effect::new(move |_| {
+        let (urls, tab) = ctx.state.with(|s| (s.folder_urls(), s.tab));
+        if let Some(urls) = urls {
+            let tab = (tab != Tab::default()).then(|| tab.title().to_ascii_lowercase());
+            files::set_address(&urls, tab.as_deref());
+        }
+    });
 }
 
 /// Files dropped anywhere on the page are loaded; returns whether a drag is over the page.

@@ -8,6 +8,7 @@ use llmsweep_shared::Bundle;
 use llmsweep_shared::bundle::{PointStatus, SweepKind};
 use llmsweep_shared::charts::{ChartRun, run_color};
 use llmsweep_shared::compare::{Comparison, RunInput, compare};
+use llmsweep_shared::folder::{FolderEntry, FolderListing, bundle_name, bundle_url};
 
 /// Identifies a run for as long as it is loaded (never reused).
 pub type RunId = u32;
@@ -84,6 +85,86 @@ pub struct Selection {
     pub point: usize,
 }
 
+/// The folder of bundles the page was served with (`llmsweep view`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Folder {
+    /// The listing is being read for the first time.
+    Reading,
+    Listed(FolderListing),
+    /// The listing could not be read, and why.
+    Failed(String),
+}
+
+/// What the folder list shows for one file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FolderRow {
+    pub name: String,
+    pub url: String,
+    /// The bundle's label, or the file name when it cannot be read.
+    pub label: String,
+    /// `2025-01-01 12:00 UTC · throughput + context · 140 KB`.
+    pub detail: String,
+    /// Why the file cannot be loaded.
+    pub error: Option<String>,
+    /// A run loaded from this file is in the run list.
+    pub loaded: bool,
+    pub simulated: bool,
+    pub complete: bool,
+}
+
+impl FolderRow {
+    fn of(e: &FolderEntry, loaded: bool) -> FolderRow {
+        let (label, date, sweeps) = match &e.bundle {
+            Some(f) => {
+                let kinds: Vec<&str> = f
+                    .sweeps
+                    .iter()
+                    .map(|k| match k {
+                        SweepKind::Throughput => "throughput",
+                        SweepKind::Context => "context",
+                        SweepKind::Unknown => "other sweep",
+                    })
+                    .collect();
+                let sweeps = if kinds.is_empty() {
+                    "no sweeps".to_string()
+                } else {
+                    kinds.join(" + ")
+                };
+                (f.label.clone(), short_date(&f.created_at), Some(sweeps))
+            }
+            None => (
+                e.name.clone(),
+                e.modified.as_deref().map(short_date).unwrap_or_default(),
+                None,
+            ),
+        };
+        let detail: Vec<String> = [Some(date).filter(|d| !d.is_empty()), sweeps]
+            .into_iter()
+            .flatten()
+            .chain([human_size(e.size_bytes)])
+            .collect();
+        FolderRow {
+            name: e.name.clone(),
+            url: e.url.clone(),
+            label,
+            detail: detail.join(" · "),
+            error: e.error.clone(),
+            loaded,
+            simulated: e.bundle.as_ref().is_some_and(|f| f.simulated),
+            complete: e.bundle.as_ref().is_none_or(|f| f.complete),
+        }
+    }
+}
+
+/// `512 B`, `21 KB`, `3.4 MB`.
+fn human_size(bytes: u64) -> String {
+    match bytes {
+        b if b < 1024 => format!("{b} B"),
+        b if b < 1024 * 1024 => format!("{} KB", b.div_ceil(1024)),
+        b => format!("{:.1} MB", b as f64 / (1024.0 * 1024.0)),
+    }
+}
+
 /// Everything the viewer shows, and every change a person can make to it.
 #[derive(Debug, Clone, Default)]
 pub struct ViewerState {
@@ -93,6 +174,8 @@ pub struct ViewerState {
     pub tab: Tab,
     baseline: Option<RunId>,
     selection: Option<Selection>,
+    /// `Some` when the page was served with a folder of bundles.
+    pub folder: Option<Folder>,
 }
 
 impl ViewerState {
@@ -268,6 +351,41 @@ impl ViewerState {
 
     pub fn select(&mut self, s: Selection) {
         self.selection = Some(s);
+    }
+
+    /// The folder's files as the folder list shows them, newest first; loaded ones marked.
+    pub fn folder_rows(&self) -> Vec<FolderRow> {
+        let Some(Folder::Listed(l)) = &self.folder else {
+            return Vec::new();
+        };
+        l.bundles
+            .iter()
+            .map(|e| FolderRow::of(e, self.runs.iter().any(|r| r.source == e.name)))
+            .collect()
+    }
+
+    /// The name a bundle fetched from `url` is listed under: the file name for a bundle of the
+    /// folder (so the folder list knows it is loaded), else the URL.
+    pub fn source_of_url(&self, url: &str) -> String {
+        match (&self.folder, bundle_name(url)) {
+            (Some(_), Some(name)) => name,
+            _ => url.to_string(),
+        }
+    }
+
+    /// The `bundle` addresses that reload the runs taken from the folder, in run order; `None`
+    /// until the folder is listed.
+    pub fn folder_urls(&self) -> Option<Vec<String>> {
+        let Some(Folder::Listed(l)) = &self.folder else {
+            return None;
+        };
+        let urls = self
+            .runs
+            .iter()
+            .filter(|r| l.bundles.iter().any(|e| e.name == r.source))
+            .map(|r| bundle_url(&r.source))
+            .collect();
+        Some(urls)
     }
 
     /// Selects the point of the `run_index`-th shown run (as charts number them).
@@ -554,6 +672,59 @@ mod tests {
         );
         s.select_shown(0, 0, 1);
         assert_eq!(s.selection().map(|x| x.run), Some(a));
+    }
+
+    fn listing() -> FolderListing {
+        serde_json::from_str(
+            r#"{"folder": "results", "bundles": [
+                {"name": "kpro6 new.json.gz", "url": "bundles/kpro6%20new.json.gz",
+                 "size_bytes": 3500000, "modified": "2025-01-02T09:00:00Z",
+                 "bundle": {"label": "kpro6", "created_at": "2025-01-02T08:59:00Z",
+                            "complete": false, "simulated": true,
+                            "sweeps": ["throughput", "context"]}},
+                {"name": "broken.json", "url": "bundles/broken.json", "size_bytes": 300,
+                 "modified": "2025-01-01T10:00:00Z", "error": "not valid JSON: EOF"},
+                {"name": "a.json", "url": "bundles/a.json", "size_bytes": 2048,
+                 "bundle": {"label": "kpro5", "created_at": "2025-01-01T00:00:00Z",
+                            "complete": true, "sweeps": []}}]}"#,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn folder_rows_say_what_each_file_is_and_which_are_loaded() {
+        let mut s = ViewerState::default();
+        assert!(s.folder_rows().is_empty());
+        s.folder = Some(Folder::Listed(listing()));
+        let url = "bundles/kpro6%20new.json.gz";
+        let source = s.source_of_url(url);
+        assert_eq!(source, "kpro6 new.json.gz");
+        s.add(&source, bundle("kpro6"));
+        s.add("dropped.json", bundle("x"));
+        let rows = s.folder_rows();
+        assert_eq!(rows.len(), 3);
+        assert_eq!(
+            (rows[0].label.as_str(), rows[0].loaded, rows[0].complete),
+            ("kpro6", true, false)
+        );
+        assert!(rows[0].simulated);
+        assert_eq!(
+            rows[0].detail,
+            "2025-01-02 08:59 UTC · throughput + context · 3.3 MB"
+        );
+        assert_eq!(rows[1].label, "broken.json");
+        assert_eq!(rows[1].error.as_deref(), Some("not valid JSON: EOF"));
+        assert_eq!(rows[1].detail, "2025-01-01 10:00 UTC · 300 B");
+        assert!(!rows[1].loaded);
+        assert_eq!(rows[2].detail, "2025-01-01 00:00 UTC · no sweeps · 2 KB");
+        assert_eq!(s.folder_urls(), Some(vec![url.to_string()]));
+    }
+
+    #[test]
+    fn without_a_folder_urls_stay_sources() {
+        let s = ViewerState::default();
+        assert_eq!(s.source_of_url("bundles/a.json"), "bundles/a.json");
+        assert_eq!(s.folder_urls(), None);
     }
 
     #[test]

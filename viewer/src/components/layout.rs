@@ -5,6 +5,7 @@ use llmsweep_shared::charts::ChartKind;
 
 use super::chart::ChartGrid;
 use super::compare::CompareView;
+use super::folder::FolderList;
 use super::requests::RequestsView;
 use super::runs::RunList;
 use crate::app::Ctx;
@@ -17,6 +18,11 @@ pub fn Main(ctx: Ctx) -> impl IntoView {
         <div class="layout">
             <aside class="sidebar" aria-label="Runs">
                 <RunList ctx=ctx />
+                {move || {
+                    ctx.state
+                        .with(|s| s.folder.is_some())
+                        .then(|| view! { <FolderList ctx=ctx /> })
+                }}
             </aside>
             <main class="content">
                 <Tabs ctx=ctx tab=tab />

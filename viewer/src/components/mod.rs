@@ -3,10 +3,12 @@
 
 mod chart;
 mod compare;
+mod folder;
 mod layout;
 mod open;
 mod requests;
 mod runs;
 
+pub use folder::FolderList;
 pub use layout::Main;
 pub use open::{EmptyState, ErrorList, OpenButton};

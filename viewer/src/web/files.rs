@@ -1,7 +1,9 @@
-//! Where bundles come from in a browser: picked or dropped files, `?bundle=URL`, and bundles
-//! embedded in the page as `<script type="application/json" class="llmsweep-bundle">`.
+//! Where bundles come from in a browser: picked or dropped files, `?bundle=URL`, bundles
+//! embedded in the page as `<script type="application/json" class="llmsweep-bundle">`, and the
+//! folder listing a page served by `llmsweep view` announces.
 
 use js_sys::Uint8Array;
+use llmsweep_shared::folder::{FOLDER_META, bundle_name};
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{File, FileList, Response};
@@ -86,4 +88,49 @@ pub fn embedded() -> Vec<(String, String)> {
             (name, el.text_content().unwrap_or_default())
         })
         .collect()
+}
+
+/// The URL of the folder listing, when the server announced one with
+/// `<meta name="llmsweep-folder" content="URL">`.
+pub fn folder_listing_url() -> Option<String> {
+    let doc = web_sys::window()?.document()?;
+    let meta = doc
+        .query_selector(&format!("meta[name='{FOLDER_META}']"))
+        .ok()??;
+    meta.get_attribute("content").filter(|c| !c.is_empty())
+}
+
+/// Rewrites the page's address (without a new history entry) so a reload opens the same runs
+/// of the folder and the same view: `bundle` parameters that are not the folder's are kept.
+pub fn set_address(folder_urls: &[String], tab: Option<&str>) {
+    let Some(window) = web_sys::window() else {
+        return;
+    };
+    let Ok(params) = web_sys::UrlSearchParams::new() else {
+        return;
+    };
+    let others = query_bundles()
+        .into_iter()
+        .filter(|u| bundle_name(u).is_none());
+    for url in others.chain(folder_urls.iter().cloned()) {
+        params.append("bundle", &url);
+    }
+    if let Some(tab) = tab {
+        params.append("tab", tab);
+    }
+    let search = String::from(params.to_string());
+    let location = window.location();
+    let now = location.search().unwrap_or_default();
+    if now.trim_start_matches('?') == search {
+        return;
+    }
+    let path = location.pathname().unwrap_or_else(|_| "./".into());
+    let address = if search.is_empty() {
+        path
+    } else {
+        format!("{path}?{search}")
+    };
+    if let Ok(history) = window.history() {
+        let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&address));
+    }
 }

@@ -1,0 +1,158 @@
+//! The folder list of a page served by `llmsweep view`: the folder's bundles to pick from,
+//! loaded ones marked, unreadable ones with their reason.
+
+use leptos::prelude::*;
+
+use crate::app::{Ctx, load_urls, read_folder};
+use crate::state::{Folder, FolderRow};
+
+/// The folder's bundles; `wide` on the page without runs, else in the sidebar.
+#[component]
+pub fn FolderList(ctx: Ctx, #[prop(optional)] wide: bool) -> impl IntoView {
+    let state = ctx.state;
+    let name = move || {
+        state.with(|s| match &s.folder {
+            Some(Folder::Listed(l)) => l.folder.clone(),
+            _ => String::new(),
+        })
+    };
+    let rows = Memo::new(move |_| state.with(|s| s.folder_rows()));
+    let closed = move || {
+        rows.with(|r| {
+            r.iter()
+                .filter(|r| !r.loaded && r.error.is_none())
+                .map(|r| r.url.clone())
+                .collect::<Vec<_>>()
+        })
+    };
+    view! {
+        <section class="folder" class:wide=wide data-testid="folder" aria-label="Bundles in the folder">
+            <div class="folder-head">
+                <h2 class=if wide { "folder-title" } else { "side-title" }>
+                    "Folder " <code>{name}</code>
+                </h2>
+                <button
+                    class="small"
+                    title="Read the folder again for new bundles"
+                    on:click=move |_| read_folder(ctx)
+                >
+                    "Refresh"
+                </button>
+                {move || {
+                    let urls = closed();
+                    (urls.len() > 1)
+                        .then(|| {
+                            view! {
+                                <button
+                                    class="small"
+                                    title="Open every readable bundle not open yet"
+                                    on:click=move |_| load_urls(ctx, urls.clone())
+                                >
+                                    "Open all"
+                                </button>
+                            }
+                        })
+                }}
+            </div>
+            {wide
+                .then(|| {
+                    view! {
+                        <p class="hint">
+                            "Pick a bundle to open it; pick several to overlay and compare them. "
+                            "Bundles written later appear when the page is reloaded."
+                        </p>
+                    }
+                })}
+            {move || {
+                state
+                    .with(|s| match &s.folder {
+                        None | Some(Folder::Reading) => {
+                            view! { <p class="hint">"Reading the folder…"</p> }.into_any()
+                        }
+                        Some(Folder::Failed(e)) => {
+                            view! { <p class="folder-error" role="alert">{e.clone()}</p> }.into_any()
+                        }
+                        Some(Folder::Listed(l)) if l.bundles.is_empty() => {
+                            view! {
+                                <p class="hint">
+                                    "No bundles here yet. A sweep run with " <code>"--out"</code>
+                                    " this folder writes one; then reload the page."
+                                </p>
+                            }
+                                .into_any()
+                        }
+                        Some(Folder::Listed(_)) => {
+                            view! {
+                                <ul class="folder-list">
+                                    {move || {
+                                        rows.get().into_iter().map(|r| row(ctx, r)).collect_view()
+                                    }}
+                                </ul>
+                            }
+                                .into_any()
+                        }
+                    })
+            }}
+        </section>
+    }
+}
+
+fn row(ctx: Ctx, r: FolderRow) -> impl IntoView {
+    let FolderRow {
+        name,
+        url,
+        label,
+        detail,
+        error,
+        loaded,
+        simulated,
+        complete,
+    } = r;
+    let unreadable = error.is_some();
+    let body = match error {
+        Some(reason) => view! {
+            <div class="folder-pick">
+                <span class="folder-label">{name.clone()}</span>
+                <span class="folder-detail">{detail}</span>
+                <span class="folder-error">"Cannot be opened: " {reason}</span>
+            </div>
+        }
+        .into_any(),
+        None => {
+            let title = if loaded {
+                format!("{name} is open")
+            } else {
+                format!("Open {name}")
+            };
+            view! {
+                <button
+                    class="folder-pick"
+                    title=title
+                    disabled=loaded
+                    on:click=move |_| load_urls(ctx, vec![url.clone()])
+                >
+                    <span class="folder-line">
+                        <span class="folder-label">{label}</span>
+                        {loaded.then(|| view! { <span class="badge open">"✓ open"</span> })}
+                        {simulated.then(|| view! { <span class="badge sim">"simulated"</span> })}
+                        {(!complete).then(|| view! { <span class="badge warn">"incomplete"</span> })}
+                    </span>
+                    <span class="folder-name">{name.clone()}</span>
+                    <span class="folder-detail">{detail}</span>
+                </button>
+            }
+            .into_any()
+        }
+    };
+    view! {
+        <li
+            class="folder-entry"
+            class:loaded=loaded
+            class:unreadable=unreadable
+            data-testid="folder-entry"
+            data-name=name
+        >
+            {body}
+        </li>
+    }
+}
