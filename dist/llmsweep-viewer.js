@@ -521,7 +521,7 @@ function __wbg_get_imports() {
                     const a = state0.a;
                     state0.a = 0;
                     try {
-                        return __wasm_bindgen_func_elem_417(a, state0.b, arg0, arg1);
+                        return __wasm_bindgen_func_elem_416(a, state0.b, arg0, arg1);
                     } finally {
                         state0.a = a;
                     }
@@ -804,27 +804,27 @@ function __wbg_get_imports() {
         },
         __wbindgen_generic_0000000000000001: function(arg0, arg1) {
             // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [Externref], shim_idx: 23, ret: Result(Unit), inner_ret: Some(Result(Unit)) }, mutable: true }) -> Externref`.
-            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_369);
+            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_368);
             return ret;
         },
         __wbindgen_generic_0000000000000002: function(arg0, arg1) {
             // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [Externref], shim_idx: 67, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
-            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_3364);
+            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_3421);
             return ret;
         },
         __wbindgen_generic_0000000000000003: function(arg0, arg1) {
             // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [NamedExternref("Event")], shim_idx: 67, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
-            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_3364_13);
+            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_3421_13);
             return ret;
         },
         __wbindgen_generic_0000000000000004: function(arg0, arg1) {
             // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [NamedExternref("MediaQueryListEvent")], shim_idx: 7, ret: Unit, inner_ret: Some(Unit) }, mutable: false }) -> Externref`.
-            const ret = makeClosure(arg0, arg1, __wasm_bindgen_func_elem_2444);
+            const ret = makeClosure(arg0, arg1, __wasm_bindgen_func_elem_2478);
             return ret;
         },
         __wbindgen_generic_0000000000000005: function(arg0, arg1) {
-            // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [], shim_idx: 102, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
-            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_3363);
+            // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [], shim_idx: 100, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
+            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_3420);
             return ret;
         },
         __wbindgen_generic_0000000000000006: function(arg0, arg1) {
@@ -847,30 +847,30 @@ function __wbg_get_imports() {
     };
 }
 
-function __wasm_bindgen_func_elem_3363(arg0, arg1) {
-    wasm.__wasm_bindgen_func_elem_3363(arg0, arg1);
+function __wasm_bindgen_func_elem_3420(arg0, arg1) {
+    wasm.__wasm_bindgen_func_elem_3420(arg0, arg1);
 }
 
-function __wasm_bindgen_func_elem_3364(arg0, arg1, arg2) {
-    wasm.__wasm_bindgen_func_elem_3364(arg0, arg1, arg2);
+function __wasm_bindgen_func_elem_3421(arg0, arg1, arg2) {
+    wasm.__wasm_bindgen_func_elem_3421(arg0, arg1, arg2);
 }
 
-function __wasm_bindgen_func_elem_3364_13(arg0, arg1, arg2) {
-    wasm.__wasm_bindgen_func_elem_3364_13(arg0, arg1, arg2);
+function __wasm_bindgen_func_elem_3421_13(arg0, arg1, arg2) {
+    wasm.__wasm_bindgen_func_elem_3421_13(arg0, arg1, arg2);
 }
 
-function __wasm_bindgen_func_elem_2444(arg0, arg1, arg2) {
-    wasm.__wasm_bindgen_func_elem_2444(arg0, arg1, arg2);
+function __wasm_bindgen_func_elem_2478(arg0, arg1, arg2) {
+    wasm.__wasm_bindgen_func_elem_2478(arg0, arg1, arg2);
 }
 
-function __wasm_bindgen_func_elem_417(arg0, arg1, arg2, arg3) {
-    wasm.__wasm_bindgen_func_elem_417(arg0, arg1, arg2, arg3);
+function __wasm_bindgen_func_elem_416(arg0, arg1, arg2, arg3) {
+    wasm.__wasm_bindgen_func_elem_416(arg0, arg1, arg2, arg3);
 }
 
-function __wasm_bindgen_func_elem_369(arg0, arg1, arg2) {
+function __wasm_bindgen_func_elem_368(arg0, arg1, arg2) {
     try {
         const retptr = wasm.__wbindgen_add_to_stack_pointer(-16) >>> 0;
-        wasm.__wasm_bindgen_func_elem_369(retptr, arg0, arg1, arg2);
+        wasm.__wasm_bindgen_func_elem_368(retptr, arg0, arg1, arg2);
         var r0 = getDataViewMemory0().getInt32(retptr + 4 * 0, true);
         var r1 = getDataViewMemory0().getInt32(retptr + 4 * 1, true);
         if (r1) {
