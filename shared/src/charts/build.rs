@@ -297,7 +297,12 @@ fn tradeoff_plot(runs: &[ChartRun]) -> Plot {
 fn run_legend(plot: &mut Plot, runs: &[ChartRun]) {
     for r in runs {
         plot.legend.push(LegendEntry {
-            text: r.label.to_string(),
+            // Another tool measured it, under its own definitions: say so where it is drawn.
+            text: if r.bundle.is_imported() {
+                format!("{} (imported)", r.label)
+            } else {
+                r.label.to_string()
+            },
             color: r.color,
             dashed: false,
             mark: None,

@@ -103,10 +103,18 @@ fn sweep_section(c: &Comparison, s: &SweepComparison) -> impl IntoView + use<> {
     } else {
         "per concurrency"
     };
+    let heads: Vec<String> = labels
+        .iter()
+        .zip(&c.sources)
+        .map(|(l, src)| match src {
+            Some(_) => format!("{l} (imported)"),
+            None => l.clone(),
+        })
+        .collect();
     let tables = (s.runs.len() > 1).then(|| {
         s.levels
             .iter()
-            .map(|l| level_table(&labels, &s.runs, s.kind, l))
+            .map(|l| level_table(&heads, &s.runs, s.kind, l))
             .collect_view()
     });
     view! {

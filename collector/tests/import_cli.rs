@@ -1,0 +1,277 @@
+//! `llmsweep import` on fixtures of each format (written from the formats' documented fields),
+//! then `compare` against the golden measured bundle, whose numbers the fixtures were made
+//! from: known deltas, the source named, its definitions shown.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use llmsweep_shared::Bundle;
+use llmsweep_shared::bundle::{Api, FlagKind, PointStatus, SweepKind};
+
+const GOLDEN: &str = "../shared/tests/fixtures/bundle-v1-run.json";
+
+fn fixture(name: &str) -> String {
+    format!("tests/fixtures/import/{name}")
+}
+
+fn llmsweep(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_llmsweep"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// The text with every run of spaces made one, so table rows read the same at any width.
+fn squash(s: &str) -> String {
+    s.lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Imports `files` as `kpro6` into `dir`; returns the bundle path and the command's output.
+fn import(dir: &Path, from: &str, files: &[&str], extra: &[&str]) -> (PathBuf, Output) {
+    let out = dir.join(format!("kpro6-{from}.json"));
+    let fixtures: Vec<String> = files.iter().map(|f| fixture(f)).collect();
+    let mut args = vec!["import", "--from", from];
+    args.extend(fixtures.iter().map(String::as_str));
+    args.extend(["--label", "kpro6", "-o", out.to_str().unwrap()]);
+    args.extend_from_slice(extra);
+    let o = llmsweep(&args);
+    (out, o)
+}
+
+fn read(path: &Path) -> Bundle {
+    Bundle::from_json(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn an_old_text_table_joins_the_comparison_with_its_cut_off_row_left_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, o) = import(
+        dir.path(),
+        "table",
+        &["kpro6-throughput.txt"],
+        &["--input-len", "64", "--output-len", "4"],
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let (out, err) = (text(&o.stdout), text(&o.stderr));
+    assert!(
+        out.contains("throughput sweep: 2 points (C 1,2), 1 flagged"),
+        "{out}"
+    );
+    assert!(
+        err.contains("kpro6-throughput.txt line 7: 2 of 8 columns, the row was cut off; left out"),
+        "{err}"
+    );
+
+    let b = read(&path);
+    let src = b.source.as_ref().unwrap();
+    assert_eq!(
+        (src.tool.as_str(), src.format.as_str()),
+        ("a text table", "table")
+    );
+    assert_eq!(b.target.api, Api::Unknown);
+    let s = &b.sweeps[0];
+    assert_eq!(
+        (s.kind, s.input_lens.as_slice(), s.output_len),
+        (SweepKind::Throughput, &[64][..], 4)
+    );
+    let p2 = &s.points[1];
+    assert!(p2.summary.is_none() && p2.requests.is_empty());
+    let v = p2.imported.as_ref().unwrap();
+    assert_eq!(
+        (v.output_tok_s, v.ttft_s.unstated, v.output_tokens),
+        (Some(353.7), Some(0.0076), Some(29))
+    );
+    assert_eq!(p2.flags[0].kind, FlagKind::Short);
+    assert!(
+        p2.flags[0]
+            .message
+            .starts_with("29 output tokens where 8 × 4 = 32 were asked")
+    );
+
+    // Next to a measured run: aggregate compared (the table has no steady window), the
+    // source and its definitions named.
+    let o = llmsweep(&["compare", GOLDEN, path.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let out = squash(&text(&o.stdout));
+    assert!(out.contains("C metric golden kpro6 *"), "{out}");
+    assert!(
+        out.contains("aggregate output tok/s 233.3 116.6 -50.0 % WORSE"),
+        "{out}"
+    );
+    assert!(out.contains("kpro6 is imported from a text table"), "{out}");
+    assert!(
+        out.contains("TTFT p50 (s): the table's TTFT column as printed"),
+        "{out}"
+    );
+    assert!(
+        out.contains("not reported: steady output tok/s, TTFT p99 (s)"),
+        "{out}"
+    );
+    assert!(out.contains("measured by llmsweep a text table"), "{out}");
+
+    // The gate falls back to aggregate throughput for a run without a steady window.
+    let o = llmsweep(&[
+        "compare",
+        GOLDEN,
+        path.to_str().unwrap(),
+        "--fail-if-slower",
+        "10",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stdout));
+    let out = text(&o.stdout);
+    assert!(
+        out.contains("kpro6: aggregate output tok/s -50.0 % at C=1"),
+        "{out}"
+    );
+    assert!(out.contains("kpro6: TTFT p50 (s) +99.4 % at C=1"), "{out}");
+}
+
+#[test]
+fn a_table_needs_the_lengths_it_does_not_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, o) = import(
+        dir.path(),
+        "table",
+        &["kpro6-throughput.txt"],
+        &["--output-len", "4"],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let err = text(&o.stderr);
+    assert!(err.contains("kpro6-throughput.txt line 5"), "{err}");
+    assert!(err.contains("give --input-len N"), "{err}");
+    assert!(!path.exists(), "nothing is written on error");
+}
+
+#[test]
+fn a_context_table_keeps_its_failed_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, o) = import(
+        dir.path(),
+        "table",
+        &["kpro6-context.txt"],
+        &["--output-len", "4"],
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let b = read(&path);
+    let s = &b.sweeps[0];
+    assert_eq!(s.kind, SweepKind::Context);
+    assert_eq!(s.input_lens, [256, 512, 8000]);
+    assert_eq!(s.points[2].status, PointStatus::Failed);
+    assert_eq!(
+        s.points[2].reason.as_deref(),
+        Some("the table says: FAIL (context length exceeded)")
+    );
+    let o = llmsweep(&["compare", GOLDEN, path.to_str().unwrap()]);
+    let out = squash(&text(&o.stdout));
+    assert!(out.contains("kpro6 has no throughput sweep"), "{out}");
+    assert!(
+        out.contains("256 TTFT p50 (s) 0.005 0.011 +100.2 % WORSE"),
+        "{out}"
+    );
+    // Prefill speed computed from the table's TTFT: 256 / 0.011.
+    assert!(
+        out.contains("prefill tok/s (p50) 46589.7 23272.7 -50.0 % WORSE"),
+        "{out}"
+    );
+}
+
+#[test]
+fn vllm_results_of_several_concurrencies_become_one_sweep() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, o) = import(dir.path(), "vllm", &["vllm-c2.json", "vllm-c1.json"], &[]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let b = read(&path);
+    assert_eq!(b.source.as_ref().unwrap().tool, "vllm bench serve");
+    assert_eq!(b.created_at, "2025-11-03T14:15:00Z");
+    assert_eq!(b.target.model, "Qwen/Qwen3-8B");
+    assert_eq!(b.target.api, Api::Completions);
+    assert!(b.definitions["itl_s"].contains("NOT divided by the tokens a chunk carries"));
+    let s = &b.sweeps[0];
+    assert_eq!(
+        (
+            s.concurrency.as_slice(),
+            s.input_lens.as_slice(),
+            s.output_len
+        ),
+        (&[1, 2][..], &[64][..], 4)
+    );
+    assert_eq!(s.points[1].flags[0].message, "2 of 10 requests failed");
+    let v = s.points[0].imported.as_ref().unwrap();
+    assert_eq!(v.ttft_s.p99, Some(5.4163875 * 2.0 / 1000.0));
+
+    let o = llmsweep(&["compare", GOLDEN, path.to_str().unwrap()]);
+    let out = squash(&text(&o.stdout));
+    assert!(
+        out.contains("aggregate output tok/s 233.3 466.5 +100.0 % better"),
+        "{out}"
+    );
+    assert!(out.contains("TTFT p50 (s) 0.005 0.005 +0.0 %"), "{out}");
+    assert!(
+        out.contains("decode tok/s per request (p50) 256.2 250.0 -2.4 % WORSE"),
+        "{out}"
+    );
+    assert!(
+        out.contains("kpro6 is imported from vllm bench serve"),
+        "{out}"
+    );
+}
+
+#[test]
+fn sglang_lines_carry_the_engine_and_its_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, o) = import(dir.path(), "sglang", &["sglang-runs.jsonl"], &[]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let b = read(&path);
+    assert_eq!(b.target.engine.as_deref(), Some("sglang"));
+    assert_eq!(b.target.engine_version.as_deref(), Some("0.5.11"));
+    let s = &b.sweeps[0];
+    assert_eq!(s.concurrency, [1, 2]);
+    let o = llmsweep(&["compare", GOLDEN, path.to_str().unwrap()]);
+    let out = squash(&text(&o.stdout));
+    assert!(
+        out.contains("aggregate output tok/s 353.7 707.4 +100.0 % better"),
+        "{out}"
+    );
+    assert!(out.contains("engine version 0.1.0 0.5.11"), "{out}");
+    assert!(
+        out.contains("ITL p50 (ms): gap between consecutive streamed chunks"),
+        "{out}"
+    );
+}
+
+#[test]
+fn the_wrong_format_names_the_file_and_what_was_expected() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, o) = import(dir.path(), "vllm", &["kpro6-throughput.txt"], &[]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("kpro6-throughput.txt: run 1 is not valid JSON"),
+        "{err}"
+    );
+    let (_, o) = import(
+        dir.path(),
+        "table",
+        &["vllm-c1.json"],
+        &["--output-len", "4"],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("no table found"),
+        "{}",
+        text(&o.stderr)
+    );
+    let (_, o) = import(dir.path(), "table", &["missing.txt"], &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("cannot read tests/fixtures/import/missing.txt"));
+}
