@@ -9,8 +9,8 @@ use super::ChartError;
 
 /// The family every chart asks for; see `draw.rs`.
 const FAMILY: &str = "sans-serif";
-const REGULAR: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
-const BOLD: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans-Bold.ttf");
+pub(super) const REGULAR: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
+pub(super) const BOLD: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans-Bold.ttf");
 
 /// Registers the embedded font once per process; later calls only return the first outcome.
 pub(crate) fn register() -> Result<(), ChartError> {

@@ -1,9 +1,16 @@
 //! [`Plot`] → PNG (feature `png`): drawn by the same [`draw`] as every other picture, on plotters'
 //! bitmap backend, with the embedded font.
 
+use ab_glyph::{Font, FontRef, Glyph, PxScale, ScaleFont, point};
 use plotters::backend::{BitMapBackend, RGBPixel};
 use plotters::prelude::IntoDrawingArea;
+use plotters_backend::text_anchor::{HPos, VPos};
+use plotters_backend::{
+    BackendColor, BackendCoord, BackendStyle, BackendTextStyle, DrawingBackend, DrawingErrorKind,
+    FontStyle,
+};
 
+use super::font::{BOLD, REGULAR};
 use super::plot::Plot;
 use super::{ChartError, Theme, draw};
 
@@ -18,11 +25,16 @@ pub fn png(plot: &Plot, theme: &Theme, size: (u32, u32)) -> Result<Vec<u8>, Char
             "{w}x{h} pixels is not a size between 1 and {MAX_SIDE} on each side"
         )));
     }
+    let unreadable = |_| ChartError("the embedded font is unreadable".into());
     let mut pixels = vec![0u8; 3 * w as usize * h as usize];
     {
-        let backend = BitMapBackend::<RGBPixel>::with_buffer_and_format(&mut pixels, size)
-            .map_err(|e| ChartError(e.to_string()))?;
-        let root = backend.into_drawing_area();
+        let canvas = Canvas {
+            inner: BitMapBackend::<RGBPixel>::with_buffer_and_format(&mut pixels, size)
+                .map_err(|e| ChartError(e.to_string()))?,
+            regular: FontRef::try_from_slice(REGULAR).map_err(unreadable)?,
+            bold: FontRef::try_from_slice(BOLD).map_err(unreadable)?,
+        };
+        let root = canvas.into_drawing_area();
         draw(&root, plot, theme)?;
         root.present()?;
     }
@@ -38,6 +50,150 @@ fn encode(rgb: &[u8], (w, h): (u32, u32)) -> Result<Vec<u8>, png::EncodingError>
     writer.write_image_data(rgb)?;
     writer.finish()?;
     Ok(out)
+}
+
+/// plotters' bitmap backend, with text set here: plotters places each glyph without its side
+/// bearing and on whole pixels, which makes small letters jump about ("co n cu rre n cy").
+/// Widths are the font's advances and kerning, as plotters measures them for the layout.
+struct Canvas<'a> {
+    inner: BitMapBackend<'a, RGBPixel>,
+    regular: FontRef<'static>,
+    bold: FontRef<'static>,
+}
+
+type Error = <BitMapBackend<'static, RGBPixel> as DrawingBackend>::ErrorType;
+type Drawn = Result<(), DrawingErrorKind<Error>>;
+
+impl DrawingBackend for Canvas<'_> {
+    type ErrorType = Error;
+
+    fn get_size(&self) -> (u32, u32) {
+        self.inner.get_size()
+    }
+
+    fn ensure_prepared(&mut self) -> Drawn {
+        self.inner.ensure_prepared()
+    }
+
+    fn present(&mut self) -> Drawn {
+        self.inner.present()
+    }
+
+    fn draw_pixel(&mut self, point: BackendCoord, color: BackendColor) -> Drawn {
+        self.inner.draw_pixel(point, color)
+    }
+
+    fn draw_line<S: BackendStyle>(&mut self, from: BackendCoord, to: BackendCoord, s: &S) -> Drawn {
+        self.inner.draw_line(from, to, s)
+    }
+
+    fn draw_rect<S: BackendStyle>(
+        &mut self,
+        upper_left: BackendCoord,
+        bottom_right: BackendCoord,
+        style: &S,
+        fill: bool,
+    ) -> Drawn {
+        self.inner.draw_rect(upper_left, bottom_right, style, fill)
+    }
+
+    fn draw_path<S: BackendStyle, I: IntoIterator<Item = BackendCoord>>(
+        &mut self,
+        path: I,
+        style: &S,
+    ) -> Drawn {
+        self.inner.draw_path(path, style)
+    }
+
+    fn draw_circle<S: BackendStyle>(
+        &mut self,
+        center: BackendCoord,
+        radius: u32,
+        style: &S,
+        fill: bool,
+    ) -> Drawn {
+        self.inner.draw_circle(center, radius, style, fill)
+    }
+
+    fn fill_polygon<S: BackendStyle, I: IntoIterator<Item = BackendCoord>>(
+        &mut self,
+        vert: I,
+        style: &S,
+    ) -> Drawn {
+        self.inner.fill_polygon(vert, style)
+    }
+
+    fn blit_bitmap(&mut self, pos: BackendCoord, size: (u32, u32), src: &[u8]) -> Drawn {
+        self.inner.blit_bitmap(pos, size, src)
+    }
+
+    /// Glyphs at their exact advance, bearing and kerning, antialiased into the picture; the
+    /// anchor is the line box (ascent to descent), turned as the style asks.
+    fn draw_text<T: BackendTextStyle>(
+        &mut self,
+        text: &str,
+        style: &T,
+        pos: BackendCoord,
+    ) -> Drawn {
+        let color = style.color();
+        if color.alpha == 0.0 {
+            return Ok(());
+        }
+        let font = match style.style() {
+            FontStyle::Bold => &self.bold,
+            _ => &self.regular,
+        };
+        let scale = PxScale::from(style.size() as f32);
+        let scaled = font.as_scaled(scale);
+        let mut glyphs: Vec<Glyph> = Vec::with_capacity(text.len());
+        let mut x = 0.0f32;
+        let mut previous = None;
+        for c in text.chars() {
+            let id = scaled.glyph_id(c);
+            if let Some(p) = previous {
+                x += scaled.kern(p, id);
+            }
+            glyphs.push(id.with_scale_and_position(scale, point(x, 0.0)));
+            x += scaled.h_advance(id);
+            previous = Some(id);
+        }
+        let anchor = style.anchor();
+        let dx = match anchor.h_pos {
+            HPos::Left => 0.0,
+            HPos::Center => -x / 2.0,
+            HPos::Right => -x,
+        };
+        let (ascent, descent) = (scaled.ascent(), scaled.descent());
+        let baseline = match anchor.v_pos {
+            VPos::Top => ascent,
+            VPos::Center => (ascent + descent) / 2.0,
+            VPos::Bottom => descent,
+        };
+        let turn = style.transform();
+        let (w, h) = self.inner.get_size();
+        let mut coverage: Vec<(BackendCoord, f32)> = Vec::new();
+        for mut g in glyphs {
+            g.position.x += dx;
+            g.position.y += baseline;
+            let Some(outline) = font.outline_glyph(g) else {
+                continue;
+            };
+            let b = outline.px_bounds();
+            outline.draw(|gx, gy, c| {
+                let (ox, oy) = (b.min.x as i32 + gx as i32, b.min.y as i32 + gy as i32);
+                let (tx, ty) = turn.transform(ox, oy);
+                coverage.push(((pos.0 + tx, pos.1 + ty), c));
+            });
+        }
+        for ((px, py), c) in coverage {
+            if c > 0.0 && px >= 0 && py >= 0 && (px as u32) < w && (py as u32) < h {
+                let alpha = color.alpha * f64::from(c.min(1.0));
+                self.inner
+                    .draw_pixel((px, py), BackendColor { alpha, ..color })?;
+            }
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
