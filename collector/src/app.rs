@@ -10,7 +10,9 @@ use llmsweep_shared::bundle::{Calibration, PointStatus};
 
 use clap::Parser;
 
-use crate::cli::{Cli, Command, CompareArgs, DemoArgs, ReportArgs, SimArgs, ThroughputArgs};
+use crate::cli::{
+    Cli, Command, CompareArgs, DemoArgs, PlotArgs, ReportArgs, SimArgs, ThroughputArgs,
+};
 use crate::loadgen::Interrupt;
 use crate::plan::{ContextPlan, RunPlan, ThroughputPlan, redacted_command_line};
 use crate::session::Session;
@@ -34,6 +36,7 @@ pub async fn run(cli: Cli) -> ExitCode {
         },
         Command::Compare(a) => compare(a),
         Command::Report(a) => report(a),
+        Command::Plot(a) => plot(a),
         Command::Demo(a) => demo(a).await,
         Command::ServeSim(a) => serve_sim(a).await,
     };
@@ -315,6 +318,29 @@ fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
         html.len() / 1024,
         runs.len(),
         if runs.len() == 1 { "" } else { "s" }
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `llmsweep plot`: draw one chart of the bundles into an SVG or PNG file; say where it went.
+fn plot(a: PlotArgs) -> anyhow::Result<ExitCode> {
+    let w = crate::plot::run(&a)?;
+    for label in &w.left_out {
+        eprintln!(
+            "note: {label} has no {} sweep; it is left out of this chart",
+            llmsweep_shared::compare::kind_name(w.sweep)
+        );
+    }
+    println!(
+        "chart: {} ({} {}x{}, {} KB, {} run{}: {})",
+        w.path.display(),
+        w.format.name(),
+        w.size.0,
+        w.size.1,
+        w.bytes.div_ceil(1024),
+        w.runs.len(),
+        if w.runs.len() == 1 { "" } else { "s" },
+        w.runs.join(", ")
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -5,7 +5,8 @@
 //! calibration, warm-up) → [`sweep`] (points) → [`loadgen`] (the load loop) → [`client`] (one
 //! request) → [`stream`] (SSE bytes → request record) → [`store`] (the bundle on disk), with
 //! [`output`] for the terminal, [`telemetry`] for the server's metrics and the GPUs during a
-//! point, and [`sim`] for the built-in simulated server.
+//! point, and [`sim`] for the built-in simulated server. Bundles already written become a
+//! comparison ([`compare`]), an HTML page ([`report`]) or a chart image ([`plot`]).
 
 pub mod api;
 pub mod app;
@@ -16,6 +17,7 @@ pub mod host;
 pub mod loadgen;
 pub mod output;
 pub mod plan;
+pub mod plot;
 pub mod probe;
 pub mod report;
 pub mod session;
