@@ -11,7 +11,7 @@ use llmsweep_shared::bundle::{Calibration, PointStatus, SweepKind};
 use clap::Parser;
 
 use crate::cli::{
-    Cli, Command, CompareArgs, DemoArgs, ImportArgs, ImportFormat, ReportArgs, SimArgs,
+    Cli, Command, CompareArgs, DemoArgs, ImportArgs, ImportFormat, PlotArgs, ReportArgs, SimArgs,
     ThroughputArgs, ViewArgs,
 };
 use crate::loadgen::Interrupt;
@@ -39,6 +39,7 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::Report(a) => report(a),
         Command::Import(a) => import(a),
         Command::View(a) => view(a).await,
+        Command::Plot(a) => plot(a),
         Command::Demo(a) => demo(a).await,
         Command::ServeSim(a) => serve_sim(a).await,
     };
@@ -448,6 +449,29 @@ async fn view(a: ViewArgs) -> anyhow::Result<ExitCode> {
     .await
     .with_context(|| format!("serving on {addr} failed"))?;
     println!("stopped");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `llmsweep plot`: draw one chart of the bundles into an SVG or PNG file; say where it went.
+fn plot(a: PlotArgs) -> anyhow::Result<ExitCode> {
+    let w = crate::plot::run(&a)?;
+    for label in &w.left_out {
+        eprintln!(
+            "note: {label} has no {} sweep; it is left out of this chart",
+            llmsweep_shared::compare::kind_name(w.sweep)
+        );
+    }
+    println!(
+        "chart: {} ({} {}x{}, {} KB, {} run{}: {})",
+        w.path.display(),
+        w.format.name(),
+        w.size.0,
+        w.size.1,
+        w.bytes.div_ceil(1024),
+        w.runs.len(),
+        if w.runs.len() == 1 { "" } else { "s" },
+        w.runs.join(", ")
+    );
     Ok(ExitCode::SUCCESS)
 }
 

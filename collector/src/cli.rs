@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use llmsweep_shared::charts::MAX_SIDE;
 
 pub use crate::sim::Preset;
 
@@ -36,6 +37,8 @@ pub enum Command {
     Import(ImportArgs),
     /// Serve the viewer and a folder of bundles on 127.0.0.1, to pick runs from in a browser.
     View(ViewArgs),
+    /// Draw one of the viewer's charts as an SVG or PNG image, for slides and documents.
+    Plot(PlotArgs),
     /// Run llmsweep's simulated server (a test instrument with known timing, not a real engine).
     ServeSim(SimArgs),
     /// Start the simulated server on loopback, sweep it briefly, and write a bundle.
@@ -258,6 +261,66 @@ pub struct ViewArgs {
     /// Open the page in the default browser.
     #[arg(long)]
     pub open: bool,
+}
+
+/// The charts `plot` draws: the viewer's, by the names a slide would give them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ChartArg {
+    /// Output tok/s (steady and aggregate) vs concurrency.
+    #[value(alias = "output-tok-s")]
+    Throughput,
+    /// Decode tok/s per request (p50) vs concurrency.
+    #[value(alias = "decode-vs-concurrency")]
+    Decode,
+    /// TTFT p50 and p99 vs concurrency.
+    #[value(alias = "ttft-vs-concurrency")]
+    Ttft,
+    /// Per-user decode tok/s vs total tok/s, points labelled with their concurrency.
+    #[value(alias = "per-user-vs-total")]
+    Tradeoff,
+    /// TTFT vs input length, with the fitted prefill curve (context sweep).
+    #[value(alias = "ttft-vs-length")]
+    Context,
+    /// Prefill tok/s (p50) vs input length (context sweep).
+    #[value(alias = "prefill-vs-length")]
+    Prefill,
+    /// Decode tok/s per request (p50) vs input length (context sweep).
+    DecodeVsLength,
+}
+
+/// Chart colors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ThemeArg {
+    /// Dark text on white.
+    Light,
+    /// Light text on a dark background.
+    Dark,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct PlotArgs {
+    /// Bundles to draw (.json or .json.gz), each a run in its own color, in this order.
+    #[arg(required = true, value_name = "BUNDLE")]
+    pub files: Vec<PathBuf>,
+    /// Which chart.
+    #[arg(long, value_enum, default_value_t = ChartArg::Throughput)]
+    pub chart: ChartArg,
+    /// The image to write; its extension picks the format: .svg or .png.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: PathBuf,
+    /// Image width in pixels.
+    #[arg(long, default_value_t = 1200, value_parser = clap::value_parser!(u32).range(200..=i64::from(MAX_SIDE)))]
+    pub width: u32,
+    /// Image height in pixels.
+    #[arg(long, default_value_t = 700, value_parser = clap::value_parser!(u32).range(150..=i64::from(MAX_SIDE)))]
+    pub height: u32,
+    /// Colors: light for documents, dark for dark slides.
+    #[arg(long, value_enum, default_value_t = ThemeArg::Light)]
+    pub theme: ThemeArg,
+    /// Title drawn above the chart [default: the chart's own, e.g. "Output throughput vs
+    /// concurrency"]. An empty title leaves the line blank.
+    #[arg(long)]
+    pub title: Option<String>,
 }
 
 #[derive(Debug, Clone, Args)]

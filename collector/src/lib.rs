@@ -5,8 +5,10 @@
 //! calibration, warm-up) → [`sweep`] (points) → [`loadgen`] (the load loop) → [`client`] (one
 //! request) → [`stream`] (SSE bytes → request record) → [`store`] (the bundle on disk), with
 //! [`output`] for the terminal, [`telemetry`] for the server's metrics and the GPUs during a
-//! point, and [`sim`] for the built-in simulated server. [`report`] and [`view`] show bundles
-//! with the viewer, which [`dist`] embeds.
+//! point, and [`sim`] for the built-in simulated server. Bundles already written become a
+//! comparison ([`compare`]), an HTML page ([`report`]), a chart image ([`plot`]) or a local
+//! results browser ([`view`]), the last three with the viewer's code that [`dist`] and
+//! `shared` carry; [`import`] turns other tools' results into bundles.
 
 pub mod api;
 pub mod app;
@@ -19,6 +21,7 @@ pub mod import;
 pub mod loadgen;
 pub mod output;
 pub mod plan;
+pub mod plot;
 pub mod probe;
 pub mod report;
 pub mod session;

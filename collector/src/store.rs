@@ -50,18 +50,31 @@ pub fn bundle_path(
     ))
 }
 
-/// Writes `bundle` to `path` through a temporary file in the same folder and a rename, so a
-/// reader never sees half a file.
+/// Writes `bundle` to `path` atomically (see [`write_file_atomic`]).
 pub fn write_atomic(path: &Path, bundle: &Bundle) -> anyhow::Result<()> {
-    let tmp = path.with_extension("json.tmp");
+    let mut text = bundle.to_json();
+    text.push('\n');
+    write_file_atomic(path, text.as_bytes())
+        .with_context(|| format!("cannot write the bundle {}", path.display()))
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same folder (`<name>.tmp`) and a
+/// rename, so a reader never sees half a file and a failed write leaves an older file as it was.
+pub fn write_file_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".tmp");
+    let tmp = path.with_file_name(name);
     let write = || -> std::io::Result<()> {
         let mut f = fs::File::create(&tmp)?;
-        f.write_all(bundle.to_json().as_bytes())?;
-        f.write_all(b"\n")?;
+        f.write_all(bytes)?;
         f.sync_all()?;
         fs::rename(&tmp, path)
     };
-    write().with_context(|| format!("cannot write the bundle {}", path.display()))
+    let result = write();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
 }
 
 #[cfg(test)]

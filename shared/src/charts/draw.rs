@@ -48,16 +48,27 @@ fn font<'a>(size: u32, c: Rgb) -> TextStyle<'a> {
 
 const PAD: i32 = 14;
 
-/// Draws `plot` filling `root`; returns a [`Hit`] per mark.
+/// Draws `plot` filling `root`; returns a [`Hit`] per mark. With the `png` feature the embedded
+/// font is registered first, since plotters then measures text with registered fonts only.
 pub fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     plot: &Plot,
     theme: &Theme,
 ) -> Result<Vec<Hit>, ChartError> {
+    #[cfg(feature = "png")]
+    super::font::register()?;
     root.fill(&rgb(theme.background))?;
+    // Natively the bold face has to be chosen when the font is made (`FontDesc::style` keeps the
+    // regular face's glyphs); in the browser the style is CSS either way, and that build keeps
+    // its form so the committed viewer stays byte-identical.
+    #[cfg(not(feature = "png"))]
     let title = ("sans-serif", 16)
         .into_font()
         .style(FontStyle::Bold)
+        .color(&rgb(theme.text));
+    #[cfg(feature = "png")]
+    let title = ("sans-serif", 16, FontStyle::Bold)
+        .into_font()
         .color(&rgb(theme.text));
     root.draw(&Text::new(plot.title.clone(), (PAD, 10), title))?;
     let (w, _) = root.dim_in_pixel();

@@ -65,3 +65,11 @@ impl Theme {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("chart could not be drawn: {0}")]
 pub struct ChartError(pub String);
+
+// Natively drawn PNG charts, for the collector; never in the WebAssembly build.
+#[cfg(feature = "png")]
+mod font;
+#[cfg(feature = "png")]
+mod png;
+#[cfg(feature = "png")]
+pub use png::{MAX_SIDE, png};
