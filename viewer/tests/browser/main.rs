@@ -10,6 +10,7 @@
 
 mod bundles;
 mod harness;
+mod imported;
 mod view;
 
 use std::time::Duration;

@@ -1,0 +1,121 @@
+//! An old text table, imported with `llmsweep import`, next to a measured run in the viewer:
+//! listed as imported, drawn, compared with known deltas, its source and definitions shown.
+
+use std::collections::BTreeMap;
+
+use fantoccini::Locator;
+use llmsweep::import::{Format, Request, import};
+use serde_json::{Value, json};
+
+use super::harness::{Browser, FileServer, Session, dist_dir};
+use super::{LOAD, ONE_AT_A_TIME, charts_drawn, click_tab, runs_listed};
+
+/// The sample run's workload (C = 1, 2, 4 at 512 → 64 tokens); C=1 at twice the sample's
+/// aggregate throughput (65.65 tok/s) and TTFT (0.1182 s); the last row cut off.
+const TABLE: &str = "\
+C | Agg tok/s | Per-req tok/s | TTFT(s) | Tokens | Wall(s) | Ok | Fail
+1 |     131.3 |          70.1 |  0.2364 |    512 |     3.9 |  8 |    0
+2 |     200.0 |          66.0 |  0.2500 |    512 |     2.6 |  8 |    0
+4 |     250.0 |          ...
+";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_imported_table_sits_next_to_a_measured_run() {
+    let Some(browser) = Browser::find() else {
+        return;
+    };
+    let _one = ONE_AT_A_TIME.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let table = dir.path().join("old.txt");
+    std::fs::write(&table, TABLE).unwrap();
+    let bundle = import(&Request {
+        format: Format::Table,
+        files: vec![table],
+        label: "kpro6".into(),
+        input_len: Some(512),
+        output_len: Some(64),
+        model: None,
+        notes: BTreeMap::new(),
+        command_line: vec!["llmsweep".into(), "import".into()],
+    })
+    .unwrap();
+    std::fs::write(dir.path().join("kpro6.json"), bundle.to_json()).unwrap();
+    std::fs::copy(
+        dist_dir().join("sample.json"),
+        dir.path().join("sample.json"),
+    )
+    .unwrap();
+
+    let server = FileServer::start(dist_dir(), dir.path().to_path_buf());
+    let s = Session::start(&browser, (1360, 1000), &[]).await;
+    s.client
+        .goto(&server.url("index.html?bundle=bundles/sample.json&bundle=bundles/kpro6.json"))
+        .await
+        .unwrap();
+    s.wait(
+        "both runs",
+        "document.querySelectorAll('[data-testid=run]').length === 2",
+        LOAD,
+    )
+    .await;
+    assert_eq!(runs_listed(&s).await, ["sample", "kpro6"]);
+    let badge = s
+        .js("return [...document.querySelectorAll('[data-testid=imported]')].map(b => b.closest('[data-testid=run]').dataset.label)")
+        .await;
+    assert_eq!(badge, json!(["kpro6"]));
+    charts_drawn(&s, 4).await;
+
+    // The source's definitions, and the cut-off row, one click away in the run list.
+    s.client
+        .find(Locator::Css("[data-testid=source-definitions] summary"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let defs = s
+        .js("return document.querySelector('[data-testid=source-definitions]').innerText")
+        .await;
+    let defs = defs.as_str().unwrap();
+    assert!(
+        defs.contains("the table's TTFT column as printed"),
+        "{defs}"
+    );
+    assert!(
+        defs.contains("line 4: 2 of 8 columns, the row was cut off"),
+        "{defs}"
+    );
+    s.screenshot("imported-runs").await;
+
+    click_tab(&s, "Compare").await;
+    s.wait(
+        "compare tables",
+        "document.querySelector('table.cmp')",
+        LOAD,
+    )
+    .await;
+    let note = s
+        .js("return document.querySelector('[data-testid=imported-note]').innerText")
+        .await;
+    assert!(
+        note.as_str()
+            .unwrap()
+            .starts_with("kpro6 is imported from a text table"),
+        "{note}"
+    );
+    // Row 2 is aggregate throughput, row 4 TTFT p50; column 3 is kpro6 against the baseline.
+    let cells: Value = s
+        .js(r#"const t = document.querySelector('.sweep-compare[data-kind=throughput] table[data-key="1"]');
+               return [t.querySelector('thead th:nth-child(3)').innerText,
+                       t.querySelector('tbody tr:nth-child(2) td:nth-child(3) .delta').innerText,
+                       t.querySelector('tbody tr:nth-child(4) td:nth-child(3) .delta').innerText,
+                       t.querySelector('tbody tr:nth-child(1) td:nth-child(3)').innerText];"#)
+        .await;
+    assert_eq!(
+        cells,
+        json!(["kpro6 (imported)", "+100.0 %", "+100.0 %", "—"]),
+        "aggregate and TTFT doubled; no steady window in a table"
+    );
+    s.screenshot("imported-compare").await;
+    s.close().await;
+}
