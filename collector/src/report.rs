@@ -10,7 +10,7 @@ use base64::Engine as _;
 use llmsweep_shared::Bundle;
 use llmsweep_shared::bundle::{PointStatus, SweepKind};
 use llmsweep_shared::charts::{ChartKind, ChartRun, Theme, build, run_color, svg};
-use llmsweep_shared::curves::sweep_of;
+use llmsweep_shared::curves::{Metric, sweep_of};
 
 use crate::dist::{VIEWER_CSS, VIEWER_JS, VIEWER_WASM};
 
@@ -129,13 +129,16 @@ fn summary_table(html: &mut String, b: &Bundle, kind: SweepKind) {
     let context = kind == SweepKind::Context;
     let _ = writeln!(
         html,
-        "<table><caption>{} — {} sweep{}</caption>\n<tr><th>{}</th><th>ok/fail</th><th>steady tok/s</th><th>decode tok/s p50</th><th>TTFT p50 s</th><th>TTFT p99 s</th><th>note</th></tr>",
+        "<table><caption>{} — {} sweep{}</caption>\n<tr><th>{}</th><th>ok/fail</th><th>output tok/s</th><th>decode tok/s p50</th><th>TTFT p50 s</th><th>TTFT p99 s</th><th>note</th></tr>",
         escape(&b.label),
         if context { "context" } else { "throughput" },
-        if b.target.simulated {
-            " (simulated server)"
-        } else {
-            ""
+        match (&b.source, b.target.simulated) {
+            (Some(src), _) => format!(
+                " (imported from {}: its definitions apply)",
+                escape(&src.tool)
+            ),
+            (None, true) => " (simulated server)".into(),
+            (None, false) => String::new(),
         },
         if context { "input" } else { "C" }
     );
@@ -154,17 +157,26 @@ fn summary_table(html: &mut String, b: &Bundle, kind: SweepKind) {
                 .join(", "),
             _ => p.reason.clone().unwrap_or_default(),
         };
-        let cells = match &p.summary {
-            Some(s) => [
-                format!("{}/{}", s.ok, s.failed),
-                s.steady_tok_s.map_or("-".into(), |v| format!("{v:.1}")),
-                s.decode_tok_s
-                    .map_or("-".into(), |d| format!("{:.1}", d.p50)),
-                s.ttft_s.map_or("-".into(), |t| format!("{:.3}", t.p50)),
-                s.ttft_s.map_or("-".into(), |t| format!("{:.3}", t.p99)),
-            ],
-            None => std::array::from_fn(|_| "-".to_string()),
+        let counts = match (&p.summary, &p.imported) {
+            (Some(s), _) => format!("{}/{}", s.ok, s.failed),
+            (None, Some(i)) => format!(
+                "{}/{}",
+                i.ok.map_or("?".into(), |n| n.to_string()),
+                i.failed.map_or("?".into(), |n| n.to_string())
+            ),
+            (None, None) => "-".into(),
         };
+        let num = |m: Metric, digits: usize| m.of(p).map(|v| format!("{v:.digits$}"));
+        // An imported run has no steady window: its aggregate is shown, marked as such.
+        let output = num(Metric::SteadyTokS, 1)
+            .or_else(|| num(Metric::AggTokS, 1).map(|v| format!("{v} (aggregate)")));
+        let cells = [
+            counts,
+            output.unwrap_or_else(|| "-".into()),
+            num(Metric::DecodeTokSP50, 1).unwrap_or_else(|| "-".into()),
+            num(Metric::TtftP50, 3).unwrap_or_else(|| "-".into()),
+            num(Metric::TtftP99, 3).unwrap_or_else(|| "-".into()),
+        ];
         let _ = writeln!(
             html,
             "<tr><td>{key}</td>{}<td>{}</td></tr>",
