@@ -309,23 +309,7 @@ pub fn build_point(spec: &LoadSpec, result: &LoadResult) -> Point {
 
 /// A point with its parameters and nothing measured.
 fn empty_point(spec: &LoadSpec) -> Point {
-    Point {
-        concurrency: spec.concurrency,
-        input_len: spec.input_len,
-        output_len: spec.output_len,
-        status: PointStatus::Ok,
-        reason: None,
-        started_at: None,
-        summary: None,
-        flags: Vec::new(),
-        requests: Vec::new(),
-        output_sample: None,
-        server_samples: None,
-        gpu_samples: None,
-        client_cpu: None,
-        predicted_ttft_s: None,
-        imported: None,
-    }
+    Point::empty(spec.concurrency, spec.input_len, spec.output_len)
 }
 
 /// Flags the point when the generated text of its successful requests is one thing repeated.

@@ -339,21 +339,8 @@ pub(crate) mod tests {
 
     pub(crate) fn point(c: u32, len: u64, k: f64) -> Point {
         Point {
-            concurrency: c,
-            input_len: len,
-            output_len: 100,
-            status: PointStatus::Ok,
-            reason: None,
-            started_at: None,
             summary: Some(summary(k)),
-            flags: Vec::new(),
-            requests: Vec::new(),
-            output_sample: None,
-            server_samples: None,
-            gpu_samples: None,
-            client_cpu: None,
-            predicted_ttft_s: None,
-            imported: None,
+            ..Point::empty(c, len, 100)
         }
     }
 

@@ -304,21 +304,11 @@ fn point(
         }
     }
     Point {
-        concurrency,
-        input_len,
-        output_len,
         status,
         reason,
-        started_at: None,
-        summary: None,
         flags,
-        requests: Vec::new(),
-        output_sample: None,
-        server_samples: None,
-        gpu_samples: None,
-        client_cpu: None,
-        predicted_ttft_s: None,
         imported: Some(values),
+        ..Point::empty(concurrency, input_len, output_len)
     }
 }
 

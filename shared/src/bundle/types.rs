@@ -285,6 +285,29 @@ pub struct Point {
     pub imported: Option<Imported>,
 }
 
+impl Point {
+    /// A point with its parameters, status `ok` and nothing measured yet.
+    pub fn empty(concurrency: u32, input_len: u64, output_len: u64) -> Point {
+        Point {
+            concurrency,
+            input_len,
+            output_len,
+            status: PointStatus::Ok,
+            reason: None,
+            started_at: None,
+            summary: None,
+            flags: Vec::new(),
+            requests: Vec::new(),
+            output_sample: None,
+            server_samples: None,
+            gpu_samples: None,
+            client_cpu: None,
+            predicted_ttft_s: None,
+            imported: None,
+        }
+    }
+}
+
 /// A point's numbers as another tool reported them. Every field is optional: sources report
 /// different subsets, and what a source did not report stays unknown.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
