@@ -161,6 +161,20 @@ fn by_length(kind: ChartKind, runs: &[ChartRun], metric: Metric) -> Plot {
     plot
 }
 
+/// For a point of an imported run: where it comes from and what its numbers mean there, as
+/// hover lines; empty for a measured run.
+fn imported_note(bundle: &Bundle, metrics: &[Metric]) -> String {
+    let Some(src) = &bundle.source else {
+        return String::new();
+    };
+    let mut note = format!("\nimported from {}, under its definitions:", src.tool);
+    for &m in metrics {
+        let def = crate::compare::definition(bundle, m).unwrap_or("not defined by the source");
+        note.push_str(&format!("\n{}: {def}", m.label()));
+    }
+    note
+}
+
 /// Adds a series' line (measured points only) and a mark per point.
 fn add_series(
     plot: &mut Plot,
@@ -203,6 +217,7 @@ fn add_series(
         for f in &p.flags {
             hover.push_str(&format!("\n⚠ {}: {}", f.kind.as_str(), f.message));
         }
+        hover.push_str(&imported_note(run.bundle, &[series.metric]));
         plot.marks.push(Mark {
             x: p.x,
             y: p.y,
@@ -268,6 +283,10 @@ fn tradeoff_plot(runs: &[ChartRun]) -> Plot {
             for f in &t.flags {
                 hover.push_str(&format!("\n⚠ {}: {}", f.kind.as_str(), f.message));
             }
+            hover.push_str(&imported_note(
+                run.bundle,
+                &[Metric::AggTokS, Metric::DecodeTokSP50],
+            ));
             plot.marks.push(Mark {
                 x: t.total_tok_s,
                 y: t.per_user_tok_s,
@@ -511,6 +530,41 @@ mod tests {
                 .starts_with("a · C=1\ndecode tok/s per request (p50): 50")
         );
         assert!(p.legend.iter().any(|e| e.mark == Some(MarkStyle::Flagged)));
+    }
+
+    #[test]
+    fn imported_runs_say_so_in_the_legend_and_every_hover() {
+        let a = bundle("kpro5");
+        let mut b = bundle("kpro6");
+        b.source = Some(crate::bundle::Source {
+            tool: "vllm bench serve".into(),
+            version: None,
+            format: "vllm".into(),
+            files: Vec::new(),
+            notes: Vec::new(),
+        });
+        b.definitions
+            .insert("ttft_s".into(), "vLLM's TTFT definition".into());
+        let p = build(ChartKind::TtftVsConcurrency, &[run(&a, 0), run(&b, 1)]);
+        let legend: Vec<&str> = p.legend.iter().take(2).map(|e| e.text.as_str()).collect();
+        assert_eq!(legend, ["kpro5", "kpro6 (imported)"]);
+        let hovers = |label: &str| {
+            p.marks
+                .iter()
+                .filter(|m| m.hover.starts_with(label))
+                .map(|m| m.hover.clone())
+                .collect::<Vec<_>>()
+        };
+        assert!(hovers("kpro5 ").iter().all(|h| !h.contains("imported")));
+        let kpro6 = hovers("kpro6 ");
+        assert!(!kpro6.is_empty());
+        for h in kpro6 {
+            assert!(
+                h.contains("imported from vllm bench serve, under its definitions:"),
+                "{h}"
+            );
+            assert!(h.contains("(s): vLLM's TTFT definition"), "{h}");
+        }
     }
 
     #[test]
