@@ -8,7 +8,7 @@ use llmsweep::import::{Format, Request, import};
 use serde_json::{Value, json};
 
 use super::harness::{Browser, FileServer, Session, dist_dir};
-use super::{LOAD, ONE_AT_A_TIME, charts_drawn, click_tab, runs_listed};
+use super::{LOAD, ONE_AT_A_TIME, charts_drawn, click_tab, hover_some_point, runs_listed};
 
 /// The sample run's workload (C = 1, 2, 4 at 512 → 64 tokens); C=1 at twice the sample's
 /// aggregate throughput (65.65 tok/s) and TTFT (0.1182 s); the last row cut off.
@@ -64,6 +64,15 @@ async fn an_imported_table_sits_next_to_a_measured_run() {
         .await;
     assert_eq!(badge, json!(["kpro6"]));
     charts_drawn(&s, 4).await;
+    let tip = hover_some_point(&s, 1).await;
+    assert!(tip.starts_with("kpro6 · C="), "{tip}");
+    assert!(
+        tip.contains(
+            "imported from a text table, under its definitions:\naggregate output tok/s: the table"
+        ),
+        "{tip}"
+    );
+    s.screenshot("imported-hover").await;
 
     // The source's definitions, and the cut-off row, one click away in the run list.
     s.client

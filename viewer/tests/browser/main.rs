@@ -59,13 +59,13 @@ async fn click_tab(s: &Session, tab: &str) {
         .unwrap();
 }
 
-/// Finds a drawn point (a 5×5 block of the first run's color: lines are thinner) on the first
+/// Finds a drawn point (a 5×5 block of the `run`-th run's color: lines are thinner) on the first
 /// chart, moves the mouse there, and returns the tooltip's text.
-async fn hover_some_point(s: &Session) -> String {
+async fn hover_some_point(s: &Session, run: usize) -> String {
     let at = s
-        .js(r#"
+        .js_with(r#"
             const c = document.querySelector('canvas[data-marks]');
-            const color = getComputedStyle(document.querySelector('[data-testid=run]'))
+            const color = getComputedStyle(document.querySelectorAll('[data-testid=run]')[arguments[0]])
                 .getPropertyValue('--run-color').trim();
             const want = [1, 3, 5].map(i => parseInt(color.slice(i, i + 2), 16));
             const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
@@ -87,9 +87,9 @@ async fn hover_some_point(s: &Session) -> String {
                 }
             }
             return null;
-        "#)
+        "#, vec![json!(run)])
         .await;
-    assert!(at.is_array(), "no drawn point of the first run found");
+    assert!(at.is_array(), "no drawn point of run {run} found");
     let tip = s
         .wait(
             "a tooltip",
@@ -192,7 +192,7 @@ async fn two_runs_every_view_and_a_broken_file() {
             "per-user-vs-total"
         ]
     );
-    let tip = hover_some_point(&s).await;
+    let tip = hover_some_point(&s, 0).await;
     assert!(
         tip.contains(" · C="),
         "tooltip names run and concurrency: {tip}"
