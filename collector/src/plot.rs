@@ -105,7 +105,7 @@ pub fn run(a: &PlotArgs) -> anyhow::Result<Written> {
             kind_name(sweep),
         );
     }
-    let mut plot = charts::build(kind, &runs);
+    let mut plot = charts::build(kind, &runs).for_print();
     if plot.is_empty() {
         bail!(
             "the {} sweep of {} has no measured point to draw (every point failed or was skipped)",

@@ -111,7 +111,11 @@ fn static_part(html: &mut String, runs: &[Embedded], title: &str) {
             continue;
         }
         for &chart in charts {
-            if let Ok(picture) = svg(&build(chart, &chart_runs), &Theme::LIGHT, CHART_SIZE) {
+            if let Ok(picture) = svg(
+                &build(chart, &chart_runs).for_print(),
+                &Theme::LIGHT,
+                CHART_SIZE,
+            ) {
                 let _ = writeln!(html, "<figure>{picture}</figure>");
             }
         }

@@ -530,6 +530,12 @@ mod tests {
                 .starts_with("a · C=1\ndecode tok/s per request (p50): 50")
         );
         assert!(p.legend.iter().any(|e| e.mark == Some(MarkStyle::Flagged)));
+        // An image cannot be hovered: its legend points at the bundle instead.
+        let texts: Vec<String> = p.for_print().legend.into_iter().map(|e| e.text).collect();
+        assert!(
+            texts.contains(&"flagged (see the warnings in the bundle)".to_string()),
+            "{texts:?}"
+        );
     }
 
     #[test]

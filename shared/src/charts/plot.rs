@@ -108,6 +108,17 @@ impl Plot {
         }
     }
 
+    /// The plot for a picture nobody can hover (an image file, a report's fallback): legend
+    /// hints that point at hovering point at the bundle instead.
+    pub fn for_print(mut self) -> Plot {
+        for e in &mut self.legend {
+            if e.mark == Some(MarkStyle::Flagged) {
+                e.text = "flagged (see the warnings in the bundle)".into();
+            }
+        }
+        self
+    }
+
     /// Whether there is any data (rules alone do not count).
     pub fn is_empty(&self) -> bool {
         self.marks.is_empty() && self.lines.iter().all(|l| l.points.is_empty())
