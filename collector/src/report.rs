@@ -44,12 +44,15 @@ pub fn render(runs: &[Embedded]) -> anyhow::Result<String> {
          <style>\n{VIEWER_CSS}\n{STATIC_CSS}\n</style>\n</head>\n<body>\n",
         escape(&title)
     );
+    // Bundles travel gzip-compressed (a tenth of their JSON) and base64-encoded; the viewer
+    // reads them as it reads a dropped `.json.gz`.
     for r in runs {
         let _ = writeln!(
             html,
-            "<script type=\"application/json\" class=\"llmsweep-bundle\" data-name=\"{}\">{}</script>",
+            "<script type=\"application/octet-stream\" class=\"llmsweep-bundle\" \
+             data-encoding=\"gzip-base64\" data-name=\"{}\">{}</script>",
             escape(&r.name),
-            script_safe(&serde_json::to_string(&r.bundle)?)
+            gzip_base64(serde_json::to_string(&r.bundle)?.as_bytes())?
         );
     }
     html.push_str("<pre id=\"fatal\" role=\"alert\" hidden></pre>\n");
@@ -59,24 +62,30 @@ pub fn render(runs: &[Embedded]) -> anyhow::Result<String> {
     Ok(html)
 }
 
-/// The module that starts the viewer from inlined bytes: the glue as a `blob:` module, the wasm
-/// gunzipped by the browser's `DecompressionStream`.
-fn loader() -> anyhow::Result<String> {
+/// `bytes` gzip-compressed at the best level, then base64 (standard alphabet, padded).
+fn gzip_base64(bytes: &[u8]) -> anyhow::Result<String> {
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
-    gz.write_all(VIEWER_WASM)?;
-    let wasm_b64 = base64::engine::general_purpose::STANDARD.encode(gz.finish()?);
-    let glue = script_safe(&serde_json::to_string(VIEWER_JS)?);
+    gz.write_all(bytes)?;
+    Ok(base64::engine::general_purpose::STANDARD.encode(gz.finish()?))
+}
+
+/// The module that starts the viewer from inlined bytes: the glue and the wasm gunzipped by the
+/// browser's `DecompressionStream`, the glue imported as a `blob:` module.
+fn loader() -> anyhow::Result<String> {
+    let wasm_b64 = gzip_base64(VIEWER_WASM)?;
+    let glue_b64 = gzip_base64(VIEWER_JS.as_bytes())?;
     Ok(format!(
         "<script type=\"module\">\n\
          document.getElementById('static-report').hidden = true;\n\
-         const glue = {glue};\n\
+         const glueGz = \"{glue_b64}\";\n\
          const wasmGz = \"{wasm_b64}\";\n\
          const fail = (e) => {{ const f = document.getElementById('fatal'); f.textContent = 'The viewer could not start: ' + e; f.hidden = false; document.getElementById('static-report').hidden = false; }};\n\
+         const inflate = (b64) => new Response(new Blob([Uint8Array.from(atob(b64), (c) => c.charCodeAt(0))]).stream().pipeThrough(new DecompressionStream('gzip')));\n\
          try {{\n\
+           const glue = await inflate(glueGz).text();\n\
            const url = URL.createObjectURL(new Blob([glue], {{ type: 'text/javascript' }}));\n\
            const mod = await import(url);\n\
-           const gz = Uint8Array.from(atob(wasmGz), (c) => c.charCodeAt(0));\n\
-           const wasm = await new Response(new Blob([gz]).stream().pipeThrough(new DecompressionStream('gzip'))).arrayBuffer();\n\
+           const wasm = await inflate(wasmGz).arrayBuffer();\n\
            await mod.default({{ module_or_path: wasm }});\n\
            window.wasmBindings = mod;\n\
          }} catch (e) {{ fail(e); }}\n\
@@ -202,12 +211,6 @@ pub(crate) fn escape(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// JSON made safe inside `<script>`: no `</script>` or `<!--` can end or confuse the element
-/// (`<\/` and `\u003c` are the same text to a JSON or JavaScript parser).
-fn script_safe(json: &str) -> String {
-    json.replace("</", "<\\/").replace("<!--", "\\u003c!--")
-}
-
 const STATIC_CSS: &str = ".static-report{max-width:820px;margin:2rem auto;font-family:system-ui,sans-serif}\
 .static-report figure{margin:1rem 0}.static-report table{border-collapse:collapse;margin:1rem 0;font-size:.9rem}\
 .static-report td,.static-report th{border:1px solid #ccc;padding:.2rem .5rem;text-align:right}\
@@ -218,12 +221,35 @@ mod tests {
     use super::*;
 
     #[test]
-    fn script_text_cannot_close_its_element() {
-        let s = script_safe(r#"{"label":"</script><script>alert(1)</script>","x":"<!-- y"}"#);
-        assert!(!s.contains("</script>") && !s.contains("<!--"));
-        let back: serde_json::Value = serde_json::from_str(&s).unwrap();
-        assert_eq!(back["label"], "</script><script>alert(1)</script>");
-        assert_eq!(back["x"], "<!-- y");
+    fn embedded_bundles_are_gzip_base64_and_read_back_whole() {
+        let golden = include_str!("../../shared/tests/fixtures/bundle-v1-run.json");
+        let bundle = Bundle::from_json(golden).unwrap();
+        let html = render(&[Embedded {
+            name: "a \"b\".json".into(),
+            bundle: bundle.clone(),
+        }])
+        .unwrap();
+        let open = "data-encoding=\"gzip-base64\" data-name=\"a &quot;b&quot;.json\">";
+        let start = html.find(open).unwrap() + open.len();
+        let body = &html[start..start + html[start..].find("</script>").unwrap()];
+        // base64 has no `<`, so nothing in it can close the element.
+        assert!(
+            body.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"+/=".contains(&b))
+        );
+        let gz = base64::engine::general_purpose::STANDARD
+            .decode(body)
+            .unwrap();
+        let mut json = String::new();
+        std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&gz[..]), &mut json)
+            .unwrap();
+        assert_eq!(Bundle::from_json(&json).unwrap(), bundle);
+        assert!(
+            gz.len() * 2 < json.len(),
+            "{} of {} bytes",
+            gz.len(),
+            json.len()
+        );
     }
 
     #[test]

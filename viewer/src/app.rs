@@ -94,8 +94,8 @@ fn App() -> impl IntoView {
         if let Some(tab) = files::query_tab().and_then(|t| Tab::from_name(&t)) {
             s.tab = tab;
         }
-        for (name, text) in files::embedded() {
-            s.load_bytes(&name, text.as_bytes());
+        for (name, bytes) in files::embedded() {
+            s.load_bytes(&name, &bytes);
         }
         if files::folder_listing_url().is_some() {
             s.folder = Some(Folder::Reading);

@@ -67,14 +67,19 @@ pub fn query_bundles() -> Vec<String> {
         .collect()
 }
 
-/// `(name, JSON text)` of each bundle embedded in the page. The name is the element's
-/// `data-name`, else its `id`, else "embedded bundle N".
-pub fn embedded() -> Vec<(String, String)> {
-    let Some(doc) = web_sys::window().and_then(|w| w.document()) else {
+/// `(name, bytes)` of each bundle embedded in the page: JSON text in a
+/// `<script type="application/json" class="llmsweep-bundle">`, or gzip in base64 in one with
+/// `data-encoding="gzip-base64"` (as `llmsweep report` writes them). The name is the element's
+/// `data-name`, else its `id`, else "embedded bundle N". A base64 body that does not decode
+/// comes through as its text, so loading it reports what is wrong with it.
+pub fn embedded() -> Vec<(String, Vec<u8>)> {
+    let Some(window) = web_sys::window() else {
         return Vec::new();
     };
-    let Ok(nodes) = doc.query_selector_all("script.llmsweep-bundle[type='application/json']")
-    else {
+    let Some(doc) = window.document() else {
+        return Vec::new();
+    };
+    let Ok(nodes) = doc.query_selector_all("script.llmsweep-bundle") else {
         return Vec::new();
     };
     (0..nodes.length())
@@ -85,7 +90,16 @@ pub fn embedded() -> Vec<(String, String)> {
                 .get_attribute("data-name")
                 .or_else(|| Some(el.id()).filter(|s| !s.is_empty()))
                 .unwrap_or_else(|| format!("embedded bundle {}", i + 1));
-            (name, el.text_content().unwrap_or_default())
+            let text = el.text_content().unwrap_or_default();
+            let bytes = match el.get_attribute("data-encoding").as_deref() {
+                Some("gzip-base64") => match window.atob(text.trim()) {
+                    // `atob` gives one char per byte.
+                    Ok(binary) => binary.chars().map(|c| c as u32 as u8).collect(),
+                    Err(_) => text.into_bytes(),
+                },
+                _ => text.into_bytes(),
+            };
+            (name, bytes)
         })
         .collect()
 }
