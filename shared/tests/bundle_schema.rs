@@ -239,3 +239,41 @@ fn golden_v1_bundle_reads_and_its_numbers_recompute() {
         .collect();
     assert_eq!(llmsweep_shared::metrics::fit_prefill(&samples), Some(fit));
 }
+
+const GOLDEN_IMPORTED_V1: &str = include_str!("fixtures/bundle-v1-imported.json");
+
+/// An imported bundle as `llmsweep import --from table` wrote it: later versions must keep
+/// reading its source, its definitions and the source's numbers, and must not invent the ones
+/// the source did not give.
+#[test]
+fn golden_imported_bundle_reads_with_its_source_and_nothing_invented() {
+    use llmsweep_shared::curves::Metric;
+    let b = Bundle::from_json(GOLDEN_IMPORTED_V1).unwrap();
+    assert!(b.is_imported());
+    let src = b.source.as_ref().unwrap();
+    assert_eq!(
+        (src.tool.as_str(), src.format.as_str()),
+        ("a text table", "table")
+    );
+    assert_eq!(
+        src.notes,
+        ["kpro6-throughput.txt line 7: 2 of 8 columns, the row was cut off; left out"]
+    );
+    assert_eq!(b.target.api, Api::Unknown);
+    assert!(b.definitions["ttft_s"].starts_with("the table's TTFT column as printed"));
+    let p = &b.sweeps[0].points[0];
+    assert!(p.summary.is_none() && p.requests.is_empty());
+    assert_eq!(Metric::AggTokS.of(p), Some(116.6));
+    assert_eq!(Metric::TtftP50.of(p), Some(0.0108));
+    assert_eq!(Metric::DecodeTokSP50.of(p), Some(128.0));
+    assert_eq!(Metric::SteadyTokS.of(p), None);
+    assert_eq!(Metric::TtftP99.of(p), None);
+    assert_eq!(Metric::ItlP50.of(p), None);
+    assert_eq!(
+        b.sweeps[0].points[1].flags[0].kind,
+        FlagKind::Short,
+        "29 of 32 asked tokens"
+    );
+    // Writing it again changes nothing.
+    assert_eq!(Bundle::from_json(&b.to_json()).unwrap(), b);
+}

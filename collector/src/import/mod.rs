@@ -126,10 +126,17 @@ pub fn import(req: &Request) -> anyhow::Result<Bundle> {
     if !context.is_empty() {
         sweeps.push(sweep(SweepKind::Context, context, &mut notes)?);
     }
-    let created_at = facts
+    let dated = facts
         .date
         .as_deref()
-        .and_then(bench::vllm_date)
+        .and_then(|d| Some((d, bench::vllm_date(d)?)));
+    if let Some((raw, _)) = dated {
+        notes.push(format!(
+            "the run's date {raw} is the benchmark host's local time, recorded as if UTC"
+        ));
+    }
+    let created_at = dated
+        .map(|(_, d)| d)
         .or_else(|| modified(&req.files[0]))
         .unwrap_or_else(now);
     let source = Source {
@@ -630,7 +637,10 @@ mod tests {
         assert_eq!(src.tool, "vllm bench serve");
         assert_eq!(
             src.notes,
-            ["prompt lengths 999..1002 tokens (means over each run's requests) recorded as 1001"]
+            [
+                "prompt lengths 999..1002 tokens (means over each run's requests) recorded as 1001",
+                "the run's date 20251103-141500 is the benchmark host's local time, recorded as if UTC"
+            ]
         );
         // Output length is a mean here, not an asked length: no short flag can be justified.
         assert!(s.points.iter().all(|p| p.flags.is_empty()));
