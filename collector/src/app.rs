@@ -215,10 +215,10 @@ fn watch_ctrl_c() -> Interrupt {
                 i.abort.cancel();
                 return;
             }
-            eprintln!(
-                "\nstopping: no new requests; waiting up to {} s for those in flight (Ctrl-C again to abort them)",
+            crate::output::note_line(&format!(
+                "stopping: no new requests; waiting up to {} s for those in flight (Ctrl-C again to abort them)",
                 GRACE.as_secs()
-            );
+            ));
             i.stop_sending.cancel();
             let abort = i.abort.clone();
             tokio::spawn(async move {

@@ -166,6 +166,30 @@ fn explanations(p: &Point) -> Vec<String> {
     lines
 }
 
+/// The bar on screen, if any, so that a message printed meanwhile (a Ctrl-C notice) goes above it
+/// instead of through it.
+static ACTIVE: std::sync::Mutex<Option<ProgressBar>> = std::sync::Mutex::new(None);
+
+/// Prints `line` on stderr; with a progress bar on screen, the bar steps aside for it and is
+/// drawn again below.
+pub fn note_line(line: &str) {
+    let active = ACTIVE
+        .lock()
+        .map(|a| a.clone())
+        .unwrap_or_else(|poisoned| poisoned.into_inner().clone());
+    match active {
+        Some(bar) => bar.suspend(|| eprintln!("{line}")),
+        None => eprintln!("{line}"),
+    }
+}
+
+fn set_active(bar: Option<ProgressBar>) {
+    match ACTIVE.lock() {
+        Ok(mut a) => *a = bar,
+        Err(poisoned) => *poisoned.into_inner() = bar,
+    }
+}
+
 /// The live progress bar of one point.
 #[derive(Debug)]
 pub struct Progress {
@@ -191,6 +215,7 @@ impl Progress {
         }
         bar.set_prefix(label);
         bar.enable_steady_tick(Duration::from_millis(200));
+        set_active(Some(bar.clone()));
         Progress {
             bar,
             tokens: 0,
@@ -214,6 +239,7 @@ impl Progress {
     }
 
     pub fn finish(self) {
+        set_active(None);
         self.bar.finish_and_clear();
     }
 }
