@@ -357,3 +357,22 @@ fn a_taken_port_is_an_error_that_names_the_flag() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains(&port) && err.contains("--port"), "{err}");
 }
+
+#[tokio::test]
+async fn an_imported_bundle_is_listed_with_the_tool_that_measured_it() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("kpro5.json"), GOLDEN).unwrap();
+    std::fs::write(
+        dir.path().join("kpro6.json"),
+        include_str!("../../shared/tests/fixtures/bundle-v1-imported.json"),
+    )
+    .unwrap();
+    let base = start(dir.path()).await;
+    let l = listing(&base).await;
+    let from = |n: &str| {
+        let e = l.bundles.iter().find(|b| b.name == n).unwrap();
+        e.bundle.as_ref().unwrap().imported_from.clone()
+    };
+    assert_eq!(from("kpro5.json"), None);
+    assert_eq!(from("kpro6.json").as_deref(), Some("a text table"));
+}

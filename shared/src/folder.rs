@@ -64,6 +64,9 @@ pub struct BundleFacts {
     /// The kinds of its sweeps, in bundle order.
     #[serde(default)]
     pub sweeps: Vec<SweepKind>,
+    /// For an imported bundle: the tool that measured it, e.g. `vllm bench serve`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub imported_from: Option<String>,
 }
 
 impl BundleFacts {
@@ -75,6 +78,7 @@ impl BundleFacts {
             simulated: b.target.simulated,
             model: b.target.model.clone(),
             sweeps: b.sweeps.iter().map(|s| s.kind).collect(),
+            imported_from: b.source.as_ref().map(|s| s.tool.clone()),
         }
     }
 }

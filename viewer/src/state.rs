@@ -110,6 +110,8 @@ pub struct FolderRow {
     pub loaded: bool,
     pub simulated: bool,
     pub complete: bool,
+    /// For an imported bundle: the tool that measured it.
+    pub imported_from: Option<String>,
 }
 
 impl FolderRow {
@@ -152,6 +154,7 @@ impl FolderRow {
             loaded,
             simulated: e.bundle.as_ref().is_some_and(|f| f.simulated),
             complete: e.bundle.as_ref().is_none_or(|f| f.complete),
+            imported_from: e.bundle.as_ref().and_then(|f| f.imported_from.clone()),
         }
     }
 }

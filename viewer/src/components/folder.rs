@@ -107,6 +107,7 @@ fn row(ctx: Ctx, r: FolderRow) -> impl IntoView {
         loaded,
         simulated,
         complete,
+        imported_from,
     } = r;
     let unreadable = error.is_some();
     let body = match error {
@@ -135,6 +136,9 @@ fn row(ctx: Ctx, r: FolderRow) -> impl IntoView {
                         <span class="folder-label">{label}</span>
                         {loaded.then(|| view! { <span class="badge open">"✓ open"</span> })}
                         {simulated.then(|| view! { <span class="badge sim">"simulated"</span> })}
+                        {imported_from.map(|tool| view! {
+                            <span class="badge imported" title=format!("Imported from {tool}: its definitions apply")>"imported"</span>
+                        })}
                         {(!complete).then(|| view! { <span class="badge warn">"incomplete"</span> })}
                     </span>
                     <span class="folder-name">{name.clone()}</span>
