@@ -229,7 +229,7 @@ pub struct ImportArgs {
     /// Name of the imported run, e.g. the host it ran on.
     #[arg(long)]
     pub label: String,
-    /// The bundle to write [default: results/<label>-imported.json].
+    /// The bundle to write [default: results/<label>-imported-<UTC time>.json].
     #[arg(short, long)]
     pub output: Option<PathBuf>,
     /// Prompt tokens the source ran, when it does not say (a throughput table never does).
