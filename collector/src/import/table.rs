@@ -6,10 +6,10 @@
 //! ```
 //!
 //! Columns are recognised by their headers, in any order; unknown columns are left out with a
-//! note. Cells are split on `|` (markdown tables included) or, for a header without `|`, on runs
-//! of two or more spaces. Separator lines (`---+---`, `====`) are skipped; a row cut off by the
-//! terminal (fewer cells than the header, or ending in `...`) is left out with a note instead of
-//! being read as a row of smaller numbers. A file may hold several tables, each under its own
+//! note. Cells are split as the header line shows: on `|` (markdown tables included), tabs,
+//! commas, or runs of two or more spaces. Separator lines (`---+---`, `====`) are skipped; a
+//! row cut off by the terminal (fewer cells than the header, or ending in `...`) is left out
+//! with a note instead of being read as a row of smaller numbers. A file may hold several tables, each under its own
 //! header: a throughput table keyed by concurrency and a context table keyed by input length.
 
 use llmsweep_shared::bundle::{Imported, PointStatus, Quantiles};
@@ -93,8 +93,8 @@ pub struct Parsed {
 /// Reads every table in `text`; errors only when there is no table at all.
 pub fn parse(text: &str) -> Result<Parsed, String> {
     let mut out = Parsed::default();
-    // The current table: its header cells (recognised or not) and whether cells split on `|`.
-    let mut current: Option<(Vec<Option<Column>>, bool, Table)> = None;
+    // The current table: its header cells (recognised or not) and how its cells are separated.
+    let mut current: Option<(Vec<Option<Column>>, Sep, Table)> = None;
     for (i, raw) in text.lines().enumerate() {
         let n = i + 1;
         let line = raw.trim();
@@ -107,11 +107,11 @@ pub fn parse(text: &str) -> Result<Parsed, String> {
             ));
             continue;
         }
-        if let Some((cols, piped, kind)) = header(line) {
+        if let Some((cols, sep, kind)) = header(line) {
             if let Some((_, _, t)) = current.take() {
                 out.tables.push(t);
             }
-            for (c, name) in cols.iter().zip(split(line, piped)) {
+            for (c, name) in cols.iter().zip(split(line, sep)) {
                 if c.is_none() {
                     out.notes.push(format!(
                         "line {n}: column \"{name}\" is not one llmsweep knows; left out"
@@ -121,7 +121,7 @@ pub fn parse(text: &str) -> Result<Parsed, String> {
             let columns = cols.iter().flatten().cloned().collect();
             current = Some((
                 cols,
-                piped,
+                sep,
                 Table {
                     kind,
                     columns,
@@ -130,10 +130,10 @@ pub fn parse(text: &str) -> Result<Parsed, String> {
             ));
             continue;
         }
-        let Some((cols, piped, table)) = current.as_mut() else {
+        let Some((cols, sep, table)) = current.as_mut() else {
             continue;
         };
-        match row(n, line, cols, *piped, table.kind) {
+        match row(n, line, cols, *sep, table.kind) {
             Ok(r) => table.rows.push(r),
             Err(why) => out.notes.push(format!("line {n}: {why}; left out")),
         }
@@ -165,25 +165,48 @@ fn is_ellipsis(line: &str) -> bool {
     )
 }
 
-/// Cells of a line, trimmed; a leading and trailing `|` (markdown) add no cells.
-fn split(line: &str, piped: bool) -> Vec<String> {
-    if piped {
-        let inner = line.strip_prefix('|').unwrap_or(line);
-        let inner = inner.strip_suffix('|').unwrap_or(inner);
-        inner.split('|').map(|c| c.trim().to_string()).collect()
-    } else {
-        line.split("  ")
-            .map(str::trim)
-            .filter(|c| !c.is_empty())
-            .map(str::to_string)
-            .collect()
-    }
+/// How a table separates its cells, as its header line shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Sep {
+    /// `a | b`, markdown included.
+    Pipe,
+    Tab,
+    /// `a,b` (CSV without quoting).
+    Comma,
+    /// Columns aligned with two or more spaces.
+    Spaces,
 }
 
-/// The columns of a header line and the table's kind; `None` when the line is not a header.
-fn header(line: &str) -> Option<(Vec<Option<Column>>, bool, TableKind)> {
-    let piped = line.contains('|');
-    let cells = split(line, piped);
+/// Cells of a line, trimmed; a leading and trailing `|` (markdown) add no cells.
+fn split(line: &str, sep: Sep) -> Vec<String> {
+    let cells: Vec<&str> = match sep {
+        Sep::Pipe => {
+            let inner = line.strip_prefix('|').unwrap_or(line);
+            let inner = inner.strip_suffix('|').unwrap_or(inner);
+            inner.split('|').collect()
+        }
+        Sep::Tab => line.split('\t').collect(),
+        Sep::Comma => line.split(',').collect(),
+        Sep::Spaces => line.split("  ").filter(|c| !c.trim().is_empty()).collect(),
+    };
+    cells.into_iter().map(|c| c.trim().to_string()).collect()
+}
+
+/// The columns of a header line, its separator and the table's kind; `None` when the line is
+/// not a header.
+fn header(line: &str) -> Option<(Vec<Option<Column>>, Sep, TableKind)> {
+    let candidates: &[Sep] = if line.contains('|') {
+        &[Sep::Pipe]
+    } else if line.contains('\t') {
+        &[Sep::Tab]
+    } else {
+        &[Sep::Comma, Sep::Spaces]
+    };
+    candidates.iter().find_map(|&sep| header_with(line, sep))
+}
+
+fn header_with(line: &str, sep: Sep) -> Option<(Vec<Option<Column>>, Sep, TableKind)> {
+    let cells = split(line, sep);
     if cells.len() < 2 || cells.iter().any(|c| number(c).is_some()) {
         return None;
     }
@@ -196,7 +219,7 @@ fn header(line: &str) -> Option<(Vec<Option<Column>>, bool, TableKind)> {
     } else {
         return None;
     };
-    (cols.iter().flatten().count() >= 2).then_some((cols, piped, kind))
+    (cols.iter().flatten().count() >= 2).then_some((cols, sep, kind))
 }
 
 /// Recognises a header cell.
@@ -344,10 +367,10 @@ fn row(
     n: usize,
     line: &str,
     cols: &[Option<Column>],
-    piped: bool,
+    sep: Sep,
     kind: TableKind,
 ) -> Result<Row, String> {
-    let cells = split(line, piped);
+    let cells = split(line, sep);
     let cut = cells
         .last()
         .is_some_and(|c| c.ends_with("...") || c.ends_with('…'));
@@ -363,7 +386,7 @@ fn row(
             cols.len()
         ));
     }
-    if cells.len() > cols.len() && piped {
+    if cells.len() > cols.len() && sep != Sep::Spaces {
         return Err(format!(
             "{} cells under a header of {} columns",
             cells.len(),
@@ -564,6 +587,20 @@ input     TTFT(s)   Decode tok/s   GPU mem
             p.notes,
             ["line 1: column \"GPU mem\" is not one llmsweep knows; left out"]
         );
+    }
+
+    #[test]
+    fn tab_and_comma_separated_tables() {
+        let tsv = "C\tAgg tok/s\tTTFT (ms)\n1\t70.2\t320\n4\t207.1\t340\n";
+        let csv = "concurrency,output_tok/s,ttft_p50_ms\n1,70.2,320\n4,207.1,340\n";
+        for text in [tsv, csv] {
+            let p = parse(text).unwrap();
+            assert!(p.notes.is_empty(), "{:?}", p.notes);
+            let r = &p.tables[0].rows[1];
+            assert_eq!(r.concurrency, Some(4));
+            assert_eq!(r.values.output_tok_s, Some(207.1));
+            assert_eq!(r.values.ttft_s.central(), Some(0.34));
+        }
     }
 
     #[test]
