@@ -143,10 +143,18 @@ fn render_sweep(out: &mut String, cmp: &Comparison, s: &SweepComparison) {
                 row.metric.label().to_string(),
             ];
             cells.extend(row.cells.iter().map(|c| match (c.value, &c.note) {
-                (Some(v), _) => match c.delta_pct {
-                    Some(d) => format!("{} {:+.1} %{}", fmt_value(v), d, verdict_mark(c.verdict)),
-                    None => fmt_value(v),
-                },
+                (Some(v), _) => {
+                    let mark = if c.caveat.is_some() { "†" } else { "" };
+                    match c.delta_pct {
+                        Some(d) => format!(
+                            "{}{mark} {:+.1} %{}",
+                            fmt_value(v),
+                            d,
+                            verdict_mark(c.verdict)
+                        ),
+                        None => format!("{}{mark}", fmt_value(v)),
+                    }
+                }
                 (None, Some(note)) => note.clone(),
                 (None, None) => "-".into(),
             }));
@@ -154,6 +162,18 @@ fn render_sweep(out: &mut String, cmp: &Comparison, s: &SweepComparison) {
         }
     }
     write_table(out, &table);
+    let mut caveats: Vec<&str> = s
+        .levels
+        .iter()
+        .flat_map(|l| &l.rows)
+        .flat_map(|r| &r.cells)
+        .filter_map(|c| c.caveat)
+        .collect();
+    caveats.sort_unstable();
+    caveats.dedup();
+    for c in caveats {
+        let _ = writeln!(out, "  † {c}");
+    }
     if s.runs.iter().any(|&i| cmp.sources[i].is_some()) {
         let _ = writeln!(
             out,

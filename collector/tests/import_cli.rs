@@ -110,6 +110,14 @@ fn an_old_text_table_joins_the_comparison_with_its_cut_off_row_left_out() {
     );
     assert!(out.contains("kpro6 is imported from a text table"), "{out}");
     assert!(
+        out.contains("decode tok/s per request (p50) 256.2 128.0† -50.0 % WORSE"),
+        "{out}"
+    );
+    assert!(
+        out.contains("† the source's per-request speed; its definition is not stated"),
+        "{out}"
+    );
+    assert!(
         out.contains("TTFT p50 (s): the table's TTFT column as printed"),
         "{out}"
     );
@@ -174,13 +182,18 @@ fn a_context_table_keeps_its_failed_row() {
     let o = llmsweep(&["compare", GOLDEN, path.to_str().unwrap()]);
     let out = squash(&text(&o.stdout));
     assert!(out.contains("kpro6 has no throughput sweep"), "{out}");
+    // The table's TTFT(s) does not say it is a median: marked where it stands in for one.
     assert!(
-        out.contains("256 TTFT p50 (s) 0.005 0.011 +100.2 % WORSE"),
+        out.contains("256 TTFT p50 (s) 0.005 0.011† +100.2 % WORSE"),
         "{out}"
     );
     // Prefill speed computed from the table's TTFT: 256 / 0.011.
     assert!(
-        out.contains("prefill tok/s (p50) 46589.7 23272.7 -50.0 % WORSE"),
+        out.contains("prefill tok/s (p50) 46589.7 23272.7† -50.0 % WORSE"),
+        "{out}"
+    );
+    assert!(
+        out.contains("† the source's number; whether mean or median is not stated"),
         "{out}"
     );
 }

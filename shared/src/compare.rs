@@ -40,6 +40,9 @@ pub struct Cell {
     pub verdict: Verdict,
     /// Why there is no value: "skipped", "failed", "not run".
     pub note: Option<String>,
+    /// Why the value is not quite what the metric's name says (an imported number whose
+    /// statistic its source did not state); see [`Metric::caveat`].
+    pub caveat: Option<&'static str>,
 }
 
 /// A metric at one level, a cell per compared run (baseline first).
@@ -306,17 +309,21 @@ fn row_cells(
     metric: Metric,
     at: impl Fn(&crate::bundle::Point) -> bool,
 ) -> Vec<Cell> {
-    let values: Vec<(Option<f64>, Option<String>)> = compared
+    type Found = (Option<f64>, Option<String>, Option<&'static str>);
+    let values: Vec<Found> = compared
         .iter()
         .map(|&i| {
             let point =
                 sweep_of(runs[i].bundle, kind).and_then(|s| s.points.iter().find(|p| at(p)));
             match point {
-                None => (None, Some("not run".into())),
+                None => (None, Some("not run".into()), None),
                 Some(p) if p.status != PointStatus::Ok => {
-                    (None, Some(status_word(p.status).into()))
+                    (None, Some(status_word(p.status).into()), None)
                 }
-                Some(p) => (metric.of(p), None),
+                Some(p) => {
+                    let value = metric.of(p);
+                    (value, None, value.and(metric.caveat(p)))
+                }
             }
         })
         .collect();
@@ -324,13 +331,14 @@ fn row_cells(
     values
         .into_iter()
         .enumerate()
-        .map(|(n, (value, note))| {
+        .map(|(n, (value, note, caveat))| {
             let delta_pct = if n == 0 { None } else { delta_pct(base, value) };
             Cell {
                 value: value.map(|v| metric.display(v)),
                 delta_pct,
                 verdict: verdict(metric, delta_pct),
                 note,
+                caveat,
             }
         })
         .collect()
@@ -580,6 +588,11 @@ mod tests {
         };
         assert_eq!(row(Metric::AggTokS).value, Some(400.0));
         assert_eq!(row(Metric::TtftP50).value, Some(0.5));
+        assert_eq!(
+            row(Metric::TtftP50).caveat,
+            Some("the source's number; whether mean or median is not stated")
+        );
+        assert_eq!(row(Metric::AggTokS).caveat, None);
         assert_eq!(row(Metric::SteadyTokS).value, None);
         assert_eq!(row(Metric::TtftP99).value, None);
         let measured_by = c.metadata.iter().find(|m| m.name == "measured by").unwrap();

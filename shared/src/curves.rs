@@ -80,6 +80,26 @@ impl Metric {
         }
     }
 
+    /// Why an imported point's value of this metric is not quite what the metric's name says,
+    /// when it is not: the source printed one number without naming its statistic (a table's
+    /// "TTFT(s)"), or its per-request speed without saying whether TTFT is in it. `None` for
+    /// measured points and for numbers whose statistic the source stated.
+    pub fn caveat(self, p: &Point) -> Option<&'static str> {
+        let i = p.imported.as_ref().filter(|_| p.summary.is_none())?;
+        let unstated = |q: &crate::bundle::Quantiles| q.p50.is_none() && q.unstated.is_some();
+        let caveat = match self {
+            Metric::TtftP50 | Metric::PrefillTokSP50 => unstated(&i.ttft_s),
+            Metric::E2eP50 => unstated(&i.e2e_s),
+            Metric::ItlP50 => unstated(&i.itl_s),
+            Metric::DecodeTokSP50 => i.tpot_s.p50.is_none() && i.per_request_tok_s.is_some(),
+            _ => false,
+        };
+        caveat.then_some(match self {
+            Metric::DecodeTokSP50 => "the source's per-request speed; its definition is not stated",
+            _ => "the source's number; whether mean or median is not stated",
+        })
+    }
+
     fn imported(self, i: &Imported, input_len: u64) -> Option<f64> {
         let v = match self {
             // No other tool measures a steady window.

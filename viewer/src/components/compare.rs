@@ -98,6 +98,15 @@ fn sweep_section(c: &Comparison, s: &SweepComparison) -> impl IntoView + use<> {
                 .map(|&i| format!("{} has no {name} sweep.", labels[i])),
         )
         .collect();
+    let mut caveats: Vec<&'static str> = s
+        .levels
+        .iter()
+        .flat_map(|l| &l.rows)
+        .flat_map(|r| &r.cells)
+        .filter_map(|c| c.caveat)
+        .collect();
+    caveats.sort_unstable();
+    caveats.dedup();
     let per = if s.kind == SweepKind::Context {
         "per input length"
     } else {
@@ -125,6 +134,7 @@ fn sweep_section(c: &Comparison, s: &SweepComparison) -> impl IntoView + use<> {
             </div>
             {notes.into_iter().map(|n| view! { <p class="mismatch" data-testid="mismatch">{n}</p> }).collect_view()}
             <div class="level-tables">{tables}</div>
+            {caveats.into_iter().map(|c| view! { <p class="caveat" data-testid="caveat">"† " {c}</p> }).collect_view()}
         </section>
     }
 }
@@ -188,8 +198,13 @@ fn cell(c: &Cell) -> impl IntoView + use<> {
         (Some(d), v) => (verdict_class(v), format!("{d:+.1} %")),
         _ => ("", String::new()),
     };
+    let caveat = c.caveat;
+    let value = match caveat {
+        Some(_) if c.value.is_some() => format!("{value}†"),
+        _ => value,
+    };
     view! {
-        <td class=format!("cell {class}")>
+        <td class=format!("cell {class}") title=caveat>
             <span class="value">{value}</span>
             {(!delta.is_empty()).then(|| view! { <span class="delta" data-delta=delta.clone()>{delta.clone()}</span> })}
         </td>

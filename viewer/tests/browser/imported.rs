@@ -125,6 +125,21 @@ async fn an_imported_table_sits_next_to_a_measured_run() {
         json!(["kpro6 (imported)", "+100.0 %", "+100.0 %", "—"]),
         "aggregate and TTFT doubled; no steady window in a table"
     );
+    // The table's TTFT(s) stands in for a p50 it does not claim to be: marked and explained.
+    let ttft = s
+        .js(r#"return document.querySelector('.sweep-compare[data-kind=throughput] table[data-key="1"] tbody tr:nth-child(4) td:nth-child(3) .value').innerText"#)
+        .await;
+    assert_eq!(ttft, json!("0.236†"));
+    let caveats = s
+        .js("return [...document.querySelectorAll('[data-testid=caveat]')].map(e => e.innerText)")
+        .await;
+    assert_eq!(
+        caveats,
+        json!([
+            "† the source's number; whether mean or median is not stated",
+            "† the source's per-request speed; its definition is not stated"
+        ])
+    );
     s.screenshot("imported-compare").await;
     s.close().await;
 }
