@@ -216,7 +216,9 @@ async fn measure(s: &mut Session, spec: LoadSpec, label: String) -> Option<Point
     point.server_samples = server_samples;
     let tokens = point.summary.as_ref().map_or(0, |x| x.output_tokens);
     point.gpu_samples = gpu_samples.map(|g| with_tokens(g, tokens));
-    point.flags.extend(client_cpu.and_then(client_bound_flag));
+    point
+        .flags
+        .extend(client_cpu.and_then(|cores| client_bound_flag(cores, wall)));
     Some(point)
 }
 

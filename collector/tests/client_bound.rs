@@ -69,7 +69,7 @@ async fn only_a_busy_client_is_flagged_client_bound() {
             "--input-len",
             "20",
             "--output-len",
-            "30",
+            "60",
             "--requests",
             "2",
             "--warmup",
@@ -81,6 +81,8 @@ async fn only_a_busy_client_is_flagged_client_bound() {
     spin.into_iter().for_each(|t| t.join().unwrap());
     let p = &s.bundle.sweeps[0].points[0];
     let busy_cpu = p.client_cpu.unwrap();
+    // 2 requests of 60 tokens at 20 ms each: long enough (≥ 1 s) for the flag to be judged.
+    assert!(p.summary.as_ref().unwrap().wall_s >= 1.0);
     // The spinners are counted as the client's. How much CPU they get depends on what else the
     // machine runs (on an idle 2-core machine, about 2 cores); the flag follows the measure.
     assert!(

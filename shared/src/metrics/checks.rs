@@ -140,10 +140,15 @@ pub fn cache_counter_flag(
 /// Share of one CPU core above which the collector may have set the pace instead of the server.
 pub const CLIENT_BOUND_CORES: f64 = 0.7;
 
+/// Levels shorter than this are not judged: CPU time is counted in 10 ms ticks, so over a few
+/// tens of milliseconds one tick more or less moves the share by tens of percent.
+pub const CLIENT_BOUND_MIN_WALL_S: f64 = 1.0;
+
 /// Flags a point whose collector used `cores` (CPU seconds per wall second) above
-/// [`CLIENT_BOUND_CORES`].
-pub fn client_bound_flag(cores: f64) -> Option<Flag> {
-    (cores > CLIENT_BOUND_CORES).then(|| Flag {
+/// [`CLIENT_BOUND_CORES`] over a level of `wall_s` seconds, when the level was long enough to
+/// tell ([`CLIENT_BOUND_MIN_WALL_S`]).
+pub fn client_bound_flag(cores: f64, wall_s: f64) -> Option<Flag> {
+    (cores > CLIENT_BOUND_CORES && wall_s >= CLIENT_BOUND_MIN_WALL_S).then(|| Flag {
         kind: FlagKind::ClientBound,
         message: format!(
             "the collector used {:.0} % of a CPU core during this level: the client, not the server, may have set the pace (use a faster client machine or fewer levels per process)",
@@ -321,8 +326,10 @@ mod tests {
 
     #[test]
     fn client_bound_above_seventy_percent_of_a_core() {
-        assert!(client_bound_flag(0.69).is_none());
-        let f = client_bound_flag(0.85).unwrap();
+        assert!(client_bound_flag(0.69, 10.0).is_none());
+        // Too short to tell: 40 ms is four ticks of the CPU clock.
+        assert!(client_bound_flag(0.85, 0.04).is_none());
+        let f = client_bound_flag(0.85, 1.0).unwrap();
         assert_eq!(f.kind, FlagKind::ClientBound);
         assert!(f.message.contains("85 %"), "{}", f.message);
     }
