@@ -816,22 +816,22 @@ function __wbg_get_imports() {
         },
         __wbindgen_generic_0000000000000002: function(arg0, arg1) {
             // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [Externref], shim_idx: 67, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
-            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_3440);
+            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_3460);
             return ret;
         },
         __wbindgen_generic_0000000000000003: function(arg0, arg1) {
             // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [NamedExternref("Event")], shim_idx: 67, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
-            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_3440_13);
+            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_3460_13);
             return ret;
         },
         __wbindgen_generic_0000000000000004: function(arg0, arg1) {
             // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [NamedExternref("MediaQueryListEvent")], shim_idx: 7, ret: Unit, inner_ret: Some(Unit) }, mutable: false }) -> Externref`.
-            const ret = makeClosure(arg0, arg1, __wasm_bindgen_func_elem_2499);
+            const ret = makeClosure(arg0, arg1, __wasm_bindgen_func_elem_2528);
             return ret;
         },
         __wbindgen_generic_0000000000000005: function(arg0, arg1) {
             // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [], shim_idx: 99, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
-            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_3439);
+            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_3459);
             return ret;
         },
         __wbindgen_generic_0000000000000006: function(arg0, arg1) {
@@ -854,20 +854,20 @@ function __wbg_get_imports() {
     };
 }
 
-function __wasm_bindgen_func_elem_3439(arg0, arg1) {
-    wasm.__wasm_bindgen_func_elem_3439(arg0, arg1);
+function __wasm_bindgen_func_elem_3459(arg0, arg1) {
+    wasm.__wasm_bindgen_func_elem_3459(arg0, arg1);
 }
 
-function __wasm_bindgen_func_elem_3440(arg0, arg1, arg2) {
-    wasm.__wasm_bindgen_func_elem_3440(arg0, arg1, arg2);
+function __wasm_bindgen_func_elem_3460(arg0, arg1, arg2) {
+    wasm.__wasm_bindgen_func_elem_3460(arg0, arg1, arg2);
 }
 
-function __wasm_bindgen_func_elem_3440_13(arg0, arg1, arg2) {
-    wasm.__wasm_bindgen_func_elem_3440_13(arg0, arg1, arg2);
+function __wasm_bindgen_func_elem_3460_13(arg0, arg1, arg2) {
+    wasm.__wasm_bindgen_func_elem_3460_13(arg0, arg1, arg2);
 }
 
-function __wasm_bindgen_func_elem_2499(arg0, arg1, arg2) {
-    wasm.__wasm_bindgen_func_elem_2499(arg0, arg1, arg2);
+function __wasm_bindgen_func_elem_2528(arg0, arg1, arg2) {
+    wasm.__wasm_bindgen_func_elem_2528(arg0, arg1, arg2);
 }
 
 function __wasm_bindgen_func_elem_416(arg0, arg1, arg2, arg3) {

@@ -22,6 +22,22 @@ pub struct Hit {
     pub source: Option<PointRef>,
 }
 
+/// The hit after (or, with `forward` false, before) `current` when points are walked left to
+/// right, bottom to top within a column: how the keyboard moves between points. From no current
+/// point, the walk starts at the first (or last); it stops at either end. `None` without hits.
+pub fn step(hits: &[Hit], current: Option<usize>, forward: bool) -> Option<usize> {
+    let mut order: Vec<usize> = (0..hits.len()).collect();
+    order.sort_by_key(|&i| (hits[i].x, std::cmp::Reverse(hits[i].y)));
+    let at = current.and_then(|c| order.iter().position(|&i| i == c));
+    let next = match (at, forward) {
+        (None, true) => 0,
+        (None, false) => order.len().checked_sub(1)?,
+        (Some(p), true) => (p + 1).min(order.len() - 1),
+        (Some(p), false) => p.saturating_sub(1),
+    };
+    order.get(next).copied()
+}
+
 /// The hit nearest to `(x, y)` within `max_px` pixels.
 pub fn nearest(hits: &[Hit], x: i32, y: i32, max_px: i32) -> Option<&Hit> {
     let d2 = |h: &Hit| {
@@ -308,6 +324,27 @@ pub fn svg(plot: &Plot, theme: &Theme, size: (u32, u32)) -> Result<String, Chart
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_keyboard_walks_points_left_to_right_and_stops_at_the_ends() {
+        let hit = |x, y| Hit {
+            x,
+            y,
+            text: format!("{x},{y}"),
+            source: None,
+        };
+        // Drawn run by run; walked by position: (10, 50), (10, 20), (30, 40), (60, 10).
+        let hits = [hit(30, 40), hit(10, 20), hit(60, 10), hit(10, 50)];
+        let walk = |from, forward| step(&hits, from, forward);
+        assert_eq!(walk(None, true), Some(3));
+        assert_eq!(walk(Some(3), true), Some(1));
+        assert_eq!(walk(Some(1), true), Some(0));
+        assert_eq!(walk(Some(0), true), Some(2));
+        assert_eq!(walk(Some(2), true), Some(2), "stops at the right end");
+        assert_eq!(walk(Some(3), false), Some(3), "stops at the left end");
+        assert_eq!(walk(None, false), Some(2));
+        assert_eq!(step(&[], None, true), None);
+    }
     use crate::charts::{ChartKind, ChartRun, build, run_color};
     use crate::curves::tests::bundle;
 

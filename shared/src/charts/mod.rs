@@ -13,7 +13,7 @@ pub mod plot;
 
 pub use axis::AxisKind;
 pub use build::{ChartKind, ChartRun, build, requests_plot};
-pub use draw::{Hit, draw, nearest, svg};
+pub use draw::{Hit, draw, nearest, step, svg};
 pub use plot::{LegendEntry, Line, Mark, MarkStyle, Plot, PointRef, Rgb, Rule};
 
 /// Run colors, in the order runs get them; distinguishable on light and dark backgrounds.

@@ -67,6 +67,8 @@ pub fn ChartBox(
     let tip = RwSignal::new(None::<(i32, i32, String)>);
     let failure = RwSignal::new(None::<String>);
     let draws = StoredValue::new(0u32);
+    // The point the keyboard is on, as an index into `hits`.
+    let focused = StoredValue::new(None::<usize>);
     Effect::new(move |_| {
         let dark = ctx.dark.get();
         ctx.resize.track();
@@ -75,6 +77,7 @@ pub fn ChartBox(
         let s = (width.max(320) as u32, HEIGHT);
         size.set_value(s);
         tip.set(None);
+        focused.set_value(None);
         match plot.with(|p| draw_on(&el, p, &theme(dark), s)) {
             Ok(h) => {
                 // What was drawn, for tests and benchmarks that cannot read a canvas's mind.
@@ -91,6 +94,35 @@ pub fn ChartBox(
         hits.with_value(|h| charts::nearest(h, e.offset_x(), e.offset_y(), 10).cloned())
     };
     let on_move = move |e: web_sys::MouseEvent| tip.set(hit_at(&e).map(|h| (h.x, h.y, h.text)));
+    // The keyboard walks the points: arrows move, Enter opens a point's requests, Escape hides.
+    let on_key = move |e: web_sys::KeyboardEvent| {
+        let forward = match e.key().as_str() {
+            "ArrowRight" | "ArrowUp" => true,
+            "ArrowLeft" | "ArrowDown" => false,
+            "Enter" | " " => {
+                let src = focused
+                    .get_value()
+                    .and_then(|i| hits.with_value(|h| h.get(i).and_then(|h| h.source)));
+                if let (Some(cb), Some(src)) = (on_pick, src) {
+                    e.prevent_default();
+                    cb.run(src);
+                }
+                return;
+            }
+            "Escape" => {
+                focused.set_value(None);
+                tip.set(None);
+                return;
+            }
+            _ => return,
+        };
+        e.prevent_default();
+        let next = hits.with_value(|h| charts::step(h, focused.get_value(), forward));
+        focused.set_value(next);
+        tip.set(
+            next.and_then(|i| hits.with_value(|h| h.get(i).map(|h| (h.x, h.y, h.text.clone())))),
+        );
+    };
     let on_click = move |e: web_sys::MouseEvent| {
         if let (Some(cb), Some(src)) = (on_pick, hit_at(&e).and_then(|h| h.source)) {
             cb.run(src);
@@ -114,9 +146,16 @@ pub fn ChartBox(
                 node_ref=canvas
                 role="img"
                 aria-label=move || plot.with(|p| p.title.clone())
+                tabindex="0"
+                aria-description="Arrow keys move between points; Enter opens a point's requests"
                 on:mousemove=on_move
                 on:mouseleave=move |_| tip.set(None)
                 on:click=on_click
+                on:keydown=on_key
+                on:blur=move |_| {
+                    focused.set_value(None);
+                    tip.set(None);
+                }
             ></canvas>
             {move || tip.get().map(|(x, y, text)| tooltip(x, y, text, size.get_value().0))}
             <figcaption class="chart-actions">
@@ -143,7 +182,7 @@ fn tooltip(x: i32, y: i32, text: String, width: u32) -> impl IntoView {
     };
     let style = format!("left: {left}px; top: {}px", y + 14);
     view! {
-        <div class="tooltip" role="tooltip" style=style>
+        <div class="tooltip" role="tooltip" aria-live="polite" style=style>
             {text}
         </div>
     }

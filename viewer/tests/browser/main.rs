@@ -201,6 +201,47 @@ async fn two_runs_every_view_and_a_broken_file() {
     s.screenshot("throughput").await;
     exports_work(&s).await;
 
+    // The points by keyboard: the first chart takes focus, the arrows walk its points from the
+    // left, Enter opens the point's requests.
+    let canvas = s
+        .client
+        .find(Locator::Css("canvas[data-marks]"))
+        .await
+        .unwrap();
+    s.js("document.querySelector('canvas[data-marks]').focus()")
+        .await;
+    canvas.send_keys("\u{E014}").await.unwrap();
+    let first = s
+        .wait(
+            "a tooltip from the keyboard",
+            "document.querySelector('.tooltip')?.innerText",
+            LOAD,
+        )
+        .await;
+    let first = first.as_str().unwrap().to_string();
+    assert!(
+        first.contains(" · C=1\n"),
+        "the walk starts at the left: {first}"
+    );
+    s.screenshot("keyboard").await;
+    for _ in 0..3 {
+        canvas.send_keys("\u{E014}").await.unwrap();
+    }
+    let later = s
+        .js("return document.querySelector('.tooltip').innerText")
+        .await;
+    assert_ne!(later.as_str().unwrap(), first, "the arrows move");
+    canvas.send_keys("\u{E007}").await.unwrap();
+    s.wait(
+        "the requests of the chosen point",
+        "document.querySelector('[data-tab=Requests][aria-selected=true]')",
+        LOAD,
+    )
+    .await;
+    charts_drawn(&s, 1).await;
+    click_tab(&s, "Throughput").await;
+    charts_drawn(&s, 4).await;
+
     // By keyboard: the right arrow on the focused tab list moves to the next view.
     let tab = s
         .client
