@@ -287,3 +287,59 @@ async fn missing_or_failing_nvidia_smi_gives_none() {
     })
     .await;
 }
+
+/// A `/metrics` whose first connection is dropped without an answer (as a server closes an
+/// idle pooled connection) still gives the point its boundary counters: the fast failure is
+/// tried again. A scrape that times out is not.
+#[tokio::test]
+async fn a_dropped_connection_does_not_cost_the_boundary_counters() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/metrics", listener.local_addr().unwrap());
+    let served = tokio::spawn(async move {
+        let (first, _) = listener.accept().await.unwrap();
+        drop(first);
+        let (mut second, _) = listener.accept().await.unwrap();
+        let mut buf = [0u8; 4096];
+        let _ = second.read(&mut buf).await.unwrap();
+        let body = "vllm:num_requests_running 3\nvllm:generation_tokens_total 120\n";
+        let resp = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        second.write_all(resp.as_bytes()).await.unwrap();
+    });
+    let http = reqwest::Client::new();
+    let rec = bounded(llmsweep::telemetry::server::begin(
+        &http,
+        &url,
+        Instant::now(),
+    ))
+    .await;
+    assert!(rec.is_some(), "the second try answered");
+    bounded(served).await.unwrap();
+
+    // A listener that accepts and never answers: one timeout, no further tries.
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/metrics", silent.local_addr().unwrap());
+    let hold = tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((c, _)) = silent.accept().await {
+            held.push(c);
+        }
+    });
+    let started = Instant::now();
+    let rec = bounded(llmsweep::telemetry::server::begin(
+        &http,
+        &url,
+        Instant::now(),
+    ))
+    .await;
+    assert!(rec.is_none());
+    let took = started.elapsed();
+    assert!(
+        took < llmsweep::telemetry::server::SCRAPE_TIMEOUT * 2,
+        "a timed-out scrape is not tried again: {took:?}"
+    );
+    hold.abort();
+}

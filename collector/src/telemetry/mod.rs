@@ -38,7 +38,7 @@ impl Sampler {
     /// `interval`, times in seconds from `origin` (the point's start).
     ///
     /// Returns once the baseline scrape, whose counters are `counters_before`, has answered or
-    /// failed (at most [`server::SCRAPE_TIMEOUT`]), so that it precedes the point's load; the
+    /// failed (within about [`server::SCRAPE_TIMEOUT`]), so that it precedes the point's load; the
     /// GPU half starts in the background. Must be called within a tokio runtime.
     pub async fn start(
         http: reqwest::Client,

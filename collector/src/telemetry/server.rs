@@ -86,8 +86,17 @@ pub async fn scrape(
     url: &str,
     origin: Instant,
 ) -> Option<(f64, Exposition)> {
+    scrape_within(http, url, origin, SCRAPE_TIMEOUT).await
+}
+
+async fn scrape_within(
+    http: &reqwest::Client,
+    url: &str,
+    origin: Instant,
+    timeout: Duration,
+) -> Option<(f64, Exposition)> {
     let sent = Instant::now();
-    let body = tokio::time::timeout(SCRAPE_TIMEOUT, async {
+    let body = tokio::time::timeout(timeout, async {
         let resp = http.get(url).send().await.ok()?;
         if !resp.status().is_success() {
             return None;
@@ -101,9 +110,36 @@ pub async fn scrape(
     Some((t, prometheus::parse(&body)))
 }
 
+/// Scrapes whose counters bound a point (the first and the last) are tried up to this many
+/// times when they fail fast: a pooled connection the server has just closed must not cost the
+/// point its counters. A scrape that timed out is not tried again.
+const BOUNDARY_TRIES: usize = 3;
+
+/// The last scrape comes after the point's load has ended, so waiting longer for it costs no
+/// accuracy; a server still busy finishing the point gets this long to answer.
+const LAST_SCRAPE_TIMEOUT: Duration = Duration::from_secs(6);
+
+async fn scrape_boundary(
+    http: &reqwest::Client,
+    url: &str,
+    origin: Instant,
+    timeout: Duration,
+) -> Option<(f64, Exposition)> {
+    for _ in 0..BOUNDARY_TRIES {
+        let tried = Instant::now();
+        if let Some(got) = scrape_within(http, url, origin, timeout).await {
+            return Some(got);
+        }
+        if tried.elapsed() >= timeout {
+            return None;
+        }
+    }
+    None
+}
+
 /// The baseline scrape: a recorder when the answer is Prometheus text of a known scheme.
 pub async fn begin(http: &reqwest::Client, url: &str, origin: Instant) -> Option<ServerRecorder> {
-    let (t, text) = scrape(http, url, origin).await?;
+    let (t, text) = scrape_boundary(http, url, origin, SCRAPE_TIMEOUT).await?;
     let scheme = scheme::recognise(&text)?;
     Some(ServerRecorder::new(
         scheme,
@@ -140,7 +176,9 @@ pub async fn run(
             }
         }
     }
-    let last = scrape(&http, &url, origin).await.map(read);
+    let last = scrape_boundary(&http, &url, origin, LAST_SCRAPE_TIMEOUT)
+        .await
+        .map(read);
     rec.finish(last)
 }
 
