@@ -278,7 +278,7 @@ pub async fn demo(a: DemoArgs) -> anyhow::Result<ExitCode> {
     let code = code?;
     if code == ExitCode::SUCCESS {
         println!(
-            "\nLook at it:              llmsweep view {out} --open\n\
+            "\nLook at it:                llmsweep view {out} --open\n\
              Point it at a real server: llmsweep run --url http://127.0.0.1:30000 --label myhost"
         );
     }
