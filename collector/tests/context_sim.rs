@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::sim::{assert_close, sweep_command};
+use common::sim::{assert_between, assert_close, sweep_command};
 use llmsweep::sim::{Preset, SimConfig};
 use llmsweep_shared::bundle::{ErrorKind, PointStatus, SweepKind};
 
@@ -19,6 +19,11 @@ fn small_context() -> SimConfig {
         ..SimConfig::preset(Preset::Kpro5)
     }
 }
+
+/// What a loaded 2-core machine adds to a simulated TTFT: the simulator's and the collector's
+/// tasks waiting for a core between the first token's due time and its arrival (seen up to
+/// 47 ms under CI load).
+const OVERHEAD_S: f64 = 0.06;
 
 /// `small_context` with a prefill slow enough (0.25 s at 512 tokens, 0.88 s at 2000) that a
 /// loaded machine's scheduling delays, some milliseconds per request, stay a small part of
@@ -78,34 +83,40 @@ async fn lengths_beyond_the_context_are_skipped_with_reason_and_prediction() {
         let ttft = sum.ttft_s.unwrap().p50;
         assert!(ttft > last, "TTFT rises with length");
         last = ttft;
-        assert_close(
+        // Never faster than the simulator's truth; slower by at most what a loaded machine
+        // adds in scheduling.
+        let t = truth.prefill_s(p.input_len);
+        assert_between(
             &format!("TTFT at {}", p.input_len),
             ttft,
-            truth.prefill_s(p.input_len),
-            0.010,
-            0.05,
+            t - 0.002,
+            t * 1.03 + OVERHEAD_S,
         );
-        let prefill = sum.prefill_tok_s.unwrap().p50;
-        assert_close(
+        let len = p.input_len as f64;
+        assert_between(
             "prefill tok/s",
-            prefill,
-            p.input_len as f64 / truth.prefill_s(p.input_len),
-            0.0,
-            0.08,
+            sum.prefill_tok_s.unwrap().p50,
+            len / (t * 1.03 + OVERHEAD_S),
+            len / (t - 0.002),
         );
     }
     let fit = sw.prefill_fit.unwrap();
     assert_eq!((fit.samples, fit.min_len, fit.max_len), (9, 512, 2000));
     for len in [512, 1000, 2000] {
-        assert_close(
+        let t = truth.prefill_s(len);
+        assert_between(
             &format!("fit at {len}"),
             fit.predict_s(len),
-            truth.prefill_s(len),
-            0.010,
-            0.03,
+            t - 0.010,
+            t * 1.03 + OVERHEAD_S,
         );
     }
-    assert_close("a (s)", fit.a_s, truth.prefill_a_s, 0.02, 0.0);
+    assert_between(
+        "a (s)",
+        fit.a_s,
+        truth.prefill_a_s - 0.02,
+        truth.prefill_a_s + OVERHEAD_S,
+    );
     // Over three lengths b and c trade off against each other; the slope in the middle of the
     // measured range is what the data pins down.
     let slope = |b: f64, c: f64| b + 2.0 * c * 1250.0;
@@ -114,15 +125,16 @@ async fn lengths_beyond_the_context_are_skipped_with_reason_and_prediction() {
         slope(fit.b_s_per_token, fit.c_s_per_token2),
         slope(truth.prefill_b_s, truth.prefill_c_s),
         0.0,
-        0.08,
+        0.12,
     );
+    // Four times beyond the measured range, scheduling noise is amplified: a model's forecast.
     let predicted = skipped.predicted_ttft_s.unwrap();
     assert_close(
         "predicted TTFT at 8000",
         predicted,
         truth.prefill_s(8000),
         0.0,
-        0.15,
+        0.25,
     );
 }
 

@@ -134,3 +134,11 @@ pub fn assert_close(what: &str, got: f64, want: f64, abs: f64, rel: f64) {
         "{what}: measured {got:.5}, ground truth {want:.5}, tolerance ±{tol:.5}"
     );
 }
+
+/// `lo ≤ got ≤ hi`, with a message that shows all three.
+pub fn assert_between(what: &str, got: f64, lo: f64, hi: f64) {
+    assert!(
+        (lo..=hi).contains(&got),
+        "{what}: measured {got:.5}, expected between {lo:.5} and {hi:.5}"
+    );
+}
