@@ -162,16 +162,7 @@ fn render_sweep(out: &mut String, cmp: &Comparison, s: &SweepComparison) {
         }
     }
     write_table(out, &table);
-    let mut caveats: Vec<&str> = s
-        .levels
-        .iter()
-        .flat_map(|l| &l.rows)
-        .flat_map(|r| &r.cells)
-        .filter_map(|c| c.caveat)
-        .collect();
-    caveats.sort_unstable();
-    caveats.dedup();
-    for c in caveats {
+    for c in s.caveats() {
         let _ = writeln!(out, "  † {c}");
     }
     if s.runs.iter().any(|&i| cmp.sources[i].is_some()) {

@@ -374,6 +374,21 @@ pub fn verdict(metric: Metric, delta_pct: Option<f64>) -> Verdict {
 }
 
 impl SweepComparison {
+    /// Every distinct caveat of the table's cells (see [`Cell::caveat`]), sorted: the footnotes
+    /// under the table.
+    pub fn caveats(&self) -> Vec<&'static str> {
+        let mut caveats: Vec<&'static str> = self
+            .levels
+            .iter()
+            .flat_map(|l| &l.rows)
+            .flat_map(|r| &r.cells)
+            .filter_map(|c| c.caveat)
+            .collect();
+        caveats.sort_unstable();
+        caveats.dedup();
+        caveats
+    }
+
     /// The table as CSV: `key,metric,<label>,<label> Δ%,…`, one line per level and metric.
     pub fn to_csv(&self, labels: &[String]) -> String {
         let key = match self.kind {

@@ -98,15 +98,7 @@ fn sweep_section(c: &Comparison, s: &SweepComparison) -> impl IntoView + use<> {
                 .map(|&i| format!("{} has no {name} sweep.", labels[i])),
         )
         .collect();
-    let mut caveats: Vec<&'static str> = s
-        .levels
-        .iter()
-        .flat_map(|l| &l.rows)
-        .flat_map(|r| &r.cells)
-        .filter_map(|c| c.caveat)
-        .collect();
-    caveats.sort_unstable();
-    caveats.dedup();
+    let caveats = s.caveats();
     let per = if s.kind == SweepKind::Context {
         "per input length"
     } else {
