@@ -13,7 +13,7 @@
 mod read;
 mod types;
 
-pub use read::BundleError;
+pub use read::{BundleError, MAX_INFLATED_BYTES, decode_text, gunzip, is_gzip};
 pub use types::*;
 
 /// The schema id this crate writes.

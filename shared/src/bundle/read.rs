@@ -1,6 +1,18 @@
-//! Reading a bundle: schema check, migration of older majors, clear errors.
+//! Reading a bundle: the one place a file's bytes become a [`Bundle`] — gzip told apart from
+//! plain JSON by its magic bytes, inflated up to a cap, the schema checked, older majors
+//! migrated, and every refusal a sentence a person can act on.
+
+use std::io::Read;
 
 use super::{Bundle, SCHEMA_MAJOR, SCHEMA_PREFIX};
+
+/// The most bytes a gzip-compressed bundle may inflate to. A bundle of a million requests is
+/// about 300 MB of JSON; a file that inflates past this is refused before it fills the memory
+/// (a 1 MB gzip of zeros inflates to 1 GB).
+pub const MAX_INFLATED_BYTES: usize = 512 * 1024 * 1024;
+
+/// The first two bytes of every gzip file (RFC 1952).
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
 /// Why a file could not be read as a bundle.
 #[derive(Debug, thiserror::Error)]
@@ -15,6 +27,17 @@ pub enum BundleError {
     NewerSchema { found: String, supported: u32 },
     #[error("bundle is damaged: {0}")]
     Invalid(String),
+    #[error("the file is empty")]
+    Empty,
+    #[error("the gzip data is damaged or cut short ({0})")]
+    Gzip(String),
+    #[error(
+        "the file inflates to more than {} MB, the most a bundle may hold; is it a bundle?",
+        .limit / (1024 * 1024)
+    )]
+    TooLarge { limit: usize },
+    #[error("not a text file (invalid UTF-8 at byte {at}); expected a .json or .json.gz bundle")]
+    NotText { at: usize },
 }
 
 /// Just the schema, to tell why a text is not a readable bundle. Other fields are skipped
@@ -26,6 +49,13 @@ struct Head {
 }
 
 impl Bundle {
+    /// Reads a bundle from a file's bytes: plain JSON, or gzip-compressed JSON (told by its
+    /// magic bytes, not by a name, so a renamed file or an already inflated download still
+    /// reads), inflated up to [`MAX_INFLATED_BYTES`] with its CRC and length checked.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Bundle, BundleError> {
+        Bundle::from_json(&decode_text(bytes, MAX_INFLATED_BYTES)?)
+    }
+
     /// Parses a bundle, refusing newer schemas and migrating older ones.
     ///
     /// The text is parsed straight into the types (a tree of `serde_json::Value`s first takes
@@ -66,6 +96,42 @@ impl Bundle {
     }
 }
 
+/// The text of a file: inflated when it is gzip (at most `cap` bytes), checked to be UTF-8.
+pub fn decode_text(bytes: &[u8], cap: usize) -> Result<String, BundleError> {
+    if bytes.is_empty() {
+        return Err(BundleError::Empty);
+    }
+    let plain = if is_gzip(bytes) {
+        gunzip(bytes, cap)?
+    } else {
+        bytes.to_vec()
+    };
+    String::from_utf8(plain).map_err(|e| BundleError::NotText {
+        at: e.utf8_error().valid_up_to(),
+    })
+}
+
+/// Whether `bytes` start like a gzip file.
+pub fn is_gzip(bytes: &[u8]) -> bool {
+    bytes.starts_with(&GZIP_MAGIC)
+}
+
+/// Inflates gzip data (every member, as `gzip` itself does) into at most `cap` bytes; the CRC
+/// and length of each member are checked, so a damaged or cut-short file is refused, not
+/// half-read.
+pub fn gunzip(bytes: &[u8], cap: usize) -> Result<Vec<u8>, BundleError> {
+    let mut out = Vec::new();
+    let limit = u64::try_from(cap).unwrap_or(u64::MAX).saturating_add(1);
+    flate2::read::MultiGzDecoder::new(bytes)
+        .take(limit)
+        .read_to_end(&mut out)
+        .map_err(|e| BundleError::Gzip(e.to_string()))?;
+    if out.len() > cap {
+        return Err(BundleError::TooLarge { limit: cap });
+    }
+    Ok(out)
+}
+
 /// Refuses a missing, malformed or newer schema.
 fn check_schema(schema: Option<&serde_json::Value>) -> Result<(), BundleError> {
     let schema = match schema {
@@ -97,4 +163,91 @@ fn schema_major(schema: &str) -> Result<u32, BundleError> {
     major
         .parse()
         .map_err(|_| BundleError::NotABundle(format!("schema version {rest:?} is not a number")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    const MINIMAL: &str = include_str!("../../tests/fixtures/minimal.json");
+    /// Made with `gzip -k`: the header carries the file name (FNAME).
+    const MINIMAL_GZ: &[u8] = include_bytes!("../../tests/fixtures/minimal.json.gz");
+
+    fn gzip(data: &[u8]) -> Vec<u8> {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        e.write_all(data).unwrap();
+        e.finish().unwrap()
+    }
+
+    fn err(bytes: &[u8]) -> String {
+        Bundle::from_bytes(bytes).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn plain_and_gzip_read_alike() {
+        assert_eq!(
+            MINIMAL_GZ[3] & 8,
+            8,
+            "the fixture has a file name in its header"
+        );
+        let plain = Bundle::from_bytes(MINIMAL.as_bytes()).unwrap();
+        assert_eq!(plain.label, "minimal");
+        assert_eq!(Bundle::from_bytes(MINIMAL_GZ).unwrap(), plain);
+        assert_eq!(
+            Bundle::from_bytes(&gzip(MINIMAL.as_bytes())).unwrap(),
+            plain
+        );
+    }
+
+    #[test]
+    fn truncated_gzip_is_an_error_not_a_panic() {
+        for cut in [5, 20, MINIMAL_GZ.len() / 2, MINIMAL_GZ.len() - 3] {
+            let e = err(&MINIMAL_GZ[..cut]);
+            assert!(e.contains("damaged or cut short"), "{cut}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_flipped_bit_fails_the_crc() {
+        let mut gz = MINIMAL_GZ.to_vec();
+        let crc_at = gz.len() - 8;
+        gz[crc_at] ^= 1;
+        assert!(err(&gz).contains("damaged or cut short"), "{}", err(&gz));
+    }
+
+    #[test]
+    fn a_gzip_bomb_is_refused_at_the_cap_without_inflating_it_whole() {
+        // 64 MiB of zeros (a few hundred KB of gzip) against a 1 MiB cap: refused after
+        // inflating 1 MiB + 1 byte.
+        let bomb = gzip(&vec![0u8; 64 << 20]);
+        assert!(bomb.len() < 1 << 20, "{} bytes", bomb.len());
+        let e = decode_text(&bomb, 1 << 20).unwrap_err();
+        assert!(
+            matches!(e, BundleError::TooLarge { limit } if limit == 1 << 20),
+            "{e}"
+        );
+        assert!(e.to_string().contains("more than 1 MB"), "{e}");
+        // Exactly at the cap is still read.
+        assert_eq!(gunzip(&gzip(&[b' '; 1000]), 1000).unwrap().len(), 1000);
+    }
+
+    #[test]
+    fn several_gzip_members_are_one_file() {
+        let (a, b) = MINIMAL.split_at(MINIMAL.len() / 2);
+        let mut two = gzip(a.as_bytes());
+        two.extend(gzip(b.as_bytes()));
+        assert_eq!(Bundle::from_bytes(&two).unwrap().label, "minimal");
+    }
+
+    #[test]
+    fn errors_say_what_is_wrong() {
+        assert_eq!(err(b""), "the file is empty");
+        assert!(err(b"hello").starts_with("not valid JSON"));
+        assert!(err(b"{\"a\": 1}").starts_with("not an llmsweep bundle"));
+        assert!(err(&[0xff, 0xfe, 0x00]).contains("not a text file"));
+        let newer = MINIMAL.replace("llmsweep.bundle/1", "llmsweep.bundle/9");
+        assert!(err(newer.as_bytes()).contains("newer llmsweep"));
+        assert!(err(&MINIMAL.as_bytes()[..MINIMAL.len() / 2]).contains("EOF"));
+    }
 }

@@ -103,24 +103,8 @@ async fn run(cfg: SimConfig, label: &str, note: &str) -> Bundle {
 
 /// A gzip file (RFC 1952) of `data`.
 pub fn gzip(data: &[u8]) -> Vec<u8> {
-    let mut out = vec![0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff];
-    out.extend(miniz_oxide::deflate::compress_to_vec(data, 6));
-    out.extend(crc32(data).to_le_bytes());
-    out.extend((data.len() as u32).to_le_bytes());
-    out
-}
-
-fn crc32(data: &[u8]) -> u32 {
-    let mut crc = !0u32;
-    for &b in data {
-        crc ^= b as u32;
-        for _ in 0..8 {
-            crc = if crc & 1 != 0 {
-                (crc >> 1) ^ 0xEDB8_8320
-            } else {
-                crc >> 1
-            };
-        }
-    }
-    !crc
+    use std::io::Write;
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    e.write_all(data).expect("gzip in memory");
+    e.finish().expect("gzip in memory")
 }
