@@ -1,35 +1,34 @@
 //! `llmsweep`: the collector. It drives an OpenAI-compatible server with a closed-loop load,
 //! timestamps every streamed chunk as its bytes arrive, and writes a self-describing bundle.
 //!
-//! Roles, one file each: [`cli`] (flags) → [`plan`] (validated plan) → [`session`] (probe,
-//! calibration, warm-up) → [`sweep`] (points) → [`loadgen`] (the load loop) → [`client`] (one
-//! request) → [`stream`] (SSE bytes → request record) → [`store`] (the bundle on disk), with
-//! [`output`] for the terminal, [`telemetry`] for the server's metrics and the GPUs during a
-//! point, and [`sim`] for the built-in simulated server. Bundles already written become a
-//! comparison ([`compare`]), an HTML page ([`report`]), a chart image ([`plot`]) or a local
-//! results browser ([`view`]), the last three with the viewer's code that [`dist`] and
-//! `shared` carry; [`import`] turns other tools' results into bundles.
+//! The folders follow the data:
+//!
+//! ```text
+//! cli          the subcommands (clap's top level)
+//! commands/    one file per subcommand: its flags and its handler
+//!   │
+//!   ▼
+//! load/        the load engine: plan (checked flags) → session (probe, calibration, warm-up)
+//!              → sweep (levels) → generator (the closed loop) → client (one request)
+//!              → stream (SSE bytes → request record); workload (prompts), tokenize, probe, host
+//!   │    └──── telemetry/   the server's /metrics and the GPUs during a level
+//!   ▼
+//! output/      store (the bundle on disk, read and written atomically), terminal (live table),
+//!              compare (terminal tables and the gate), report (one HTML file), plot (SVG/PNG),
+//!              view (the local results browser), dist (the viewer's build, embedded)
+//!
+//! sim/         serve-sim: a simulated server with known timing, the tests' ground truth
+//! import/      other tools' results (text tables, vLLM, SGLang) as bundles
+//! ```
+//!
+//! Public are only what the binary's tests, the viewer's tests and the benchmarks drive:
+//! [`cli`] and [`commands`] (parse and run a command line), [`load`] (run a plan in-process),
+//! [`output`] (the report and the view server), [`telemetry`], [`sim`] and [`import`].
 
-pub mod api;
-pub mod app;
 pub mod cli;
-pub mod client;
-pub mod compare;
-pub mod dist;
-pub mod host;
+pub mod commands;
 pub mod import;
-pub mod loadgen;
+pub mod load;
 pub mod output;
-pub mod plan;
-pub mod plot;
-pub mod probe;
-pub mod report;
-pub mod session;
 pub mod sim;
-pub mod store;
-pub mod stream;
-pub mod sweep;
 pub mod telemetry;
-pub mod tokenize;
-pub mod view;
-pub mod workload;

@@ -6,5 +6,5 @@ use clap::Parser;
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    llmsweep::app::run(llmsweep::cli::Cli::parse()).await
+    llmsweep::commands::run(llmsweep::cli::Cli::parse()).await
 }

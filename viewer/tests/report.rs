@@ -11,7 +11,7 @@ use std::net::TcpListener;
 use std::time::Duration;
 
 use harness::{Browser, INKED_PIXELS_JS, Session};
-use llmsweep::report::{Embedded, render};
+use llmsweep::output::report::{Embedded, render};
 use llmsweep_shared::Bundle;
 use serde_json::json;
 

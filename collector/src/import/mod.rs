@@ -22,11 +22,14 @@ use llmsweep_shared::bundle::{
 use self::bench::{Bench, LenSource, Run};
 use self::table::{Row, TableKind};
 
-/// The formats `import` reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The formats `import` reads (`--from`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
+    /// A plain-text table printed by a benchmark script (columns recognised by their headers).
     Table,
+    /// The JSON of `vllm bench serve --save-result`; several files become one sweep.
     Vllm,
+    /// The JSON lines of SGLang's `bench_serving --output-file`, one run per line.
     Sglang,
 }
 

@@ -13,7 +13,7 @@
 pub const VOCAB_SIZE: u32 = 32_000;
 
 /// The output vocabulary is the collector's prompt vocabulary: common English words.
-pub use crate::workload::WORDS;
+pub use crate::load::workload::WORDS;
 
 /// Number of tokens in `text`: its whitespace-separated words.
 pub fn count_tokens(text: &str) -> u64 {
@@ -33,7 +33,7 @@ fn word_id(word: &str) -> u32 {
     (hash % u64::from(VOCAB_SIZE)) as u32
 }
 
-pub use crate::workload::SplitMix64;
+pub use crate::load::workload::SplitMix64;
 
 /// Seed of the text of the `request`-th generation request (1-based) under sim seed `seed`.
 ///

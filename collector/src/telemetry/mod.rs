@@ -8,8 +8,8 @@
 //! tested without a server or a GPU.
 
 pub mod gpu;
-pub mod prometheus;
-pub mod scheme;
+pub(crate) mod prometheus;
+pub(crate) mod scheme;
 pub mod server;
 
 use std::path::Path;

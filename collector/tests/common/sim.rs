@@ -3,10 +3,9 @@
 use std::path::Path;
 
 use clap::Parser;
-use llmsweep::app::{Outcome, run_plan, run_throughput};
 use llmsweep::cli::{Cli, Command};
-use llmsweep::loadgen::Interrupt;
-use llmsweep::plan::{ContextPlan, RunPlan, ThroughputPlan};
+use llmsweep::load::Interrupt;
+use llmsweep::load::{Outcome, RunPlan, run_plan};
 use llmsweep::sim::{SimConfig, SimServer, SimStats};
 use llmsweep_shared::Bundle;
 
@@ -19,7 +18,7 @@ pub struct Swept {
 }
 
 /// Parses `llmsweep throughput <args>` into a plan.
-pub fn plan(url: &str, out: &Path, args: &[&str]) -> ThroughputPlan {
+pub fn plan(url: &str, out: &Path, args: &[&str]) -> RunPlan {
     let mut all = vec![
         "llmsweep",
         "throughput",
@@ -36,7 +35,7 @@ pub fn plan(url: &str, out: &Path, args: &[&str]) -> ThroughputPlan {
     let Command::Throughput(a) = Cli::try_parse_from(all).expect("valid flags").command else {
         panic!("not a throughput command")
     };
-    ThroughputPlan::from_args(&a).expect("valid plan")
+    a.plan().expect("valid plan")
 }
 
 /// Runs a throughput sweep with `args` against a fresh simulator configured by `cfg`.
@@ -81,7 +80,7 @@ async fn sweep_with(
     let dir = tempfile::tempdir().expect("temp dir");
     let plan = plan(&sim.url(), dir.path(), args);
     on_start();
-    let outcome = run_throughput(&plan, vec!["llmsweep".into()], interrupt)
+    let outcome = run_plan(&plan, vec!["llmsweep".into()], interrupt)
         .await
         .expect("sweep runs");
     let stats = sim.stats();
@@ -107,11 +106,11 @@ pub async fn sweep_command(cfg: SimConfig, command: &str, args: &[&str]) -> Swep
         "llmsweep", command, "--url", &url, "--label", "sim", "--seed", "7", "--out", &out,
     ];
     all.extend_from_slice(args);
-    let plan: RunPlan = match Cli::try_parse_from(all).expect("valid flags").command {
-        Command::Context(a) => ContextPlan::from_args(&a).expect("valid plan").into(),
-        Command::Run(a) => RunPlan::from_args(&a).expect("valid plan"),
-        other => panic!("not a sweep command: {other:?}"),
+    let command = Cli::try_parse_from(all).expect("valid flags").command;
+    let Some(plan) = command.sweep_plan() else {
+        panic!("not a sweep command: {command:?}")
     };
+    let plan = plan.expect("valid plan");
     let outcome = run_plan(&plan, vec!["llmsweep".into()], Interrupt::default())
         .await
         .expect("sweep runs");

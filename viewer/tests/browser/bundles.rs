@@ -7,10 +7,8 @@
 use std::path::PathBuf;
 
 use clap::Parser;
-use llmsweep::app::run_plan;
 use llmsweep::cli::{Cli, Command};
-use llmsweep::loadgen::Interrupt;
-use llmsweep::plan::RunPlan;
+use llmsweep::load::{Interrupt, run_plan};
 use llmsweep::sim::{Preset, SimConfig, SimServer};
 use llmsweep_shared::Bundle;
 
@@ -92,7 +90,7 @@ async fn run(cfg: SimConfig, label: &str, note: &str) -> Bundle {
     let Command::Run(a) = Cli::try_parse_from(args).expect("valid flags").command else {
         panic!("not a run command")
     };
-    let plan = RunPlan::from_args(&a).expect("valid plan");
+    let plan = a.plan().expect("valid plan");
     let outcome = run_plan(&plan, vec!["llmsweep".into()], Interrupt::default())
         .await
         .expect("sweep runs");

@@ -6,7 +6,7 @@ use std::net::{IpAddr, Ipv4Addr};
 use std::sync::Arc;
 
 use fantoccini::Locator;
-use llmsweep::view::{Folder, Listen, listen, serve};
+use llmsweep::output::view::{Folder, Listen, listen, serve};
 use serde_json::json;
 
 use super::harness::{Browser, Session};

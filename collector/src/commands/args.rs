@@ -1,0 +1,137 @@
+//! Flag groups more than one command shares (where to send load, where results go, each sweep's
+//! own values), and the parsers of their values.
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+
+/// Which endpoint to drive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ApiArg {
+    /// POST /v1/completions with a text prompt.
+    Completions,
+    /// POST /v1/chat/completions with one user message (the chat template adds tokens).
+    Chat,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct TargetArgs {
+    /// Server base URL.
+    #[arg(long, default_value = "http://127.0.0.1:30000")]
+    pub url: String,
+    /// Endpoint to drive.
+    #[arg(long, value_enum, default_value_t = ApiArg::Completions)]
+    pub api: ApiArg,
+    /// Model id to request [default: the first id /v1/models lists].
+    #[arg(long)]
+    pub model: Option<String>,
+    /// API key sent as a bearer token [default: $LLMSWEEP_API_KEY, then $OPENAI_API_KEY]. Never
+    /// written to a bundle.
+    #[arg(long)]
+    pub api_key: Option<String>,
+    /// Seconds one request may take before it counts as failed.
+    #[arg(long, default_value_t = 600.0, value_name = "SECS")]
+    pub timeout: f64,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct OutputArgs {
+    /// Name of this run in tables and charts, e.g. the host [default: the server's host name].
+    #[arg(long)]
+    pub label: Option<String>,
+    /// Facts to keep with the results, e.g. --note gpu="2x RTX A6000" --note tp=2 (repeatable).
+    #[arg(long = "note", value_name = "KEY=VALUE", value_parser = parse_note)]
+    pub notes: Vec<(String, String)>,
+    /// Folder the bundle is written to.
+    #[arg(long, default_value = "results")]
+    pub out: PathBuf,
+    /// Seed of the random prompts; the same seed and tokenizer give the same prompts
+    /// [default: random, recorded in the bundle].
+    #[arg(long)]
+    pub seed: Option<u64>,
+}
+
+/// The throughput sweep's own flags (shared by `throughput` and `run`).
+#[derive(Debug, Clone, Args)]
+pub struct ThroughputOpts {
+    /// Concurrency levels, run in this order.
+    #[arg(long, value_delimiter = ',', default_value = "1,2,4,8,16,32,64,100")]
+    pub concurrency: Vec<u32>,
+    /// Prompt length in the server's tokens.
+    #[arg(long, default_value_t = 1000)]
+    pub input_len: u64,
+    /// Tokens generated per request (enforced with ignore_eos and min_tokens, then checked).
+    #[arg(long, default_value_t = 500)]
+    pub output_len: u64,
+    /// Requests per level [default: max(8, 2 × concurrency)].
+    #[arg(long, conflicts_with = "duration")]
+    pub requests: Option<u64>,
+    /// Seconds per level instead of a request count: no request starts after it, those in flight finish.
+    #[arg(long, value_name = "SECS")]
+    pub duration: Option<f64>,
+}
+
+/// Context-sweep flags shared by `context` and `run`.
+#[derive(Debug, Clone, Args)]
+pub struct ContextOpts {
+    /// Requests per length and concurrency slot (a point sends repeats × concurrency requests).
+    #[arg(long, default_value_t = 3)]
+    pub repeats: u64,
+    /// Send lengths longer than the server's context anyway, and record its error.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// Parses a token count: `30000`, `30k` or `1.5k`.
+pub(crate) fn parse_len(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (num, mult) = match t.strip_suffix(['k', 'K']) {
+        Some(n) => (n, 1000.0),
+        None => (t, 1.0),
+    };
+    match num.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && (v * mult).fract() == 0.0 => Ok((v * mult) as u64),
+        _ => Err(format!(
+            "expected a token count such as 8000 or 8k, got {s:?}"
+        )),
+    }
+}
+
+/// Parses `key=value`.
+pub(crate) fn parse_note(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.to_string())),
+        _ => Err(format!(
+            "expected KEY=VALUE, e.g. gpu=\"2x RTX A6000\", got {s:?}"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_counts_take_thousands() {
+        assert_eq!(parse_len("1.5k"), Ok(1500));
+        assert_eq!(parse_len("30K"), Ok(30000));
+        assert_eq!(parse_len("512"), Ok(512));
+        assert!(
+            parse_len("0").is_err() && parse_len("1.2345k").is_err() && parse_len("x").is_err()
+        );
+    }
+
+    #[test]
+    fn notes_need_a_key() {
+        assert_eq!(
+            parse_note("gpu=2x RTX A6000"),
+            Ok(("gpu".into(), "2x RTX A6000".into()))
+        );
+        assert!(
+            parse_note("novalue")
+                .unwrap_err()
+                .contains("expected KEY=VALUE")
+        );
+        assert!(parse_note(" =x").is_err());
+    }
+}

@@ -1,0 +1,82 @@
+//! The commands, one file each: its flags (a clap `Args` struct) and its handler, a short list
+//! of named steps over the modules that do the work. [`run`] only dispatches.
+
+pub(crate) mod args;
+pub mod compare;
+pub mod context;
+pub mod demo;
+pub mod import;
+pub mod plot;
+pub mod report;
+pub mod run;
+pub mod serve_sim;
+pub mod throughput;
+pub mod view;
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use crate::cli::{Cli, Command};
+use crate::load::{Interrupt, RunPlan, redacted_command_line, run_plan};
+
+/// Seconds requests in flight get to finish after the first Ctrl-C.
+const GRACE: Duration = Duration::from_secs(5);
+
+/// Runs a parsed command line; errors are printed with their context and exit with code 2.
+pub async fn run(cli: Cli) -> ExitCode {
+    let result = match cli.command {
+        Command::Throughput(a) => throughput::run(a).await,
+        Command::Context(a) => context::run(a).await,
+        Command::Run(a) => run::run(a).await,
+        Command::Compare(a) => compare::run(a),
+        Command::Report(a) => report::run(a),
+        Command::Import(a) => import::run(a),
+        Command::View(a) => view::run(a).await,
+        Command::Plot(a) => plot::run(a),
+        Command::Demo(a) => demo::run(a).await,
+        Command::ServeSim(a) => serve_sim::run(a).await,
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// The command line as typed, secrets redacted, for the bundle.
+fn command_line() -> Vec<String> {
+    redacted_command_line(std::env::args())
+}
+
+/// Runs a checked sweep plan with Ctrl-C handling and reports the outcome.
+async fn sweep(plan: RunPlan) -> anyhow::Result<ExitCode> {
+    let outcome = run_plan(&plan, command_line(), watch_ctrl_c()).await?;
+    Ok(outcome.report())
+}
+
+/// First Ctrl-C: stop sending and give requests in flight [`GRACE`] to finish. Second: abort now.
+fn watch_ctrl_c() -> Interrupt {
+    let interrupt = Interrupt::default();
+    let i = interrupt.clone();
+    tokio::spawn(async move {
+        while tokio::signal::ctrl_c().await.is_ok() {
+            if i.stop_sending.is_cancelled() {
+                i.abort.cancel();
+                return;
+            }
+            crate::output::terminal::note_line(&format!(
+                "stopping: no new requests; waiting up to {} s for those in flight (Ctrl-C again to abort them)",
+                GRACE.as_secs()
+            ));
+            i.stop_sending.cancel();
+            let abort = i.abort.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(GRACE).await;
+                abort.cancel();
+            });
+        }
+    });
+    interrupt
+}

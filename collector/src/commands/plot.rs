@@ -1,0 +1,92 @@
+//! `llmsweep plot`: one of the viewer's charts as an SVG or PNG file.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, ValueEnum};
+use llmsweep_shared::charts::MAX_SIDE;
+
+use crate::output::plot;
+
+/// The charts `plot` draws: the viewer's, by the names a slide would give them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ChartArg {
+    /// Output tok/s (steady and aggregate) vs concurrency.
+    #[value(alias = "output-tok-s")]
+    Throughput,
+    /// Decode tok/s per request (p50) vs concurrency.
+    #[value(alias = "decode-vs-concurrency")]
+    Decode,
+    /// TTFT p50 and p99 vs concurrency.
+    #[value(alias = "ttft-vs-concurrency")]
+    Ttft,
+    /// Per-user decode tok/s vs total tok/s, points labelled with their concurrency.
+    #[value(alias = "per-user-vs-total")]
+    Tradeoff,
+    /// TTFT vs input length, with the fitted prefill curve (context sweep).
+    #[value(alias = "ttft-vs-length")]
+    Context,
+    /// Prefill tok/s (p50) vs input length (context sweep).
+    #[value(alias = "prefill-vs-length")]
+    Prefill,
+    /// Decode tok/s per request (p50) vs input length (context sweep).
+    DecodeVsLength,
+}
+
+/// Chart colors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ThemeArg {
+    /// Dark text on white.
+    Light,
+    /// Light text on a dark background.
+    Dark,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct PlotArgs {
+    /// Bundles to draw (.json or .json.gz), each a run in its own color, in this order.
+    #[arg(required = true, value_name = "BUNDLE")]
+    pub files: Vec<PathBuf>,
+    /// Which chart.
+    #[arg(long, value_enum, default_value_t = ChartArg::Throughput)]
+    pub chart: ChartArg,
+    /// The image to write; its extension picks the format: .svg or .png.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: PathBuf,
+    /// Image width in pixels.
+    #[arg(long, default_value_t = 1200, value_parser = clap::value_parser!(u32).range(200..=i64::from(MAX_SIDE)))]
+    pub width: u32,
+    /// Image height in pixels.
+    #[arg(long, default_value_t = 700, value_parser = clap::value_parser!(u32).range(150..=i64::from(MAX_SIDE)))]
+    pub height: u32,
+    /// Colors: light for documents, dark for dark slides.
+    #[arg(long, value_enum, default_value_t = ThemeArg::Light)]
+    pub theme: ThemeArg,
+    /// Title drawn above the chart [default: the chart's own, e.g. "Output throughput vs
+    /// concurrency"]. An empty title leaves the line blank.
+    #[arg(long)]
+    pub title: Option<String>,
+}
+
+/// `llmsweep plot`: draw one chart of the bundles into an SVG or PNG file; say where it went.
+pub(crate) fn run(a: PlotArgs) -> anyhow::Result<ExitCode> {
+    let w = plot::run(&a)?;
+    for label in &w.left_out {
+        eprintln!(
+            "note: {label} has no {} sweep; it is left out of this chart",
+            llmsweep_shared::compare::kind_name(w.sweep)
+        );
+    }
+    println!(
+        "chart: {} ({} {}x{}, {} KB, {} run{}: {})",
+        w.path.display(),
+        w.format.name(),
+        w.size.0,
+        w.size.1,
+        w.bytes.div_ceil(1024),
+        w.runs.len(),
+        if w.runs.len() == 1 { "" } else { "s" },
+        w.runs.join(", ")
+    );
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,46 @@
+//! `llmsweep report`: one self-contained HTML file of bundles.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Args;
+
+use crate::output::{report, store};
+
+#[derive(Debug, Clone, Args)]
+pub struct ReportArgs {
+    /// Bundles to include (.json or .json.gz).
+    #[arg(required = true, value_name = "BUNDLE")]
+    pub files: Vec<PathBuf>,
+    /// The HTML file to write.
+    #[arg(short, long, default_value = "llmsweep-report.html")]
+    pub output: PathBuf,
+}
+
+/// `llmsweep report`: read every bundle (refusing bad ones by name), write the page atomically.
+pub(crate) fn run(a: ReportArgs) -> anyhow::Result<ExitCode> {
+    let runs = a
+        .files
+        .iter()
+        .map(|f| {
+            let bundle = store::read_bundle(f)?;
+            let name = f.file_name().map_or_else(
+                || f.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            );
+            Ok(report::Embedded { name, bundle })
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let html = report::render(&runs)?;
+    store::write_file_atomic(&a.output, html.as_bytes())
+        .with_context(|| format!("cannot write the report {} (-o)", a.output.display()))?;
+    println!(
+        "report: {} ({} KB, {} run{}; opens offline in any browser)",
+        a.output.display(),
+        html.len() / 1024,
+        runs.len(),
+        if runs.len() == 1 { "" } else { "s" }
+    );
+    Ok(ExitCode::SUCCESS)
+}

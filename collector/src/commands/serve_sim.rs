@@ -1,0 +1,116 @@
+//! `llmsweep serve-sim`: the simulated server (a test instrument with known timing).
+
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Args;
+
+use crate::sim::{Preset, SimConfig};
+
+#[derive(Debug, Clone, Args)]
+pub struct SimArgs {
+    /// Address to listen on. Keep it on loopback unless you mean to share it.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: String,
+    /// Port to listen on (0: any free port).
+    #[arg(long, default_value_t = 30000)]
+    pub port: u16,
+    /// Timing shape: `kpro5` is shaped like SGLang serving a 27B model on 2× RTX A6000; `fast` is quick.
+    #[arg(long, value_enum, default_value_t = Preset::Kpro5)]
+    pub preset: Preset,
+    /// Seed of the generated text.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Override the preset's context limit (tokens of prompt plus output).
+    #[arg(long)]
+    pub max_context: Option<u64>,
+    /// Override the preset's number of requests decoded at once.
+    #[arg(long)]
+    pub max_running: Option<u32>,
+    /// Fault: stop every response after N tokens, as a server ignoring ignore_eos does.
+    #[arg(long, value_name = "N", help_heading = "Fault modes")]
+    pub early_stop_after: Option<u32>,
+    /// Fault: generate N tokens more than max_tokens.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 0,
+        help_heading = "Fault modes"
+    )]
+    pub overshoot: u32,
+    /// Fault: answer every Nth generation request with HTTP 500.
+    #[arg(long, value_name = "N", help_heading = "Fault modes")]
+    pub fail_every: Option<u32>,
+    /// Fault: answer every generation request with this HTTP status.
+    #[arg(long, value_name = "STATUS", help_heading = "Fault modes")]
+    pub reject_all: Option<u16>,
+    /// Fault: report N prompt tokens as served from the prefix cache.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 0,
+        help_heading = "Fault modes"
+    )]
+    pub cached_tokens: u32,
+    /// Fault: generate this word over and over (degenerate output).
+    #[arg(long, value_name = "WORD", help_heading = "Fault modes")]
+    pub repeat_word: Option<String>,
+    /// Fault: never report usage, like llama-cpp-python's server.
+    #[arg(long, help_heading = "Fault modes")]
+    pub no_usage: bool,
+    /// Tokens per streamed chunk, as speculative decoding sends.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 1,
+        help_heading = "Fault modes"
+    )]
+    pub tokens_per_chunk: u32,
+    /// Fault: answer /tokenize with 404, as a server without a tokenizer endpoint.
+    #[arg(long, help_heading = "Fault modes")]
+    pub no_tokenize: bool,
+}
+
+/// `llmsweep serve-sim`: serve until Ctrl-C.
+pub(crate) async fn run(a: SimArgs) -> anyhow::Result<ExitCode> {
+    let cfg = sim_config(&a);
+    let ip: std::net::IpAddr = a
+        .host
+        .parse()
+        .with_context(|| format!("--host {:?} is not an IP address, e.g. 127.0.0.1", a.host))?;
+    if !ip.is_loopback() {
+        eprintln!("warning: serving on {ip}, reachable from other machines");
+    }
+    let listener = tokio::net::TcpListener::bind((ip, a.port))
+        .await
+        .with_context(|| format!("cannot listen on {ip}:{} (--host, --port)", a.port))?;
+    let addr = listener.local_addr()?;
+    println!(
+        "llmsweep serve-sim ({} preset, model {}): simulated server, not a real engine — http://{addr}",
+        a.preset.name(),
+        cfg.model
+    );
+    crate::sim::serve(cfg, listener, async {
+        let _ = tokio::signal::ctrl_c().await;
+    })
+    .await?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The simulator configuration the `serve-sim` flags ask for.
+fn sim_config(a: &SimArgs) -> SimConfig {
+    let mut cfg = SimConfig::preset(a.preset);
+    cfg.seed = a.seed;
+    cfg.max_context = a.max_context.unwrap_or(cfg.max_context);
+    cfg.max_running = a.max_running.unwrap_or(cfg.max_running).max(1);
+    cfg.early_stop_after = a.early_stop_after;
+    cfg.overshoot = a.overshoot;
+    cfg.fail_every = a.fail_every;
+    cfg.reject_all = a.reject_all;
+    cfg.cached_tokens = a.cached_tokens;
+    cfg.repeat_word = a.repeat_word.clone();
+    cfg.no_usage = a.no_usage;
+    cfg.tokens_per_chunk = a.tokens_per_chunk.max(1);
+    cfg.no_tokenize = a.no_tokenize;
+    cfg
+}

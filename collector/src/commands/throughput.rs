@@ -1,0 +1,100 @@
+//! `llmsweep throughput`: the throughput sweep on its own.
+
+use std::process::ExitCode;
+
+use clap::Args;
+
+use super::args::{OutputArgs, TargetArgs, ThroughputOpts};
+use crate::load::{OutputPlan, RunPlan, Sweeps, TargetPlan, ThroughputPlan};
+
+#[derive(Debug, Clone, Args)]
+pub struct ThroughputArgs {
+    #[command(flatten)]
+    pub target: TargetArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    #[command(flatten)]
+    pub sweep: ThroughputOpts,
+    /// Unrecorded requests before the first level (they warm the server and measure the tokens
+    /// the server adds to each prompt).
+    #[arg(long, default_value_t = 2)]
+    pub warmup: u64,
+}
+
+impl ThroughputArgs {
+    /// The checked plan; every error names the flag to fix.
+    pub fn plan(&self) -> anyhow::Result<RunPlan> {
+        let target = TargetPlan::from_args(&self.target)?;
+        let output = OutputPlan::from_args(&self.output, &target)?;
+        Ok(RunPlan {
+            target,
+            output,
+            warmup: self.warmup,
+            sweeps: Sweeps::Throughput(ThroughputPlan::new(&self.sweep)?),
+        })
+    }
+}
+
+pub(crate) async fn run(a: ThroughputArgs) -> anyhow::Result<ExitCode> {
+    super::sweep(a.plan()?).await
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+    use std::path::PathBuf;
+
+    use crate::commands::args::ApiArg;
+
+    #[test]
+    fn defaults_match_the_documented_ones() {
+        let cli = Cli::try_parse_from(["llmsweep", "throughput"]).unwrap();
+        let Command::Throughput(a) = cli.command else {
+            panic!("not throughput")
+        };
+        assert_eq!(a.sweep.concurrency, [1, 2, 4, 8, 16, 32, 64, 100]);
+        assert_eq!(
+            (a.sweep.input_len, a.sweep.output_len, a.warmup),
+            (1000, 500, 2)
+        );
+        assert_eq!(a.target.url, "http://127.0.0.1:30000");
+        assert_eq!(a.target.api, ApiArg::Completions);
+        assert_eq!(a.output.out, PathBuf::from("results"));
+    }
+
+    #[test]
+    fn notes_are_repeatable() {
+        let cli = Cli::try_parse_from([
+            "llmsweep",
+            "throughput",
+            "--note",
+            "gpu=2x RTX A6000",
+            "--note",
+            "tp=2",
+        ])
+        .unwrap();
+        let Command::Throughput(a) = cli.command else {
+            panic!("not throughput")
+        };
+        assert_eq!(a.output.notes[0], ("gpu".into(), "2x RTX A6000".into()));
+        assert_eq!(a.output.notes.len(), 2);
+        let err = Cli::try_parse_from(["llmsweep", "throughput", "--note", "novalue"]).unwrap_err();
+        assert!(err.to_string().contains("expected KEY=VALUE"));
+    }
+
+    #[test]
+    fn requests_and_duration_exclude_each_other() {
+        assert!(
+            Cli::try_parse_from([
+                "llmsweep",
+                "throughput",
+                "--requests",
+                "4",
+                "--duration",
+                "5"
+            ])
+            .is_err()
+        );
+    }
+}

@@ -1,0 +1,262 @@
+//! The HTTP side of one request: send it, timestamp bytes as they arrive, hand them to the trace.
+
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use llmsweep_shared::bundle::{Api, ErrorKind};
+use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
+use tokio_util::sync::CancellationToken;
+
+use crate::load::api::{self, RequestOptions};
+use crate::load::stream::sse::SseDecoder;
+use crate::load::stream::trace::{Finished, RequestMeta, Trace};
+use crate::load::workload::Prompt;
+
+/// One shared client for a run: connection pool, base URL, API key, dialect.
+#[derive(Debug, Clone)]
+pub struct Client {
+    http: reqwest::Client,
+    base: String,
+    pub api: Api,
+    pub model: String,
+    pub options: RequestOptions,
+    pub timeout: Duration,
+}
+
+/// Builds the pooled HTTP client; `pool` is the most connections kept open (the concurrency).
+pub fn http_client(api_key: Option<&str>, pool: usize) -> anyhow::Result<reqwest::Client> {
+    let mut headers = HeaderMap::new();
+    if let Some(key) = api_key {
+        let mut v = HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| {
+            anyhow::anyhow!("the API key contains characters not allowed in a header")
+        })?;
+        v.set_sensitive(true);
+        headers.insert(AUTHORIZATION, v);
+    }
+    Ok(reqwest::Client::builder()
+        .default_headers(headers)
+        .pool_max_idle_per_host(pool.max(1))
+        // Below the usual 5 s keep-alive of servers (uvicorn, cpp-httplib), so an idle
+        // connection is dropped here before the server closes it under a new request.
+        .pool_idle_timeout(Duration::from_secs(3))
+        .connect_timeout(Duration::from_secs(5))
+        .tcp_nodelay(true)
+        .build()?)
+}
+
+impl Client {
+    pub fn new(
+        http: reqwest::Client,
+        base: &str,
+        api: Api,
+        model: String,
+        timeout: Duration,
+    ) -> Self {
+        Client {
+            http,
+            base: base.trim_end_matches('/').to_string(),
+            api,
+            model,
+            options: RequestOptions::default(),
+            timeout,
+        }
+    }
+
+    pub fn http(&self) -> &reqwest::Client {
+        &self.http
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.base, path)
+    }
+
+    /// Sends one streamed generation request and measures it. `origin` is the point's start;
+    /// the request's own clock starts just before it is written. Never fails: every failure is
+    /// recorded in the returned record.
+    pub async fn generate(
+        &self,
+        prompt: &Prompt,
+        output_len: u64,
+        origin: Instant,
+        abort: &CancellationToken,
+    ) -> Finished {
+        let body = api::body(
+            self.api,
+            &self.model,
+            &prompt.text,
+            output_len,
+            self.options,
+        );
+        let mut stale_retry = true;
+        loop {
+            let start = Instant::now();
+            let meta = RequestMeta {
+                start_s: start.duration_since(origin).as_secs_f64(),
+                input_tokens: prompt.tokens,
+                prompt_hash: prompt.hash.clone(),
+            };
+            let mut trace = Trace::new();
+            let run =
+                tokio::time::timeout(self.timeout, self.stream_into(&body, start, &mut trace));
+            let outcome = tokio::select! {
+                r = run => match r {
+                    Ok(Sent::Stale) if stale_retry => Outcome::Stale,
+                    Ok(_) => Outcome::Done,
+                    Err(_) => Outcome::TimedOut,
+                },
+                _ = abort.cancelled() => Outcome::Aborted,
+            };
+            match outcome {
+                Outcome::Stale => {
+                    // A pooled connection the server had already closed: the request never
+                    // reached it. Send it once more on a fresh connection, with a fresh clock.
+                    stale_retry = false;
+                    continue;
+                }
+                Outcome::Done => {}
+                Outcome::TimedOut => trace.fail(
+                    ErrorKind::Timeout,
+                    None,
+                    format!(
+                        "no complete answer within {} s (--timeout)",
+                        self.timeout.as_secs_f64()
+                    ),
+                ),
+                Outcome::Aborted => trace.fail(
+                    ErrorKind::Cancelled,
+                    None,
+                    "interrupted while in flight".into(),
+                ),
+            }
+            return trace.finish(start.elapsed().as_secs_f64(), meta);
+        }
+    }
+
+    async fn stream_into(
+        &self,
+        body: &serde_json::Value,
+        start: Instant,
+        trace: &mut Trace,
+    ) -> Sent {
+        let url = self.url(api::endpoint(self.api));
+        let resp = match self.http.post(&url).json(body).send().await {
+            Ok(r) => r,
+            Err(e) => {
+                let chain = error_chain(&e);
+                if is_stale_connection(&chain) {
+                    trace.fail(ErrorKind::Stream, None, format!("{url}: {chain}"));
+                    return Sent::Stale;
+                }
+                let kind = if e.is_connect() {
+                    ErrorKind::Connect
+                } else {
+                    ErrorKind::Stream
+                };
+                trace.fail(kind, None, format!("{url}: {chain}"));
+                return Sent::Done;
+            }
+        };
+        let status = resp.status();
+        if !status.is_success() {
+            let text = resp.text().await.unwrap_or_default();
+            trace.fail(
+                ErrorKind::Http,
+                Some(status.as_u16()),
+                api::error_message(&text),
+            );
+            return Sent::Done;
+        }
+        let mut decoder = SseDecoder::new();
+        let mut bytes = resp.bytes_stream();
+        while let Some(item) = bytes.next().await {
+            let t = start.elapsed().as_secs_f64();
+            match item {
+                Ok(chunk) => {
+                    for ev in decoder.push(&chunk) {
+                        if handle_event(&ev.data, t, trace) {
+                            return Sent::Done;
+                        }
+                    }
+                }
+                Err(e) => {
+                    trace.fail(
+                        ErrorKind::Stream,
+                        None,
+                        format!("stream broke off: {}", error_chain(&e)),
+                    );
+                    return Sent::Done;
+                }
+            }
+        }
+        if let Some(ev) = decoder.finish() {
+            handle_event(&ev.data, start.elapsed().as_secs_f64(), trace);
+        }
+        Sent::Done
+    }
+}
+
+/// How sending ended.
+enum Sent {
+    Done,
+    /// The pooled connection was dead before the request got through.
+    Stale,
+}
+
+/// Errors that mean a kept-alive connection was closed by the server before this request used it.
+fn is_stale_connection(chain: &str) -> bool {
+    [
+        "connection closed before message completed",
+        "Connection reset by peer",
+        "Broken pipe",
+    ]
+    .iter()
+    .any(|m| chain.contains(m))
+}
+
+enum Outcome {
+    Stale,
+    Done,
+    TimedOut,
+    Aborted,
+}
+
+/// Feeds one event's data to the trace; `true` when the stream is done.
+fn handle_event(data: &str, t: f64, trace: &mut Trace) -> bool {
+    let data = data.trim();
+    if data == "[DONE]" {
+        return true;
+    }
+    if data.is_empty() {
+        return false;
+    }
+    match api::parse_chunk(data) {
+        Some(ev) => {
+            trace.on_chunk(t, &ev);
+            ev.error.is_some()
+        }
+        None => {
+            let shown: String = data.chars().take(200).collect();
+            trace.fail(
+                ErrorKind::Protocol,
+                None,
+                format!("a stream event is not JSON: {shown}"),
+            );
+            true
+        }
+    }
+}
+
+/// An error and its causes on one line ("error sending request: connection refused").
+pub fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cur = e.source();
+    while let Some(c) = cur {
+        let t = c.to_string();
+        if !s.contains(&t) {
+            s.push_str(": ");
+            s.push_str(&t);
+        }
+        cur = c.source();
+    }
+    s
+}

@@ -1,0 +1,28 @@
+//! The load engine: a checked [`RunPlan`] in, a bundle on disk out.
+//!
+//! [`plan`] checks the flags; [`session`] probes the server, calibrates prompts and warms up;
+//! [`sweep`] runs the levels and checkpoints the bundle after each; [`generator`] is the one
+//! closed-loop load loop; [`client`] sends one request and hands its bytes to [`stream`], which
+//! turns them into a request record; [`workload`] builds the prompts and [`tokenize`] measures
+//! them with the server's tokenizer; [`probe`] reads the server's fingerprint and [`host`] the
+//! client's.
+
+pub(crate) mod api;
+pub(crate) mod client;
+pub(crate) mod generator;
+pub(crate) mod host;
+pub(crate) mod plan;
+pub(crate) mod probe;
+mod run;
+pub(crate) mod session;
+pub(crate) mod stream;
+pub(crate) mod sweep;
+pub(crate) mod tokenize;
+pub(crate) mod workload;
+
+pub use generator::Interrupt;
+pub use plan::{
+    ContextFlags, ContextPlan, OutputPlan, RunPlan, Sweeps, TargetPlan, ThroughputPlan,
+    redacted_command_line,
+};
+pub use run::{Outcome, run_plan};

@@ -1,0 +1,463 @@
+//! A validated run plan: every flag checked, with a message naming the flag to fix, before any
+//! request is sent.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use llmsweep_shared::bundle::Api;
+
+use crate::commands::args::{ApiArg, ContextOpts, OutputArgs, TargetArgs, ThroughputOpts};
+use crate::load::generator::StopRule;
+
+/// Most concurrent requests one level may ask for.
+pub const MAX_CONCURRENCY: u32 = 4096;
+
+/// Where to send load, and how.
+#[derive(Debug, Clone)]
+pub struct TargetPlan {
+    /// Base URL without a trailing slash.
+    pub url: String,
+    pub host: String,
+    pub api: Api,
+    pub model: Option<String>,
+    pub api_key: Option<String>,
+    pub timeout: Duration,
+}
+
+/// Where results go and what they are called.
+#[derive(Debug, Clone)]
+pub struct OutputPlan {
+    pub label: String,
+    pub notes: BTreeMap<String, String>,
+    pub out: PathBuf,
+    pub seed: u64,
+}
+
+/// A checked throughput sweep: its own values only (the target and output are the run's).
+#[derive(Debug, Clone)]
+pub struct ThroughputPlan {
+    pub concurrency: Vec<u32>,
+    pub input_len: u64,
+    pub output_len: u64,
+    /// Requests per level when fixed by `--requests`; `None` means the default rule.
+    pub requests: Option<u64>,
+    pub duration: Option<Duration>,
+}
+
+impl ThroughputPlan {
+    pub fn new(a: &ThroughputOpts) -> anyhow::Result<ThroughputPlan> {
+        check_concurrency(&a.concurrency, "--concurrency")?;
+        if a.input_len == 0 {
+            bail!("--input-len must be at least 1 token");
+        }
+        if a.output_len == 0 {
+            bail!("--output-len must be at least 1 token (2 or more to measure decode speed)");
+        }
+        if a.requests == Some(0) {
+            bail!("--requests must be at least 1");
+        }
+        let duration = match a.duration {
+            Some(d) if !(d.is_finite() && d > 0.0) => {
+                bail!("--duration must be a positive number of seconds, got {d}")
+            }
+            Some(d) => Some(Duration::from_secs_f64(d)),
+            None => None,
+        };
+        Ok(ThroughputPlan {
+            concurrency: a.concurrency.clone(),
+            input_len: a.input_len,
+            output_len: a.output_len,
+            requests: a.requests,
+            duration,
+        })
+    }
+
+    /// Requests sent at concurrency `c`: `--requests`, else `max(8, 2c)`.
+    pub fn requests_at(&self, c: u32) -> u64 {
+        self.requests.unwrap_or((2 * c as u64).max(8))
+    }
+
+    /// When level `c` stops sending.
+    pub fn stop_at(&self, c: u32) -> StopRule {
+        match self.duration {
+            Some(d) => StopRule::Deadline(d),
+            None => StopRule::Count(self.requests_at(c)),
+        }
+    }
+}
+
+/// A checked context sweep: its own values only.
+#[derive(Debug, Clone)]
+pub struct ContextPlan {
+    pub lengths: Vec<u64>,
+    pub output_len: u64,
+    pub concurrency: Vec<u32>,
+    pub repeats: u64,
+    pub force: bool,
+}
+
+/// A context sweep's values as given, with the names of the flags they came from (`context` and
+/// `run` name them differently), for messages.
+#[derive(Debug, Clone, Copy)]
+pub struct ContextFlags<'a> {
+    pub lengths: &'a [u64],
+    pub output_len: (u64, &'static str),
+    pub concurrency: (&'a [u32], &'static str),
+    pub opts: &'a ContextOpts,
+}
+
+impl ContextPlan {
+    pub fn new(f: ContextFlags<'_>) -> anyhow::Result<ContextPlan> {
+        if f.lengths.is_empty() {
+            bail!("--lengths needs at least one input length, e.g. --lengths 1k,8k,30k");
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for &l in f.lengths {
+            if !seen.insert(l) {
+                bail!("--lengths lists {l} twice; each length runs once");
+            }
+        }
+        let (concurrency, flag) = f.concurrency;
+        check_concurrency(concurrency, flag)?;
+        let (output_len, flag) = f.output_len;
+        if output_len == 0 {
+            bail!("{flag} must be at least 1 token");
+        }
+        if f.opts.repeats == 0 {
+            bail!("--repeats must be at least 1");
+        }
+        Ok(ContextPlan {
+            lengths: f.lengths.to_vec(),
+            output_len,
+            concurrency: concurrency.to_vec(),
+            repeats: f.opts.repeats,
+            force: f.opts.force,
+        })
+    }
+}
+
+/// Which sweeps a run does, in the order it does them.
+#[derive(Debug, Clone)]
+pub enum Sweeps {
+    Throughput(ThroughputPlan),
+    Context(ContextPlan),
+    /// `run`: the throughput sweep, then the context sweep.
+    Both(ThroughputPlan, ContextPlan),
+}
+
+/// One session: where to send load, where results go, the warm-up, and the sweeps.
+#[derive(Debug, Clone)]
+pub struct RunPlan {
+    pub target: TargetPlan,
+    pub output: OutputPlan,
+    /// Unrecorded requests sent before the first sweep.
+    pub warmup: u64,
+    pub sweeps: Sweeps,
+}
+
+impl RunPlan {
+    /// The throughput sweep, when the run has one.
+    pub fn throughput(&self) -> Option<&ThroughputPlan> {
+        match &self.sweeps {
+            Sweeps::Throughput(t) | Sweeps::Both(t, _) => Some(t),
+            Sweeps::Context(_) => None,
+        }
+    }
+
+    /// The context sweep, when the run has one.
+    pub fn context(&self) -> Option<&ContextPlan> {
+        match &self.sweeps {
+            Sweeps::Context(c) | Sweeps::Both(_, c) => Some(c),
+            Sweeps::Throughput(_) => None,
+        }
+    }
+
+    /// The word in the bundle's file name.
+    pub fn kind(&self) -> &'static str {
+        match self.sweeps {
+            Sweeps::Throughput(_) => "throughput",
+            Sweeps::Context(_) => "context",
+            Sweeps::Both(..) => "run",
+        }
+    }
+
+    /// Connections to keep open: the highest concurrency of any sweep.
+    pub fn pool(&self) -> usize {
+        let t = self
+            .throughput()
+            .into_iter()
+            .flat_map(|p| p.concurrency.iter());
+        let c = self
+            .context()
+            .into_iter()
+            .flat_map(|p| p.concurrency.iter());
+        t.chain(c).copied().max().unwrap_or(1) as usize
+    }
+
+    /// Warm-up requests: the first sweep's input length, at most 64 output tokens.
+    pub fn warmup_shape(&self) -> (u64, u64) {
+        match (self.throughput(), self.context()) {
+            (Some(t), _) => (t.input_len, t.output_len.min(64)),
+            (None, Some(c)) => {
+                let shortest = c.lengths.iter().copied().min().unwrap_or(1);
+                (shortest, c.output_len.min(64))
+            }
+            (None, None) => (1, 1),
+        }
+    }
+}
+
+fn check_concurrency(list: &[u32], flag: &str) -> anyhow::Result<()> {
+    if list.is_empty() {
+        bail!("{flag} needs at least one level, e.g. {flag} 1,2,4");
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for &c in list {
+        if c == 0 || c > MAX_CONCURRENCY {
+            bail!("{flag} {c} is out of range: use 1 to {MAX_CONCURRENCY}");
+        }
+        if !seen.insert(c) {
+            bail!("{flag} lists {c} twice; each level runs once");
+        }
+    }
+    Ok(())
+}
+
+impl TargetPlan {
+    pub fn from_args(a: &TargetArgs) -> anyhow::Result<TargetPlan> {
+        let parsed = reqwest::Url::parse(&a.url).with_context(|| {
+            format!(
+                "--url {:?} is not a URL; expected e.g. http://127.0.0.1:30000",
+                a.url
+            )
+        })?;
+        if !matches!(parsed.scheme(), "http" | "https") {
+            bail!("--url must start with http:// or https://, got {:?}", a.url);
+        }
+        let host = parsed.host_str().unwrap_or_default().to_string();
+        let mut url = a.url.trim_end_matches('/').to_string();
+        // People paste the OpenAI base URL; the endpoints are added here.
+        if let Some(stripped) = url.strip_suffix("/v1") {
+            url = stripped.to_string();
+        }
+        if !(a.timeout.is_finite() && a.timeout > 0.0) {
+            bail!(
+                "--timeout must be a positive number of seconds, got {}",
+                a.timeout
+            );
+        }
+        let api_key = a
+            .api_key
+            .clone()
+            .or_else(|| std::env::var("LLMSWEEP_API_KEY").ok())
+            .or_else(|| std::env::var("OPENAI_API_KEY").ok())
+            .filter(|k| !k.is_empty());
+        Ok(TargetPlan {
+            url,
+            host,
+            api: match a.api {
+                ApiArg::Completions => Api::Completions,
+                ApiArg::Chat => Api::Chat,
+            },
+            model: a.model.clone(),
+            api_key,
+            timeout: Duration::from_secs_f64(a.timeout),
+        })
+    }
+
+    /// Whether the target is this machine.
+    pub fn is_loopback(&self) -> bool {
+        let h = self.host.trim_matches(['[', ']']);
+        h == "localhost"
+            || h.parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback())
+    }
+}
+
+impl OutputPlan {
+    pub fn from_args(a: &OutputArgs, target: &TargetPlan) -> anyhow::Result<OutputPlan> {
+        let label = match &a.label {
+            Some(l) if l.trim().is_empty() => bail!("--label must not be empty"),
+            Some(l) => l.trim().to_string(),
+            None if target.is_loopback() => crate::load::host::hostname(),
+            None => target.host.clone(),
+        };
+        Ok(OutputPlan {
+            label,
+            notes: a.notes.iter().cloned().collect(),
+            out: a.out.clone(),
+            seed: a.seed.unwrap_or_else(random_seed),
+        })
+    }
+}
+
+/// A seed that differs between runs, so a rerun does not hit the server's prefix cache with the
+/// previous run's prompts.
+fn random_seed() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    crate::load::workload::SplitMix64::new(nanos ^ ((std::process::id() as u64) << 32)).next_u64()
+        >> 11
+}
+
+/// The command line as typed, with the API key replaced by `***`.
+pub fn redacted_command_line(args: impl IntoIterator<Item = String>) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut hide_next = false;
+    for a in args {
+        if hide_next {
+            out.push("***".to_string());
+            hide_next = false;
+        } else if a == "--api-key" {
+            hide_next = true;
+            out.push(a);
+        } else if a.starts_with("--api-key=") {
+            out.push("--api-key=***".to_string());
+        } else {
+            out.push(a);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::Cli;
+    use clap::Parser;
+
+    /// The plan `llmsweep <args>` makes.
+    fn plan_of(args: &[&str]) -> anyhow::Result<RunPlan> {
+        let mut all = vec!["llmsweep"];
+        all.extend_from_slice(args);
+        Cli::try_parse_from(all)
+            .unwrap()
+            .command
+            .sweep_plan()
+            .unwrap()
+    }
+
+    fn plan(args: &[&str]) -> anyhow::Result<RunPlan> {
+        let mut all = vec!["throughput"];
+        all.extend_from_slice(args);
+        plan_of(&all)
+    }
+
+    fn err(args: &[&str]) -> String {
+        format!("{:#}", plan(args).unwrap_err())
+    }
+
+    #[test]
+    fn bad_values_name_the_flag() {
+        assert!(err(&["--concurrency", "0"]).contains("--concurrency 0"));
+        assert!(err(&["--concurrency", "4,4"]).contains("lists 4 twice"));
+        assert!(err(&["--input-len", "0"]).contains("--input-len"));
+        assert!(err(&["--output-len", "0"]).contains("--output-len"));
+        assert!(err(&["--requests", "0"]).contains("--requests"));
+        assert!(err(&["--duration=-1"]).contains("--duration"));
+        assert!(err(&["--url", "nonsense"]).contains("--url"));
+        assert!(err(&["--url", "ftp://x"]).contains("http://"));
+        assert!(err(&["--timeout", "0"]).contains("--timeout"));
+        assert!(err(&["--label", " "]).contains("--label"));
+    }
+
+    #[test]
+    fn context_and_run_values_are_checked() {
+        let ctx = |args: &[&str]| {
+            let mut all = vec!["context"];
+            all.extend_from_slice(args);
+            plan_of(&all).map_err(|e| format!("{e:#}"))
+        };
+        assert!(
+            ctx(&["--lengths", "1k,1000"])
+                .unwrap_err()
+                .contains("--lengths lists 1000 twice")
+        );
+        assert!(ctx(&["--repeats", "0"]).unwrap_err().contains("--repeats"));
+        assert!(
+            ctx(&["--concurrency", "0"])
+                .unwrap_err()
+                .contains("--concurrency 0")
+        );
+        let run = |args: &[&str]| {
+            let mut all = vec!["run"];
+            all.extend_from_slice(args);
+            plan_of(&all).map_err(|e| format!("{e:#}"))
+        };
+        assert!(
+            run(&["--context-output-len", "0"])
+                .unwrap_err()
+                .contains("--context-output-len")
+        );
+        assert!(
+            run(&["--context-concurrency", "0"])
+                .unwrap_err()
+                .contains("--context-concurrency 0")
+        );
+        let only = run(&["--only", "throughput"]).unwrap();
+        assert!(matches!(only.sweeps, Sweeps::Throughput(_)));
+        assert_eq!((only.kind(), only.warmup), ("throughput", 2));
+        let both = run(&[]).unwrap();
+        assert!(matches!(both.sweeps, Sweeps::Both(..)));
+        assert_eq!(both.kind(), "run");
+    }
+
+    #[test]
+    fn default_request_budget_is_max_8_or_twice_c() {
+        let p = plan(&[]).unwrap();
+        let t = p.throughput().unwrap();
+        assert_eq!(t.requests_at(1), 8);
+        assert_eq!(t.requests_at(4), 8);
+        assert_eq!(t.requests_at(32), 64);
+        let fixed = plan(&["--requests", "3"]).unwrap();
+        assert_eq!(fixed.throughput().unwrap().requests_at(32), 3);
+        assert_eq!(
+            plan(&["--duration", "2.5"])
+                .unwrap()
+                .throughput()
+                .unwrap()
+                .stop_at(4),
+            StopRule::Deadline(Duration::from_millis(2500))
+        );
+    }
+
+    #[test]
+    fn url_forms_are_normalised_and_label_defaults_to_the_host() {
+        let p = plan(&["--url", "http://kpro5:30000/v1/"]).unwrap();
+        assert_eq!(p.target.url, "http://kpro5:30000");
+        assert_eq!(p.output.label, "kpro5");
+        let local = plan(&["--url", "http://127.0.0.1:8080"]).unwrap();
+        assert_eq!(local.output.label, crate::load::host::hostname());
+    }
+
+    #[test]
+    fn api_key_is_redacted_from_the_command_line() {
+        let line = redacted_command_line(
+            [
+                "llmsweep",
+                "throughput",
+                "--api-key",
+                "sk-secret",
+                "--api-key=sk-2",
+                "--label",
+                "x",
+            ]
+            .map(String::from),
+        );
+        assert_eq!(
+            line,
+            [
+                "llmsweep",
+                "throughput",
+                "--api-key",
+                "***",
+                "--api-key=***",
+                "--label",
+                "x"
+            ]
+        );
+    }
+}

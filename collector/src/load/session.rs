@@ -1,0 +1,251 @@
+//! Everything before the first measured request: reach the server, read its fingerprint, pick
+//! the model, calibrate prompts, warm up, and open the bundle.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::bail;
+use llmsweep_shared::bundle::{Bundle, Calibration, Hosts, SCHEMA, Target, Tool, Workload};
+use llmsweep_shared::metrics::definitions;
+
+use crate::load::client::{Client, http_client};
+use crate::load::generator::Interrupt;
+use crate::load::plan::{OutputPlan, TargetPlan};
+use crate::load::probe::{Fingerprint, probe};
+use crate::load::tokenize;
+use crate::load::workload::{PromptBuilder, TokenModel, digest};
+use crate::output::store;
+
+/// How long each fingerprint probe may take.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(4);
+
+/// A run in progress: the client, the prompts, and the bundle being filled.
+#[derive(Debug)]
+pub struct Session {
+    pub client: Arc<Client>,
+    pub prompts: Arc<PromptBuilder>,
+    pub bundle: Bundle,
+    pub path: PathBuf,
+    pub interrupt: Interrupt,
+    /// How long one request may take.
+    pub timeout: Duration,
+    /// Prompt hashes of every recorded request, in order (for the workload digest).
+    hashes: Vec<String>,
+    /// Requests of the warm-up that were refused for a request option and resent.
+    pub notes: Vec<String>,
+}
+
+impl Session {
+    /// Checks the output folder, probes the server and builds the bundle header. Fails with a
+    /// message that says what to fix when the server cannot be used.
+    pub async fn open(
+        target: &TargetPlan,
+        output: &OutputPlan,
+        kind: &str,
+        pool: usize,
+        command_line: Vec<String>,
+        interrupt: Interrupt,
+    ) -> anyhow::Result<Session> {
+        store::check_out_dir(&output.out)?;
+        let http = http_client(target.api_key.as_deref(), pool)?;
+        let fp = probe(&http, &target.url, PROBE_TIMEOUT).await;
+        if !fp.reachable() {
+            bail!(
+                "cannot reach the server at {}: {}\n  Is it running, and is the URL right (--url)?",
+                target.url,
+                fp.first_error().unwrap_or("no answer")
+            );
+        }
+        let model = choose_model(target, &fp)?;
+        let (token_model, calibration) = match tokenize::measure(&http, &target.url, &model).await {
+            Some(m) => (m, Calibration::Tokenizer),
+            None => (
+                TokenModel::Estimated {
+                    tokens_per_word: 1.0,
+                    added: 0,
+                },
+                Calibration::None,
+            ),
+        };
+        let created = chrono::Utc::now();
+        let path = store::bundle_path(&output.out, &output.label, kind, &created);
+        let client = Client::new(http, &target.url, target.api, model.clone(), target.timeout);
+        let bundle = Bundle {
+            schema: SCHEMA.into(),
+            id: format!(
+                "{:016x}",
+                crate::load::workload::SplitMix64::new(
+                    output.seed ^ created.timestamp_micros() as u64
+                )
+                .next_u64()
+            ),
+            label: output.label.clone(),
+            created_at: created.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            complete: false,
+            tool: Tool {
+                name: "llmsweep".into(),
+                version: env!("CARGO_PKG_VERSION").into(),
+                command_line,
+            },
+            target: Target {
+                url: target.url.clone(),
+                api: target.api,
+                model,
+                engine: fp.engine.clone(),
+                engine_version: fp.engine_version.clone(),
+                max_context: fp.max_context,
+                max_running_requests: fp.max_running_requests,
+                server_args: fp.server_args.clone(),
+                simulated: fp.simulated,
+                probes: fp.probes,
+            },
+            hosts: Hosts {
+                client: crate::load::host::client_facts(),
+                notes: output.notes.clone(),
+                gpus: crate::telemetry::gpu_inventory().await,
+            },
+            workload: Workload {
+                seed: output.seed,
+                calibration,
+                prompt_digest: digest([]),
+                shared_prefix_len: 0,
+            },
+            definitions: definitions(),
+            source: None,
+            sweeps: Vec::new(),
+        };
+        Ok(Session {
+            client: Arc::new(client),
+            prompts: Arc::new(PromptBuilder::new(output.seed, token_model)),
+            bundle,
+            path,
+            interrupt,
+            timeout: target.timeout,
+            hashes: Vec::new(),
+            notes: Vec::new(),
+        })
+    }
+
+    /// Sends `n` unrecorded requests one at a time. They warm the server, drop request options
+    /// the server refuses, and measure the tokens the server adds to every prompt.
+    pub async fn warmup(&mut self, n: u64, input_len: u64, output_len: u64) {
+        let mut client = (*self.client).clone();
+        let mut prompts = (*self.prompts).clone();
+        let mut sent = 0;
+        let mut index = 0;
+        while sent < n && !self.interrupt.is_stopped() {
+            let prompt = prompts.prompt(WARMUP_STREAM, index, input_len);
+            index += 1;
+            let f = client
+                .generate(&prompt, output_len, Instant::now(), &self.interrupt.abort)
+                .await;
+            let r = &f.record;
+            if let Some(e) = &r.error {
+                if e.status == Some(400) && index < 8 && client.options.drop_refused(&e.message) {
+                    self.notes.push(format!(
+                        "the server refused a request option and it was dropped: {}",
+                        e.message
+                    ));
+                    continue;
+                }
+                self.notes
+                    .push(format!("warm-up request failed: {}", e.message));
+            } else if let Some(counted) = r.prompt_tokens {
+                learn_added_tokens(
+                    &mut prompts.model,
+                    &mut self.bundle.workload.calibration,
+                    &prompt,
+                    counted,
+                );
+            }
+            sent += 1;
+        }
+        self.client = Arc::new(client);
+        self.prompts = Arc::new(prompts);
+    }
+
+    /// Records prompt hashes of a finished point, in request order.
+    pub fn add_hashes<'a>(&mut self, hashes: impl IntoIterator<Item = &'a str>) {
+        self.hashes.extend(hashes.into_iter().map(String::from));
+        self.bundle.workload.prompt_digest = digest(self.hashes.iter().map(String::as_str));
+    }
+
+    /// Adds a sweep to the bundle and writes it; returns the sweep's index.
+    pub fn start_sweep(&mut self, sweep: llmsweep_shared::bundle::Sweep) -> anyhow::Result<usize> {
+        self.bundle.sweeps.push(sweep);
+        self.checkpoint()?;
+        Ok(self.bundle.sweeps.len() - 1)
+    }
+
+    /// Adds a finished point to sweep `sweep` and writes the bundle, so a crash loses nothing.
+    pub fn add_point(
+        &mut self,
+        sweep: usize,
+        point: llmsweep_shared::bundle::Point,
+    ) -> anyhow::Result<()> {
+        self.bundle.sweeps[sweep].points.push(point);
+        self.checkpoint()
+    }
+
+    /// Writes the bundle as it stands.
+    pub fn checkpoint(&self) -> anyhow::Result<()> {
+        store::write_atomic(&self.path, &self.bundle)
+    }
+}
+
+/// Prompt stream of the warm-up requests (points use their own, see `sweep::stream_id`).
+const WARMUP_STREAM: u64 = u64::MAX;
+
+/// Adjusts the token model from what the server counted for a warm-up prompt.
+fn learn_added_tokens(
+    model: &mut TokenModel,
+    calibration: &mut Calibration,
+    prompt: &crate::load::workload::Prompt,
+    counted: u64,
+) {
+    match model {
+        TokenModel::Measured { added, .. } => {
+            let body = prompt.tokens - *added;
+            *added = counted.saturating_sub(body);
+        }
+        TokenModel::Estimated {
+            tokens_per_word, ..
+        } => {
+            if prompt.words > 0 {
+                *tokens_per_word = counted as f64 / prompt.words as f64;
+                *calibration = Calibration::Usage;
+            }
+        }
+    }
+}
+
+/// `--model`, checked against what the server lists; else the first listed model.
+fn choose_model(target: &TargetPlan, fp: &Fingerprint) -> anyhow::Result<String> {
+    match (&target.model, fp.models.is_empty()) {
+        (Some(m), true) => Ok(m.clone()),
+        (Some(m), false) if fp.models.contains(m) => Ok(m.clone()),
+        (Some(m), false) => bail!(
+            "the server at {} does not serve the model {m:?}; it serves: {}\n  Pass one of these with --model.",
+            target.url,
+            fp.models.join(", ")
+        ),
+        (None, false) => Ok(fp.models[0].clone()),
+        (None, true) => {
+            let why = fp
+                .probes
+                .get("/v1/models")
+                .map(|p| match (p.status, &p.error) {
+                    (Some(s), _) => format!("HTTP {s}"),
+                    (None, Some(e)) => e.clone(),
+                    (None, None) => "no answer".into(),
+                })
+                .unwrap_or_default();
+            bail!(
+                "the server at {} did not list its models ({}/v1/models: {why}); name the model with --model",
+                target.url,
+                target.url
+            )
+        }
+    }
+}

@@ -1,0 +1,312 @@
+//! A request's timeline: timestamped chunks in, one [`RequestRecord`] out.
+//!
+//! Times are passed in (seconds since the request started), so this is pure and tested with
+//! synthetic timelines and exact expectations.
+
+use llmsweep_shared::bundle::{ErrorKind, ItlSummary, RequestError, RequestRecord};
+use llmsweep_shared::metrics::Stats;
+
+use crate::load::api::{ChunkEvent, Usage};
+
+/// Generated text kept per request for the output sample and the degenerate-output check.
+const TEXT_KEEP: usize = 2000;
+
+/// Collects one request's events as they arrive.
+#[derive(Debug, Default)]
+pub struct Trace {
+    ttft_s: Option<f64>,
+    /// Arrival time of each token chunk and, when the server said, how many tokens it carried.
+    token_chunks: Vec<(f64, Option<u64>)>,
+    finish_reason: Option<String>,
+    usage: Option<Usage>,
+    /// Running `completion_tokens` for servers that send usage with every chunk.
+    last_completion: Option<u64>,
+    text: String,
+    error: Option<RequestError>,
+}
+
+/// What a finished trace yields.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finished {
+    pub record: RequestRecord,
+    /// Every inter-token gap, seconds per token (for the point's ITL distribution).
+    pub itl_gaps_s: Vec<f64>,
+    /// The start of the generated text.
+    pub text: String,
+}
+
+/// Facts about the request that the stream does not carry.
+#[derive(Debug, Clone)]
+pub struct RequestMeta {
+    pub start_s: f64,
+    pub input_tokens: u64,
+    pub prompt_hash: String,
+}
+
+impl Trace {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Records a parsed chunk that arrived `t` seconds after the request started.
+    pub fn on_chunk(&mut self, t: f64, ev: &ChunkEvent) {
+        if let Some(e) = &ev.error {
+            self.fail(ErrorKind::Stream, None, e.clone());
+            return;
+        }
+        if self.ttft_s.is_none() && ev.has_text() {
+            self.ttft_s = Some(t);
+        }
+        let mut carried = None;
+        if let Some(u) = ev.usage {
+            if let (Some(now), true) = (u.completion_tokens, ev.token_chunk) {
+                carried = Some(now.saturating_sub(self.last_completion.unwrap_or(0)));
+                self.last_completion = Some(now);
+            }
+            self.usage = Some(u);
+        }
+        if ev.token_chunk {
+            self.token_chunks.push((t, carried));
+        }
+        if ev.finish_reason.is_some() {
+            self.finish_reason.clone_from(&ev.finish_reason);
+        }
+        if self.text.len() < TEXT_KEEP {
+            self.text.push_str(&ev.text);
+        }
+    }
+
+    /// Records a failure; the first one wins.
+    pub fn fail(&mut self, kind: ErrorKind, status: Option<u16>, message: String) {
+        if self.error.is_none() {
+            self.error = Some(RequestError {
+                kind,
+                status,
+                message,
+            });
+        }
+    }
+
+    /// Ends the request at `end_s` seconds after its start.
+    pub fn finish(mut self, end_s: f64, meta: RequestMeta) -> Finished {
+        let chunks = self.token_chunks.len() as u64;
+        let usage_tokens = self.usage.and_then(|u| u.completion_tokens);
+        if self.error.is_none()
+            && chunks == 0
+            && usage_tokens.is_none()
+            && self.finish_reason.is_none()
+        {
+            self.fail(
+                ErrorKind::Protocol,
+                None,
+                "the stream ended without a generated token, finish_reason or usage".into(),
+            );
+        }
+        let output_tokens = usage_tokens.unwrap_or(chunks);
+        let itl_gaps_s = self.itl_gaps(output_tokens);
+        let itl = Stats::from_values(itl_gaps_s.iter().copied()).map(|s| ItlSummary {
+            mean_s: s.mean,
+            p50_s: s.p50,
+            p99_s: s.p99,
+            max_s: s.max,
+        });
+        let record = RequestRecord {
+            start_s: meta.start_s,
+            ttft_s: self.ttft_s,
+            e2e_s: end_s,
+            input_tokens: meta.input_tokens,
+            prompt_tokens: self.usage.and_then(|u| u.prompt_tokens),
+            output_tokens,
+            tokens_estimated: usage_tokens.is_none() && chunks > 0,
+            cached_tokens: self.usage.and_then(|u| u.cached_tokens),
+            finish_reason: self.finish_reason,
+            error: self.error,
+            prompt_hash: meta.prompt_hash,
+            chunks,
+            itl,
+        };
+        Finished {
+            record,
+            itl_gaps_s,
+            text: self.text,
+        }
+    }
+
+    /// Gap before each token chunk after the first, divided by the tokens it carried: the
+    /// server's count when it sent one, else the average tokens per chunk when the final usage
+    /// says chunks carried several tokens (speculative decoding), else 1.
+    fn itl_gaps(&self, output_tokens: u64) -> Vec<f64> {
+        let chunks = self.token_chunks.len() as u64;
+        let average = if chunks > 0 && output_tokens > chunks {
+            output_tokens as f64 / chunks as f64
+        } else {
+            1.0
+        };
+        self.token_chunks
+            .windows(2)
+            .map(|w| {
+                let tokens = match w[1].1 {
+                    Some(n) if n > 0 => n as f64,
+                    _ => average,
+                };
+                (w[1].0 - w[0].0) / tokens
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::load::api::parse_chunk;
+
+    fn meta() -> RequestMeta {
+        RequestMeta {
+            start_s: 2.0,
+            input_tokens: 100,
+            prompt_hash: "h".into(),
+        }
+    }
+
+    fn feed(trace: &mut Trace, t: f64, json: &str) {
+        trace.on_chunk(t, &parse_chunk(json).unwrap());
+    }
+
+    #[test]
+    fn chat_stream_with_role_chunk_and_usage() {
+        let mut tr = Trace::new();
+        feed(
+            &mut tr,
+            0.10,
+            r#"{"choices":[{"delta":{"role":"assistant","content":""}}]}"#,
+        );
+        feed(&mut tr, 0.30, r#"{"choices":[{"delta":{"content":"a"}}]}"#);
+        feed(&mut tr, 0.35, r#"{"choices":[{"delta":{"content":" b"}}]}"#);
+        feed(
+            &mut tr,
+            0.45,
+            r#"{"choices":[{"delta":{"content":" c"},"finish_reason":"length"}]}"#,
+        );
+        feed(
+            &mut tr,
+            0.46,
+            r#"{"choices":[],"usage":{"prompt_tokens":101,"completion_tokens":3}}"#,
+        );
+        let f = tr.finish(0.47, meta());
+        let r = &f.record;
+        assert_eq!(
+            r.ttft_s,
+            Some(0.30),
+            "the role-only chunk is not the first token"
+        );
+        assert_eq!(
+            (r.output_tokens, r.chunks, r.tokens_estimated),
+            (3, 3, false)
+        );
+        assert_eq!(r.prompt_tokens, Some(101));
+        assert_eq!(r.finish_reason.as_deref(), Some("length"));
+        assert_eq!((r.start_s, r.e2e_s), (2.0, 0.47));
+        assert!(r.is_ok());
+        assert_eq!(f.text, "a b c");
+        let gaps: Vec<f64> = f.itl_gaps_s.iter().map(|g| (g * 1000.0).round()).collect();
+        assert_eq!(gaps, [50.0, 100.0]);
+    }
+
+    #[test]
+    fn no_usage_counts_chunks_including_empty_text_ones() {
+        let mut tr = Trace::new();
+        feed(&mut tr, 0.2, r#"{"choices":[{"text":""}]}"#);
+        feed(&mut tr, 0.3, r#"{"choices":[{"text":"x"}]}"#);
+        feed(&mut tr, 0.4, r#"{"choices":[{"text":"y"}]}"#);
+        feed(
+            &mut tr,
+            0.5,
+            r#"{"choices":[{"text":"","finish_reason":"length"}]}"#,
+        );
+        let r = tr.finish(0.5, meta()).record;
+        assert_eq!(r.ttft_s, Some(0.3), "an empty chunk does not end TTFT");
+        assert_eq!(
+            (r.output_tokens, r.chunks, r.tokens_estimated),
+            (3, 3, true)
+        );
+    }
+
+    #[test]
+    fn multi_token_chunks_divide_the_gap() {
+        // Speculative decoding: 3 chunks carry 9 tokens; the server says nothing per chunk.
+        let mut tr = Trace::new();
+        feed(&mut tr, 0.1, r#"{"choices":[{"text":"abc"}]}"#);
+        feed(&mut tr, 0.4, r#"{"choices":[{"text":"def"}]}"#);
+        feed(
+            &mut tr,
+            0.7,
+            r#"{"choices":[{"text":"ghi","finish_reason":"length"}]}"#,
+        );
+        feed(
+            &mut tr,
+            0.7,
+            r#"{"choices":[],"usage":{"completion_tokens":9}}"#,
+        );
+        let f = tr.finish(0.7, meta());
+        assert_eq!(f.record.output_tokens, 9);
+        for g in &f.itl_gaps_s {
+            assert!((g - 0.1).abs() < 1e-9, "{g}");
+        }
+    }
+
+    #[test]
+    fn per_chunk_usage_gives_exact_tokens_per_chunk() {
+        let mut tr = Trace::new();
+        feed(
+            &mut tr,
+            0.1,
+            r#"{"choices":[{"text":"a"}],"usage":{"completion_tokens":1}}"#,
+        );
+        feed(
+            &mut tr,
+            0.5,
+            r#"{"choices":[{"text":"bcde"}],"usage":{"completion_tokens":5}}"#,
+        );
+        let f = tr.finish(0.5, meta());
+        assert_eq!(f.record.output_tokens, 5);
+        assert_eq!(f.itl_gaps_s, [0.1]);
+    }
+
+    #[test]
+    fn error_event_fails_the_request_and_keeps_partial_tokens() {
+        let mut tr = Trace::new();
+        feed(&mut tr, 0.1, r#"{"choices":[{"text":"a"}]}"#);
+        feed(&mut tr, 0.2, r#"{"error":{"message":"engine died"}}"#);
+        let r = tr.finish(0.2, meta()).record;
+        let e = r.error.unwrap();
+        assert_eq!(
+            (e.kind, e.message.as_str()),
+            (ErrorKind::Stream, "engine died")
+        );
+        assert_eq!(r.output_tokens, 1);
+    }
+
+    #[test]
+    fn empty_stream_is_a_protocol_error() {
+        let r = Trace::new().finish(0.1, meta()).record;
+        assert_eq!(r.error.unwrap().kind, ErrorKind::Protocol);
+    }
+
+    #[test]
+    fn zero_tokens_with_a_finish_reason_is_a_short_success() {
+        let mut tr = Trace::new();
+        feed(
+            &mut tr,
+            0.1,
+            r#"{"choices":[{"text":"","finish_reason":"stop"}]}"#,
+        );
+        feed(
+            &mut tr,
+            0.1,
+            r#"{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":0}}"#,
+        );
+        let r = tr.finish(0.1, meta()).record;
+        assert!(r.is_ok());
+        assert_eq!((r.output_tokens, r.ttft_s), (0, None));
+    }
+}

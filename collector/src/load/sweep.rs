@@ -1,0 +1,337 @@
+//! Sweeps: run each point, summarise it, flag it, write the bundle, print its row.
+
+use llmsweep_shared::bundle::{
+    ErrorKind, Flag, FlagKind, Point, PointStatus, RequestRecord, Sweep, SweepKind,
+};
+use llmsweep_shared::metrics::{
+    PrefillFit, cache_counter_flag, client_bound_flag, degenerate_text, fit_prefill, level_flags,
+    summarize,
+};
+
+use std::time::{Duration, Instant};
+
+use crate::load::generator::{self, LoadResult, LoadSpec, StopRule};
+use crate::load::plan::{ContextPlan, ThroughputPlan};
+use crate::load::session::Session;
+use crate::load::stream::trace::Finished;
+use crate::output::terminal::{ContextTable, Progress, ThroughputTable};
+use crate::telemetry::{Sampler, with_tokens};
+
+/// How often server metrics and GPUs are sampled during a point.
+const SAMPLE_EVERY: Duration = Duration::from_secs(1);
+
+/// Characters of generated text kept as a point's output sample.
+const SAMPLE_CHARS: usize = 300;
+
+/// The prompt stream of a point, from its parameters, so prompts do not depend on run order.
+pub fn stream_id(kind: SweepKind, concurrency: u32, input_len: u64) -> u64 {
+    let k = match kind {
+        SweepKind::Throughput => 1u64,
+        SweepKind::Context => 2,
+        SweepKind::Unknown => 3,
+    };
+    (k << 56) ^ ((concurrency as u64) << 40) ^ input_len
+}
+
+/// Runs a throughput sweep into the session's bundle, writing it after every level.
+pub async fn throughput(s: &mut Session, plan: &ThroughputPlan, warmup: u64) -> anyhow::Result<()> {
+    let sweep = s.start_sweep(Sweep {
+        kind: SweepKind::Throughput,
+        concurrency: plan.concurrency.clone(),
+        input_lens: vec![plan.input_len],
+        output_len: plan.output_len,
+        requests: plan.requests,
+        duration_s: plan.duration.map(|d| d.as_secs_f64()),
+        warmup,
+        timeout_s: s.timeout.as_secs_f64(),
+        repeats: None,
+        prefill_fit: None,
+        points: Vec::new(),
+    })?;
+    let table = ThroughputTable;
+    println!("{}", table.header());
+    for &c in &plan.concurrency {
+        let spec = LoadSpec {
+            concurrency: c,
+            stop: plan.stop_at(c),
+            input_len: plan.input_len,
+            output_len: plan.output_len,
+            stream: stream_id(SweepKind::Throughput, c, plan.input_len),
+        };
+        let Some(point) = measure(s, spec, format!("C={c}")).await else {
+            break;
+        };
+        println!("{}", table.row(&point));
+        s.add_point(sweep, point)?;
+    }
+    Ok(())
+}
+
+/// Runs a context sweep: every length at every concurrency; lengths that cannot fit the server's
+/// context are skipped with the reason, then the prefill curve is fitted and predicts them.
+pub async fn context(s: &mut Session, plan: &ContextPlan, warmup: u64) -> anyhow::Result<()> {
+    let sweep = s.start_sweep(Sweep {
+        kind: SweepKind::Context,
+        concurrency: plan.concurrency.clone(),
+        input_lens: plan.lengths.clone(),
+        output_len: plan.output_len,
+        requests: None,
+        duration_s: None,
+        warmup,
+        timeout_s: s.timeout.as_secs_f64(),
+        repeats: Some(plan.repeats),
+        prefill_fit: None,
+        points: Vec::new(),
+    })?;
+    let max_context = s.bundle.target.max_context;
+    let table = ContextTable;
+    println!("{}", table.header());
+    'lengths: for &len in &plan.lengths {
+        for &c in &plan.concurrency {
+            let spec = LoadSpec {
+                concurrency: c,
+                stop: StopRule::Count(plan.repeats * c as u64),
+                input_len: len,
+                output_len: plan.output_len,
+                stream: stream_id(SweepKind::Context, c, len),
+            };
+            let point = match too_long(&spec, max_context) {
+                Some(reason) if !plan.force => skipped_point(&spec, reason),
+                _ => match measure(s, spec, format!("{len} tokens, C={c}")).await {
+                    Some(p) => p,
+                    None => break 'lengths,
+                },
+            };
+            println!("{}", table.row(&point));
+            s.add_point(sweep, point)?;
+        }
+    }
+    let fit = fit_context(&mut s.bundle.sweeps[sweep]);
+    s.checkpoint()?;
+    print_fit(fit.as_ref(), &s.bundle.sweeps[sweep]);
+    Ok(())
+}
+
+/// Why a point cannot fit the server's context, when it cannot.
+fn too_long(spec: &LoadSpec, max_context: Option<u64>) -> Option<String> {
+    let needed = spec.input_len + spec.output_len;
+    let ctx = max_context?;
+    (needed > ctx).then(|| format!("needs {needed} tokens, server context is {ctx}"))
+}
+
+fn skipped_point(spec: &LoadSpec, reason: String) -> Point {
+    Point {
+        status: PointStatus::Skipped,
+        reason: Some(reason),
+        summary: None,
+        started_at: None,
+        ..empty_point(spec)
+    }
+}
+
+/// Fits the prefill curve over the successful requests at the sweep's lowest concurrency (higher
+/// ones add queueing to TTFT), stores it, and predicts the skipped points.
+pub fn fit_context(sweep: &mut Sweep) -> Option<PrefillFit> {
+    let c = sweep.concurrency.iter().copied().min()?;
+    let samples: Vec<(u64, f64)> = sweep
+        .points
+        .iter()
+        .filter(|p| p.concurrency == c && p.status == PointStatus::Ok)
+        .flat_map(|p| &p.requests)
+        .filter(|r| r.is_ok())
+        .filter_map(|r| Some((r.prompt_tokens.unwrap_or(r.input_tokens), r.ttft_s?)))
+        .collect();
+    let fit = fit_prefill(&samples)?;
+    for p in sweep
+        .points
+        .iter_mut()
+        .filter(|p| p.status == PointStatus::Skipped)
+    {
+        p.predicted_ttft_s = Some(fit.predict_s(p.input_len));
+    }
+    sweep.prefill_fit = Some(fit);
+    Some(fit)
+}
+
+fn print_fit(fit: Option<&PrefillFit>, sweep: &Sweep) {
+    let Some(fit) = fit else {
+        println!("\nprefill fit: needs successful points at two or more lengths");
+        return;
+    };
+    println!(
+        "\nprefill fit over {} requests at {}..{} tokens: {} (rms residual {:.3} s)",
+        fit.samples,
+        fit.min_len,
+        fit.max_len,
+        fit.describe(),
+        fit.rms_residual_s
+    );
+    for p in sweep.points.iter().filter(|p| p.predicted_ttft_s.is_some()) {
+        println!(
+            "  predicted, not measured: TTFT at {} tokens ≈ {:.2} s (skipped: {})",
+            p.input_len,
+            p.predicted_ttft_s.unwrap_or_default(),
+            p.reason.as_deref().unwrap_or("")
+        );
+    }
+}
+
+/// Runs one point and builds its bundle entry; `None` when interrupted before anything was sent.
+async fn measure(s: &mut Session, spec: LoadSpec, label: String) -> Option<Point> {
+    if s.interrupt.is_stopped() {
+        return None;
+    }
+    let origin = Instant::now();
+    let sampler = Sampler::start(
+        s.client.http().clone(),
+        &s.client.url(""),
+        origin,
+        SAMPLE_EVERY,
+    )
+    .await;
+    let cpu_before = crate::load::host::client_cpu_s();
+    let result = run_point(s, spec, label, origin).await;
+    let (server_samples, gpu_samples) = sampler.stop().await;
+    if result.finished.is_empty() {
+        return None;
+    }
+    let wall = result.origin.elapsed().as_secs_f64();
+    let client_cpu = match (cpu_before, crate::load::host::client_cpu_s()) {
+        (Some(a), Some(b)) if wall > 0.0 => Some((b - a) / wall),
+        _ => None,
+    };
+    let hashes = result
+        .finished
+        .iter()
+        .map(|f| f.record.prompt_hash.as_str());
+    s.add_hashes(hashes);
+    let mut point = build_point(&spec, &result);
+    point.client_cpu = client_cpu;
+    if !point.flags.iter().any(|f| f.kind == FlagKind::PrefixCache)
+        && let Some(samples) = &server_samples
+    {
+        let n = point.requests.len() as u64;
+        point.flags.extend(cache_counter_flag(samples, n, 0));
+    }
+    point.server_samples = server_samples;
+    let tokens = point.summary.as_ref().map_or(0, |x| x.output_tokens);
+    point.gpu_samples = gpu_samples.map(|g| with_tokens(g, tokens));
+    point
+        .flags
+        .extend(client_cpu.and_then(|cores| client_bound_flag(cores, wall)));
+    Some(point)
+}
+
+async fn run_point(s: &Session, spec: LoadSpec, label: String, origin: Instant) -> LoadResult {
+    let total = match spec.stop {
+        StopRule::Count(n) => Some(n),
+        StopRule::Deadline(_) => None,
+    };
+    let mut progress = Progress::start(label, total);
+    let result = generator::run(
+        s.client.clone(),
+        s.prompts.clone(),
+        spec,
+        origin,
+        &s.interrupt,
+        |f| progress.done(f.record.output_tokens, f.record.is_ok()),
+    )
+    .await;
+    progress.finish();
+    result
+}
+
+/// Turns a point's finished requests into its bundle entry: summary, flags, status, sample.
+pub fn build_point(spec: &LoadSpec, result: &LoadResult) -> Point {
+    let records: Vec<_> = result.finished.iter().map(|f| f.record.clone()).collect();
+    // Requests aborted by an interrupt are kept in the records but are not the server's doing:
+    // they count neither as failures nor in any number.
+    let counted: Vec<_> = records
+        .iter()
+        .filter(|r| !is_cancelled(r))
+        .cloned()
+        .collect();
+    let aborted = records.len() - counted.len();
+    let gaps: Vec<f64> = result
+        .finished
+        .iter()
+        .filter(|f| f.record.is_ok())
+        .flat_map(|f| f.itl_gaps_s.iter().copied())
+        .collect();
+    let summary = summarize(&counted, spec.concurrency, spec.output_len, &gaps);
+    let mut flags = level_flags(&counted, spec.output_len, 0);
+    flags.extend(degenerate_flag(&result.finished));
+    if result.interrupted {
+        flags.push(Flag {
+            kind: FlagKind::Interrupted,
+            message: format!(
+                "the run was interrupted during this point: its numbers cover the {} requests that finished; {aborted} aborted in flight are recorded but not counted",
+                counted.len()
+            ),
+            count: Some(aborted as u64),
+        });
+    }
+    let (status, reason) = if summary.ok > 0 {
+        (PointStatus::Ok, None)
+    } else if counted.is_empty() {
+        let why = "interrupted before any request finished".to_string();
+        (PointStatus::Failed, Some(why))
+    } else {
+        let first = counted.iter().find_map(|r| r.error.as_ref());
+        let why = first.map_or("no request succeeded".to_string(), |e| match e.status {
+            Some(code) => format!("HTTP {code}: {}", e.message),
+            None => e.message.clone(),
+        });
+        let n = counted.len();
+        (
+            PointStatus::Failed,
+            Some(format!("all {n} requests failed; the server said: {why}")),
+        )
+    };
+    let sample = result
+        .finished
+        .iter()
+        .find(|f| f.record.is_ok() && !f.text.is_empty())
+        .map(|f| f.text.chars().take(SAMPLE_CHARS).collect());
+    Point {
+        status,
+        reason,
+        started_at: Some(
+            result
+                .started_at
+                .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        ),
+        summary: Some(summary),
+        flags,
+        requests: records,
+        output_sample: sample,
+        ..empty_point(spec)
+    }
+}
+
+/// A point with its parameters and nothing measured.
+fn empty_point(spec: &LoadSpec) -> Point {
+    Point::empty(spec.concurrency, spec.input_len, spec.output_len)
+}
+
+/// Flags the point when the generated text of its successful requests is one thing repeated.
+fn degenerate_flag(finished: &[Finished]) -> Option<Flag> {
+    let ok: Vec<&Finished> = finished.iter().filter(|f| f.record.is_ok()).collect();
+    let bad: Vec<String> = ok.iter().filter_map(|f| degenerate_text(&f.text)).collect();
+    let first = bad.first()?;
+    Some(Flag {
+        kind: FlagKind::Degenerate,
+        message: format!(
+            "{} of {} requests generated degenerate text ({first}); throughput of garbage is not throughput",
+            bad.len(),
+            ok.len()
+        ),
+        count: Some(bad.len() as u64),
+    })
+}
+
+fn is_cancelled(r: &RequestRecord) -> bool {
+    r.error
+        .as_ref()
+        .is_some_and(|e| e.kind == ErrorKind::Cancelled)
+}

@@ -1,0 +1,290 @@
+//! Prompts: unique, reproducible from a seed, and of the asked length in the server's tokens.
+
+use sha2::{Digest, Sha256};
+
+/// Common English words; prompts are random sequences of them. Real tokenizers encode most as a
+/// single token, which lets a prompt hit an exact length.
+pub const WORDS: &[&str] = &[
+    "the", "of", "and", "to", "in", "is", "that", "for", "it", "as", "was", "with", "be", "by",
+    "on", "not", "he", "this", "are", "or", "his", "from", "at", "which", "but", "have", "an",
+    "had", "they", "you", "were", "their", "one", "all", "we", "can", "her", "has", "there",
+    "been", "if", "more", "when", "will", "would", "who", "so", "no", "she", "other", "its", "may",
+    "these", "what", "them", "than", "some", "him", "time", "into", "only", "do", "could", "new",
+    "about", "two", "then", "first", "also", "any", "like", "our", "over", "such", "out", "very",
+    "most", "made", "after", "even", "before", "must", "many", "well", "where", "through", "way",
+    "should", "because", "each", "just", "those", "people", "how", "too", "little", "state",
+    "good", "work", "world", "still", "own", "see", "men", "long", "here", "get", "both",
+    "between", "life", "being", "under", "never", "day", "same", "another", "know", "while",
+    "last", "might", "great", "old", "year", "off", "come", "since", "against", "go", "came",
+    "right", "used", "take", "three", "water", "small", "place", "without", "again", "home",
+    "number", "found", "house", "large", "part", "left", "hand", "light", "night", "open", "city",
+    "river", "music", "north", "south", "paper", "story", "table", "green", "black", "white",
+    "early", "field", "voice", "short", "money", "power", "order", "change", "course", "school",
+    "family", "point", "group", "lake", "tree", "stone", "road", "ship", "town", "wind", "fire",
+    "rain", "snow", "bird", "horse", "king", "court", "door", "window", "letter", "book", "market",
+    "garden", "summer", "winter", "morning", "evening", "doctor", "friend", "mother", "father",
+    "child", "woman", "country", "island", "bridge", "train", "station", "forest", "mountain",
+    "valley", "ocean", "coast", "harbor", "village", "castle", "church", "street", "corner",
+    "chair", "glass", "silver", "gold", "iron", "wood", "bread", "milk", "salt", "sugar", "coffee",
+    "apple", "orange",
+];
+
+/// How prompt text maps to the server's tokens.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TokenModel {
+    /// Each word's cost in tokens after a space, measured with the server's tokenizer (words
+    /// with a stable integer cost only); the cost of words at the start of a prompt, where no
+    /// space precedes them; and the tokens the server adds to every prompt.
+    Measured {
+        words: Vec<(String, u32)>,
+        first: Vec<(String, u32)>,
+        added: u64,
+    },
+    /// No tokenizer: `tokens_per_word` estimated (1.0 before any usage was seen), plus the tokens
+    /// the server adds to every prompt.
+    Estimated { tokens_per_word: f64, added: u64 },
+}
+
+impl TokenModel {
+    /// Tokens added to every prompt by the server (BOS, chat template).
+    pub fn added(&self) -> u64 {
+        match self {
+            TokenModel::Measured { added, .. } | TokenModel::Estimated { added, .. } => *added,
+        }
+    }
+}
+
+/// One prompt, ready to send.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prompt {
+    pub text: String,
+    /// Tokens the server is expected to count (the input length asked, unless the vocabulary
+    /// could not hit it exactly).
+    pub tokens: u64,
+    /// First 16 hex digits of the SHA-256 of `text`.
+    pub hash: String,
+    /// Words in the text.
+    pub words: u64,
+}
+
+/// Builds prompts deterministically from the seed, the point and the request index, so two hosts
+/// given the same seed and tokenizer send the same prompts.
+#[derive(Debug, Clone)]
+pub struct PromptBuilder {
+    pub seed: u64,
+    pub model: TokenModel,
+}
+
+impl PromptBuilder {
+    pub fn new(seed: u64, model: TokenModel) -> Self {
+        PromptBuilder { seed, model }
+    }
+
+    /// The prompt for request `index` of the stream `stream` (a point, or the warm-up).
+    /// Every prompt starts with its own random words, so no two share a cacheable prefix.
+    pub fn prompt(&self, stream: u64, index: u64, input_len: u64) -> Prompt {
+        let mut rng = SplitMix64::new(self.seed ^ mix(stream) ^ mix(index.wrapping_add(0x51)));
+        let body = input_len.saturating_sub(self.model.added()).max(1);
+        let (words, body_tokens) = match &self.model {
+            TokenModel::Measured { words, first, .. } => pick_exact(words, first, body, &mut rng),
+            TokenModel::Estimated {
+                tokens_per_word, ..
+            } => {
+                let n = ((body as f64 / tokens_per_word).round() as u64).max(1);
+                let w = (0..n).map(|_| WORDS[rng.below(WORDS.len() as u64) as usize]);
+                (w.collect(), body)
+            }
+        };
+        let text = words.join(" ");
+        Prompt {
+            hash: prompt_hash(&text),
+            tokens: body_tokens + self.model.added(),
+            words: words.len() as u64,
+            text,
+        }
+    }
+}
+
+/// Random words whose costs add up to `target`, or as close below as the costs allow. The first
+/// word comes from `first` with its cost at the start of a text, when that list is not empty.
+fn pick_exact<'a>(
+    words: &'a [(String, u32)],
+    first: &'a [(String, u32)],
+    target: u64,
+    rng: &mut SplitMix64,
+) -> (Vec<&'a str>, u64) {
+    let max_cost = words.iter().map(|w| w.1 as u64).max().unwrap_or(1);
+    let mut out = Vec::new();
+    let mut left = target;
+    let starters: Vec<&(String, u32)> = first.iter().filter(|w| (w.1 as u64) < left).collect();
+    if !starters.is_empty() {
+        let (w, c) = starters[rng.below(starters.len() as u64) as usize];
+        out.push(w.as_str());
+        left -= *c as u64;
+    }
+    while left > max_cost {
+        let (w, c) = &words[rng.below(words.len() as u64) as usize];
+        out.push(w.as_str());
+        left -= *c as u64;
+    }
+    // The tail: pick words that fit, exact fits first.
+    while left > 0 {
+        let exact: Vec<&(String, u32)> = words.iter().filter(|w| w.1 as u64 == left).collect();
+        let fit: Vec<&(String, u32)> = if exact.is_empty() {
+            words.iter().filter(|w| (w.1 as u64) < left).collect()
+        } else {
+            exact
+        };
+        if fit.is_empty() {
+            break;
+        }
+        let (w, c) = fit[rng.below(fit.len() as u64) as usize];
+        out.push(w.as_str());
+        left -= *c as u64;
+    }
+    (out, target - left)
+}
+
+/// First 16 hex digits of the SHA-256 of a prompt.
+pub fn prompt_hash(text: &str) -> String {
+    let d = Sha256::digest(text.as_bytes());
+    hex::encode(&d[..8])
+}
+
+/// SHA-256 over prompt hashes in order: proof that two runs sent the same prompts.
+pub fn digest<'a>(hashes: impl IntoIterator<Item = &'a str>) -> String {
+    let mut h = Sha256::new();
+    for x in hashes {
+        h.update(x.as_bytes());
+        h.update(b"\n");
+    }
+    hex::encode(h.finalize())
+}
+
+fn mix(x: u64) -> u64 {
+    SplitMix64::new(x).next_u64()
+}
+
+/// splitmix64: tiny, fast, and the same on every platform, so prompts are reproducible.
+#[derive(Debug, Clone)]
+pub struct SplitMix64(u64);
+
+impl SplitMix64 {
+    pub fn new(seed: u64) -> Self {
+        SplitMix64(seed)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `0..n` (n > 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        ((self.next_u64() as u128 * n as u128) >> 64) as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one_token_words() -> TokenModel {
+        let words: Vec<(String, u32)> = WORDS.iter().map(|w| (w.to_string(), 1)).collect();
+        TokenModel::Measured {
+            first: words.clone(),
+            words,
+            added: 1,
+        }
+    }
+
+    #[test]
+    fn measured_prompts_hit_the_length_exactly() {
+        let b = PromptBuilder::new(7, one_token_words());
+        let p = b.prompt(0, 0, 1000);
+        assert_eq!(p.tokens, 1000);
+        assert_eq!(p.words, 999, "one token is the server's BOS");
+        assert_eq!(p.text.split(' ').count(), 999);
+    }
+
+    #[test]
+    fn mixed_costs_fill_exactly_with_cheap_words() {
+        let words = vec![
+            ("alpha".to_string(), 3),
+            ("be".to_string(), 1),
+            ("gamma".to_string(), 2),
+        ];
+        let first = vec![("Alpha".to_string(), 2)];
+        let b = PromptBuilder::new(
+            1,
+            TokenModel::Measured {
+                words,
+                first,
+                added: 0,
+            },
+        );
+        for len in 1..60 {
+            let p = b.prompt(3, len, len);
+            assert_eq!(p.tokens, len);
+            if len > 2 {
+                assert!(p.text.starts_with("Alpha"), "{}", p.text);
+            }
+        }
+    }
+
+    #[test]
+    fn lengths_that_cannot_be_hit_come_as_close_as_possible_below() {
+        let words = vec![("xx".to_string(), 2)];
+        let b = PromptBuilder::new(
+            1,
+            TokenModel::Measured {
+                words,
+                first: vec![],
+                added: 0,
+            },
+        );
+        assert_eq!(b.prompt(0, 0, 7).tokens, 6);
+    }
+
+    #[test]
+    fn prompts_are_unique_and_reproducible() {
+        let b = PromptBuilder::new(42, one_token_words());
+        let a: Vec<Prompt> = (0..50).map(|i| b.prompt(1, i, 64)).collect();
+        let again: Vec<Prompt> = (0..50).map(|i| b.prompt(1, i, 64)).collect();
+        assert_eq!(a, again);
+        let mut firsts: Vec<String> = a
+            .iter()
+            .map(|p| p.text.split(' ').take(8).collect::<Vec<_>>().join(" "))
+            .collect();
+        firsts.sort();
+        firsts.dedup();
+        assert_eq!(firsts.len(), 50, "every prompt starts differently");
+        assert_ne!(b.prompt(2, 0, 64), b.prompt(1, 0, 64));
+        assert_ne!(
+            PromptBuilder::new(43, one_token_words()).prompt(1, 0, 64),
+            a[0]
+        );
+    }
+
+    #[test]
+    fn estimated_model_scales_word_count() {
+        let b = PromptBuilder::new(
+            1,
+            TokenModel::Estimated {
+                tokens_per_word: 1.25,
+                added: 0,
+            },
+        );
+        let p = b.prompt(0, 0, 1000);
+        assert_eq!((p.words, p.tokens), (800, 1000));
+    }
+
+    #[test]
+    fn digest_depends_on_order() {
+        assert_ne!(digest(["a", "b"]), digest(["b", "a"]));
+        assert_eq!(prompt_hash("x").len(), 16);
+    }
+}

@@ -1,0 +1,200 @@
+//! `llmsweep plot`: one of the viewer's charts as an SVG or PNG image, drawn by the same `shared`
+//! chart code as the viewer and the report, for slides and documents.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use clap::ValueEnum;
+use llmsweep_shared::bundle::SweepKind;
+use llmsweep_shared::charts::{self, ChartKind, ChartRun, Theme, run_color};
+use llmsweep_shared::compare::kind_name;
+use llmsweep_shared::curves::sweep_of;
+
+use crate::commands::plot::{ChartArg, PlotArgs, ThemeArg};
+
+/// The image formats `plot` writes, told by the output file's extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImageFormat {
+    Svg,
+    Png,
+}
+
+impl ImageFormat {
+    /// The format `path` names by its extension, in any case; an error names both choices.
+    pub fn of(path: &Path) -> anyhow::Result<ImageFormat> {
+        let ext = path.extension().and_then(|e| e.to_str());
+        match ext.map(str::to_ascii_lowercase).as_deref() {
+            Some("svg") => Ok(ImageFormat::Svg),
+            Some("png") => Ok(ImageFormat::Png),
+            _ => bail!(
+                "cannot tell the image format of {} (-o): name the file .svg or .png",
+                path.display()
+            ),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ImageFormat::Svg => "SVG",
+            ImageFormat::Png => "PNG",
+        }
+    }
+}
+
+/// The shared chart a `--chart` name stands for.
+pub fn chart_kind(chart: ChartArg) -> ChartKind {
+    match chart {
+        ChartArg::Throughput => ChartKind::OutputTokS,
+        ChartArg::Decode => ChartKind::DecodeVsConcurrency,
+        ChartArg::Ttft => ChartKind::TtftVsConcurrency,
+        ChartArg::Tradeoff => ChartKind::Tradeoff,
+        ChartArg::Context => ChartKind::TtftVsLength,
+        ChartArg::Prefill => ChartKind::PrefillVsLength,
+        ChartArg::DecodeVsLength => ChartKind::DecodeVsLength,
+    }
+}
+
+/// The sweep a chart's points come from.
+pub fn sweep_kind(kind: ChartKind) -> SweepKind {
+    if ChartKind::CONTEXT.contains(&kind) {
+        SweepKind::Context
+    } else {
+        SweepKind::Throughput
+    }
+}
+
+/// What `plot` wrote.
+#[derive(Debug, Clone)]
+pub struct Written {
+    pub path: PathBuf,
+    pub format: ImageFormat,
+    pub size: (u32, u32),
+    pub bytes: usize,
+    /// The sweep the chart draws from.
+    pub sweep: SweepKind,
+    /// Runs drawn, in their colors' order.
+    pub runs: Vec<String>,
+    /// Runs without the chart's sweep, left out of the picture.
+    pub left_out: Vec<String>,
+}
+
+/// Reads the bundles, draws the chart and writes it atomically; nothing is written on an error.
+pub fn run(a: &PlotArgs) -> anyhow::Result<Written> {
+    let format = ImageFormat::of(&a.output)?;
+    let size = (a.width, a.height);
+    let loaded = crate::output::compare::load_runs(&a.files)?;
+    let kind = chart_kind(a.chart);
+    let sweep = sweep_kind(kind);
+    // Colors follow the argument order, so charts made from the same list of files match even
+    // when a run is missing from one of them.
+    let (runs, left_out): (Vec<_>, Vec<_>) = loaded
+        .iter()
+        .enumerate()
+        .map(|(i, (label, bundle))| ChartRun {
+            label,
+            color: run_color(i),
+            bundle,
+        })
+        .partition(|r| sweep_of(r.bundle, sweep).is_some());
+    if runs.is_empty() {
+        bail!(
+            "--chart {} needs a {} sweep and {}; record one with `llmsweep {}` or `llmsweep run`",
+            chart_name(a.chart),
+            kind_name(sweep),
+            none_has(&a.files),
+            kind_name(sweep),
+        );
+    }
+    let mut plot = charts::build(kind, &runs).for_print();
+    if plot.is_empty() {
+        bail!(
+            "the {} sweep of {} has no measured point to draw (every point failed or was skipped)",
+            kind_name(sweep),
+            runs.iter().map(|r| r.label).collect::<Vec<_>>().join(", ")
+        );
+    }
+    if let Some(title) = &a.title {
+        plot.title.clone_from(title);
+    }
+    let theme = match a.theme {
+        ThemeArg::Light => Theme::LIGHT,
+        ThemeArg::Dark => Theme::DARK,
+    };
+    let image = match format {
+        ImageFormat::Svg => charts::svg(&plot, &theme, size)?.into_bytes(),
+        ImageFormat::Png => charts::png(&plot, &theme, size)?,
+    };
+    crate::output::store::write_file_atomic(&a.output, &image)
+        .with_context(|| format!("cannot write the chart {} (-o)", a.output.display()))?;
+    Ok(Written {
+        path: a.output.clone(),
+        format,
+        size,
+        bytes: image.len(),
+        sweep,
+        runs: runs.iter().map(|r| r.label.to_string()).collect(),
+        left_out: left_out.iter().map(|r| r.label.to_string()).collect(),
+    })
+}
+
+/// The name `--chart` was given as, e.g. `context`.
+fn chart_name(chart: ChartArg) -> String {
+    chart
+        .to_possible_value()
+        .map_or_else(|| format!("{chart:?}"), |v| v.get_name().to_string())
+}
+
+/// "a.json has none", "neither a.json nor b.json has one", "none of a, b, c has one".
+fn none_has(files: &[PathBuf]) -> String {
+    let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+    match names.as_slice() {
+        [one] => format!("{one} has none"),
+        [a, b] => format!("neither {a} nor {b} has one"),
+        _ => format!("none of {} has one", names.join(", ")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_format_comes_from_the_extension_in_any_case() {
+        assert_eq!(
+            ImageFormat::of(Path::new("a/b.SVG")).unwrap(),
+            ImageFormat::Svg
+        );
+        assert_eq!(
+            ImageFormat::of(Path::new("b.png")).unwrap(),
+            ImageFormat::Png
+        );
+        for bad in ["chart.jpg", "chart", "png", "chart.svg.txt"] {
+            let e = ImageFormat::of(Path::new(bad)).unwrap_err().to_string();
+            assert!(e.contains(".svg or .png") && e.contains(bad), "{e}");
+        }
+    }
+
+    #[test]
+    fn every_chart_name_maps_to_its_sweep() {
+        for chart in ChartArg::value_variants() {
+            let kind = chart_kind(*chart);
+            let context = matches!(
+                chart,
+                ChartArg::Context | ChartArg::Prefill | ChartArg::DecodeVsLength
+            );
+            assert_eq!(sweep_kind(kind) == SweepKind::Context, context, "{chart:?}");
+        }
+        assert_eq!(chart_name(ChartArg::DecodeVsLength), "decode-vs-length");
+    }
+
+    #[test]
+    fn missing_files_are_named_in_plain_words() {
+        let f = |n: &[&str]| none_has(&n.iter().map(PathBuf::from).collect::<Vec<_>>());
+        assert_eq!(f(&["a.json"]), "a.json has none");
+        assert_eq!(
+            f(&["a.json", "b.json"]),
+            "neither a.json nor b.json has one"
+        );
+        assert_eq!(f(&["a", "b", "c"]), "none of a, b, c has one");
+    }
+}

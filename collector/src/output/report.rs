@@ -1,0 +1,259 @@
+//! `llmsweep report`: one self-contained HTML file — the viewer with its WebAssembly inlined and
+//! the bundles embedded — that opens from disk with no server and no network. Under it, for
+//! readers without JavaScript (mail previews), the key charts as inline SVG and summary tables,
+//! drawn by the same `shared` chart code.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+
+use base64::Engine as _;
+use llmsweep_shared::Bundle;
+use llmsweep_shared::bundle::{PointStatus, SweepKind};
+use llmsweep_shared::charts::{ChartKind, ChartRun, Theme, build, run_color, svg};
+use llmsweep_shared::curves::{Metric, sweep_of};
+
+use crate::output::dist::{VIEWER_CSS, VIEWER_JS, VIEWER_WASM};
+
+/// No request may leave the page: scripts only from the page itself (and the blob it makes of the
+/// viewer's module), WebAssembly compiled from inlined bytes, images only from data/blob URLs.
+pub const CSP: &str = "default-src 'none'; script-src 'unsafe-inline' 'wasm-unsafe-eval' blob:; \
+                       style-src 'unsafe-inline'; img-src data: blob:; connect-src 'none'; \
+                       base-uri 'none'; form-action 'none'";
+
+/// Size of the static charts, pixels.
+const CHART_SIZE: (u32, u32) = (760, 420);
+
+/// One bundle to embed: a display name (its file name) and its contents.
+#[derive(Debug, Clone)]
+pub struct Embedded {
+    pub name: String,
+    pub bundle: Bundle,
+}
+
+/// The whole report page.
+pub fn render(runs: &[Embedded]) -> anyhow::Result<String> {
+    let labels: Vec<&str> = runs.iter().map(|r| r.bundle.label.as_str()).collect();
+    let title = format!("llmsweep report: {}", labels.join(" vs "));
+    let mut html = String::with_capacity(VIEWER_WASM.len() / 2 + 200_000);
+    let _ = write!(
+        html,
+        "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <meta name=\"color-scheme\" content=\"light dark\">\n<title>{}</title>\n\
+         <style>\n{VIEWER_CSS}\n{STATIC_CSS}\n</style>\n</head>\n<body>\n",
+        escape(&title)
+    );
+    // Bundles travel gzip-compressed (a tenth of their JSON) and base64-encoded; the viewer
+    // reads them as it reads a dropped `.json.gz`.
+    for r in runs {
+        let _ = writeln!(
+            html,
+            "<script type=\"application/octet-stream\" class=\"llmsweep-bundle\" \
+             data-encoding=\"gzip-base64\" data-name=\"{}\">{}</script>",
+            escape(&r.name),
+            gzip_base64(serde_json::to_string(&r.bundle)?.as_bytes())?
+        );
+    }
+    html.push_str("<pre id=\"fatal\" role=\"alert\" hidden></pre>\n");
+    static_part(&mut html, runs, &title);
+    html.push_str(&loader()?);
+    html.push_str("</body>\n</html>\n");
+    Ok(html)
+}
+
+/// `bytes` gzip-compressed at the best level, then base64 (standard alphabet, padded).
+fn gzip_base64(bytes: &[u8]) -> anyhow::Result<String> {
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    gz.write_all(bytes)?;
+    Ok(base64::engine::general_purpose::STANDARD.encode(gz.finish()?))
+}
+
+/// The module that starts the viewer from inlined bytes: the glue and the wasm gunzipped by the
+/// browser's `DecompressionStream`, the glue imported as a `blob:` module.
+fn loader() -> anyhow::Result<String> {
+    let wasm_b64 = gzip_base64(VIEWER_WASM)?;
+    let glue_b64 = gzip_base64(VIEWER_JS.as_bytes())?;
+    Ok(format!(
+        "<script type=\"module\">\n\
+         document.getElementById('static-report').hidden = true;\n\
+         const glueGz = \"{glue_b64}\";\n\
+         const wasmGz = \"{wasm_b64}\";\n\
+         const fail = (e) => {{ const f = document.getElementById('fatal'); f.textContent = 'The viewer could not start: ' + e; f.hidden = false; document.getElementById('static-report').hidden = false; }};\n\
+         const inflate = (b64) => new Response(new Blob([Uint8Array.from(atob(b64), (c) => c.charCodeAt(0))]).stream().pipeThrough(new DecompressionStream('gzip')));\n\
+         try {{\n\
+           const glue = await inflate(glueGz).text();\n\
+           const url = URL.createObjectURL(new Blob([glue], {{ type: 'text/javascript' }}));\n\
+           const mod = await import(url);\n\
+           const wasm = await inflate(wasmGz).arrayBuffer();\n\
+           await mod.default({{ module_or_path: wasm }});\n\
+           window.wasmBindings = mod;\n\
+         }} catch (e) {{ fail(e); }}\n\
+         </script>\n"
+    ))
+}
+
+/// Charts and tables without JavaScript; hidden once the viewer starts.
+fn static_part(html: &mut String, runs: &[Embedded], title: &str) {
+    let _ = writeln!(
+        html,
+        "<div id=\"static-report\" class=\"static-report\">\n<h1>{}</h1>",
+        escape(title)
+    );
+    let chart_runs: Vec<ChartRun> = runs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| ChartRun {
+            label: &r.bundle.label,
+            color: run_color(i),
+            bundle: &r.bundle,
+        })
+        .collect();
+    for (kind, charts) in [
+        (
+            SweepKind::Throughput,
+            &[ChartKind::OutputTokS, ChartKind::TtftVsConcurrency][..],
+        ),
+        (SweepKind::Context, &[ChartKind::TtftVsLength][..]),
+    ] {
+        if !runs.iter().any(|r| sweep_of(&r.bundle, kind).is_some()) {
+            continue;
+        }
+        for &chart in charts {
+            if let Ok(picture) = svg(
+                &build(chart, &chart_runs).for_print(),
+                &Theme::LIGHT,
+                CHART_SIZE,
+            ) {
+                let _ = writeln!(html, "<figure>{picture}</figure>");
+            }
+        }
+        for r in runs {
+            summary_table(html, &r.bundle, kind);
+        }
+    }
+    html.push_str("<p class=\"static-note\">Open this file in a browser with JavaScript for the interactive viewer.</p>\n</div>\n");
+}
+
+fn summary_table(html: &mut String, b: &Bundle, kind: SweepKind) {
+    let Some(sweep) = sweep_of(b, kind) else {
+        return;
+    };
+    let context = kind == SweepKind::Context;
+    let _ = writeln!(
+        html,
+        "<table><caption>{} — {} sweep{}</caption>\n<tr><th>{}</th><th>ok/fail</th><th>output tok/s</th><th>decode tok/s p50</th><th>TTFT p50 s</th><th>TTFT p99 s</th><th>note</th></tr>",
+        escape(&b.label),
+        if context { "context" } else { "throughput" },
+        match (&b.source, b.target.simulated) {
+            (Some(src), _) => format!(
+                " (imported from {}: its definitions apply)",
+                escape(&src.tool)
+            ),
+            (None, true) => " (simulated server)".into(),
+            (None, false) => String::new(),
+        },
+        if context { "input" } else { "C" }
+    );
+    for p in &sweep.points {
+        let key = if context {
+            p.input_len.to_string()
+        } else {
+            p.concurrency.to_string()
+        };
+        let note = match p.status {
+            PointStatus::Ok => p
+                .flags
+                .iter()
+                .map(|f| f.kind.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            _ => p.reason.clone().unwrap_or_default(),
+        };
+        let counts = match (&p.summary, &p.imported) {
+            (Some(s), _) => format!("{}/{}", s.ok, s.failed),
+            (None, Some(i)) => format!(
+                "{}/{}",
+                i.ok.map_or("?".into(), |n| n.to_string()),
+                i.failed.map_or("?".into(), |n| n.to_string())
+            ),
+            (None, None) => "-".into(),
+        };
+        let num = |m: Metric, digits: usize| m.of(p).map(|v| format!("{v:.digits$}"));
+        // An imported run has no steady window: its aggregate is shown, marked as such.
+        let output = num(Metric::SteadyTokS, 1)
+            .or_else(|| num(Metric::AggTokS, 1).map(|v| format!("{v} (aggregate)")));
+        let cells = [
+            counts,
+            output.unwrap_or_else(|| "-".into()),
+            num(Metric::DecodeTokSP50, 1).unwrap_or_else(|| "-".into()),
+            num(Metric::TtftP50, 3).unwrap_or_else(|| "-".into()),
+            num(Metric::TtftP99, 3).unwrap_or_else(|| "-".into()),
+        ];
+        let _ = writeln!(
+            html,
+            "<tr><td>{key}</td>{}<td>{}</td></tr>",
+            cells
+                .iter()
+                .map(|c| format!("<td>{c}</td>"))
+                .collect::<String>(),
+            escape(&note)
+        );
+    }
+    html.push_str("</table>\n");
+}
+
+/// HTML text and attribute escaping.
+pub(crate) fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+const STATIC_CSS: &str = ".static-report{max-width:820px;margin:2rem auto;font-family:system-ui,sans-serif}\
+.static-report figure{margin:1rem 0}.static-report table{border-collapse:collapse;margin:1rem 0;font-size:.9rem}\
+.static-report td,.static-report th{border:1px solid #ccc;padding:.2rem .5rem;text-align:right}\
+.static-report caption{text-align:left;font-weight:600;padding:.3rem 0}";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn embedded_bundles_are_gzip_base64_and_read_back_whole() {
+        let golden = include_str!("../../../shared/tests/fixtures/bundle-v1-run.json");
+        let bundle = Bundle::from_json(golden).unwrap();
+        let html = render(&[Embedded {
+            name: "a \"b\".json".into(),
+            bundle: bundle.clone(),
+        }])
+        .unwrap();
+        let open = "data-encoding=\"gzip-base64\" data-name=\"a &quot;b&quot;.json\">";
+        let start = html.find(open).unwrap() + open.len();
+        let body = &html[start..start + html[start..].find("</script>").unwrap()];
+        // base64 has no `<`, so nothing in it can close the element.
+        assert!(
+            body.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"+/=".contains(&b))
+        );
+        let gz = base64::engine::general_purpose::STANDARD
+            .decode(body)
+            .unwrap();
+        let mut json = String::new();
+        std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&gz[..]), &mut json)
+            .unwrap();
+        assert_eq!(Bundle::from_json(&json).unwrap(), bundle);
+        assert!(
+            gz.len() * 2 < json.len(),
+            "{} of {} bytes",
+            gz.len(),
+            json.len()
+        );
+    }
+
+    #[test]
+    fn attributes_are_escaped() {
+        assert_eq!(escape("a\"<b>&"), "a&quot;&lt;b&gt;&amp;");
+    }
+}

@@ -1,0 +1,128 @@
+//! Bundles on disk: the one reader of bundle files and the one atomic writer of every file the
+//! collector writes (bundles after every point, so a crash loses nothing; reports; images).
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use llmsweep_shared::Bundle;
+use llmsweep_shared::bundle::MAX_INFLATED_BYTES;
+
+/// Reads a bundle file (`.json` or `.json.gz`, told apart by content) with `shared`'s reader;
+/// every error names the file.
+pub fn read_bundle(path: &Path) -> anyhow::Result<Bundle> {
+    read_bundle_plain(path).map_err(|e| anyhow::anyhow!("{} cannot be read: {e}", path.display()))
+}
+
+/// Like [`read_bundle`], the reason in the words the viewer shows beside a file's name.
+pub fn read_bundle_plain(path: &Path) -> Result<Bundle, String> {
+    let size = fs::metadata(path)
+        .map_err(|e| format!("cannot be read: {e}"))?
+        .len();
+    if size > MAX_INFLATED_BYTES as u64 {
+        return Err(format!(
+            "the file is {} MB, more than the {} MB a bundle may hold",
+            size / (1024 * 1024),
+            MAX_INFLATED_BYTES / (1024 * 1024)
+        ));
+    }
+    let raw = fs::read(path).map_err(|e| format!("cannot be read: {e}"))?;
+    Bundle::from_bytes(&raw).map_err(|e| e.to_string())
+}
+
+/// Makes sure `dir` exists and takes files, before any request is sent.
+pub fn check_out_dir(dir: &Path) -> anyhow::Result<()> {
+    fs::create_dir_all(dir)
+        .with_context(|| format!("cannot create the output folder {} (--out)", dir.display()))?;
+    let probe = dir.join(format!(".llmsweep-write-test-{}", std::process::id()));
+    fs::write(&probe, b"").with_context(|| {
+        format!(
+            "cannot write into the output folder {} (--out)",
+            dir.display()
+        )
+    })?;
+    let _ = fs::remove_file(&probe);
+    Ok(())
+}
+
+/// `<label>-<kind>-<UTC timestamp>.json`, with the label made safe for a file name.
+pub fn bundle_path(
+    dir: &Path,
+    label: &str,
+    kind: &str,
+    stamp: &chrono::DateTime<chrono::Utc>,
+) -> PathBuf {
+    let safe: String = label
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let safe = if safe.is_empty() {
+        "run".to_string()
+    } else {
+        safe
+    };
+    dir.join(format!(
+        "{safe}-{kind}-{}.json",
+        stamp.format("%Y%m%dT%H%M%SZ")
+    ))
+}
+
+/// Writes `bundle` to `path` atomically (see [`write_file_atomic`]).
+pub fn write_atomic(path: &Path, bundle: &Bundle) -> anyhow::Result<()> {
+    let mut text = bundle.to_json();
+    text.push('\n');
+    write_file_atomic(path, text.as_bytes())
+        .with_context(|| format!("cannot write the bundle {}", path.display()))
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same folder (`<name>.tmp`) and a
+/// rename, so a reader never sees half a file and a failed write leaves an older file as it was.
+pub fn write_file_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".tmp");
+    let tmp = path.with_file_name(name);
+    let write = || -> std::io::Result<()> {
+        let mut f = fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        fs::rename(&tmp, path)
+    };
+    let result = write();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bundle_names_are_safe_and_sortable() {
+        let t = chrono::DateTime::parse_from_rfc3339("2026-11-29T20:01:02Z")
+            .unwrap()
+            .to_utc();
+        let p = bundle_path(Path::new("results"), "kpro5 / A6000", "throughput", &t);
+        assert_eq!(
+            p,
+            Path::new("results/kpro5---A6000-throughput-20261129T200102Z.json")
+        );
+    }
+
+    #[test]
+    fn unwritable_out_dir_is_refused_with_its_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a-file");
+        fs::write(&file, b"x").unwrap();
+        let err = check_out_dir(&file.join("sub")).unwrap_err();
+        assert!(format!("{err:#}").contains("a-file/sub"), "{err:#}");
+    }
+}

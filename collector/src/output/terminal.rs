@@ -1,0 +1,292 @@
+//! What the terminal shows: a progress bar for the running point and a table row per point.
+
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use llmsweep_shared::bundle::{Point, PointStatus, Summary};
+
+/// A table column: header and width (a cell wider than the width widens only its own row, so
+/// nothing is ever cut).
+struct Col(&'static str, usize);
+
+const THROUGHPUT: &[Col] = &[
+    Col("C", 4),
+    Col("ok/fail", 9),
+    Col("agg tok/s", 10),
+    Col("steady tok/s", 13),
+    Col("per-req tok/s p50", 18),
+    Col("TTFT p50 / p99 s", 17),
+    Col("ITL p50 ms", 11),
+    Col("peak queue", 10),
+    Col("tokens got/asked", 17),
+    Col("wall s", 8),
+    Col("tok/J", 6),
+];
+
+const CONTEXT: &[Col] = &[
+    Col("input", 7),
+    Col("C", 3),
+    Col("ok/fail", 8),
+    Col("TTFT p50 s", 11),
+    Col("prefill tok/s", 14),
+    Col("decode tok/s", 13),
+    Col("e2e p50 s", 10),
+    Col("server input", 13),
+];
+
+/// Prints the throughput table, a row at a time.
+#[derive(Debug, Default)]
+pub struct ThroughputTable;
+
+impl ThroughputTable {
+    pub fn header(&self) -> String {
+        header(THROUGHPUT)
+    }
+
+    /// The row for a point, followed by one indented line per flag or failure reason.
+    pub fn row(&self, p: &Point) -> String {
+        let cells = match &p.summary {
+            Some(s) => throughput_cells(p, s),
+            None => vec![p.concurrency.to_string()],
+        };
+        render(THROUGHPUT, cells, p)
+    }
+}
+
+/// Prints the context table, a row at a time.
+#[derive(Debug, Default)]
+pub struct ContextTable;
+
+impl ContextTable {
+    pub fn header(&self) -> String {
+        header(CONTEXT)
+    }
+
+    pub fn row(&self, p: &Point) -> String {
+        let mut cells = vec![p.input_len.to_string(), p.concurrency.to_string()];
+        if let Some(s) = &p.summary {
+            let p50 = |x: Option<llmsweep_shared::metrics::Stats>, scale: f64, prec: usize| {
+                x.map_or("-".into(), |v| format!("{:.prec$}", v.p50 * scale))
+            };
+            let counted = p.requests.iter().filter_map(|r| r.prompt_tokens).max();
+            cells.extend([
+                format!("{}/{}", s.ok, s.failed),
+                p50(s.ttft_s, 1.0, 3),
+                p50(s.prefill_tok_s, 1.0, 0),
+                p50(s.decode_tok_s, 1.0, 1),
+                p50(s.e2e_s, 1.0, 2),
+                counted.map_or("-".into(), |c| c.to_string()),
+            ]);
+        }
+        render(CONTEXT, cells, p)
+    }
+}
+
+fn header(cols: &[Col]) -> String {
+    let cells: Vec<String> = cols
+        .iter()
+        .map(|c| format!("{:>w$}", c.0, w = c.1))
+        .collect();
+    format!("{} | flags", cells.join(" | "))
+}
+
+/// A row: cells right-aligned to their column (missing cells shown as `-`), the flag words,
+/// then one indented line per reason or flag message.
+fn render(cols: &[Col], mut cells: Vec<String>, p: &Point) -> String {
+    cells.resize(cols.len(), "-".into());
+    let cells: Vec<String> = cells
+        .iter()
+        .zip(cols)
+        .map(|(v, c)| format!("{v:>w$}", w = c.1))
+        .collect();
+    let mut out = format!("{} | {}", cells.join(" | "), flag_words(p));
+    for line in explanations(p) {
+        out.push_str("\n      ↳ ");
+        out.push_str(&line);
+    }
+    out
+}
+
+fn throughput_cells(p: &Point, s: &Summary) -> Vec<String> {
+    let ttft = s
+        .ttft_s
+        .map_or("-".into(), |t| format!("{:.3} / {:.3}", t.p50, t.p99));
+    let peak_queue = p
+        .server_samples
+        .as_ref()
+        .and_then(|x| x.peak_queue)
+        .map_or("-".into(), |q| format!("{q:.0}"));
+    let tok_per_joule = p
+        .gpu_samples
+        .as_ref()
+        .and_then(|g| g.tokens_per_joule)
+        .map_or("-".into(), |t| format!("{t:.2}"));
+    vec![
+        p.concurrency.to_string(),
+        format!("{}/{}", s.ok, s.failed),
+        format!("{:.1}", s.agg_tok_s),
+        s.steady_tok_s.map_or("-".into(), |v| format!("{v:.1}")),
+        s.decode_tok_s
+            .map_or("-".into(), |d| format!("{:.1}", d.p50)),
+        ttft,
+        s.itl_s
+            .map_or("-".into(), |i| format!("{:.1}", i.p50 * 1000.0)),
+        peak_queue,
+        format!("{}/{}", s.output_tokens, s.output_tokens_asked),
+        format!("{:.1}", s.wall_s),
+        tok_per_joule,
+    ]
+}
+
+/// The short words of a row's flags column: `ok`, or e.g. `short 3, failed 1`.
+fn flag_words(p: &Point) -> String {
+    let mut words: Vec<String> = p
+        .flags
+        .iter()
+        .map(|f| match f.count {
+            Some(n) => format!("{} {n}", f.kind.as_str()),
+            None => f.kind.as_str().to_string(),
+        })
+        .collect();
+    match p.status {
+        PointStatus::Failed => words.insert(0, "FAILED".into()),
+        PointStatus::Skipped => words.insert(0, "skipped".into()),
+        _ => {}
+    }
+    if words.is_empty() {
+        "ok".into()
+    } else {
+        words.join(", ")
+    }
+}
+
+fn explanations(p: &Point) -> Vec<String> {
+    let mut lines: Vec<String> = p.reason.iter().cloned().collect();
+    lines.extend(p.flags.iter().map(|f| f.message.clone()));
+    lines
+}
+
+/// The bar on screen, if any, so that a message printed meanwhile (a Ctrl-C notice) goes above it
+/// instead of through it.
+static ACTIVE: std::sync::Mutex<Option<ProgressBar>> = std::sync::Mutex::new(None);
+
+/// Prints `line` on stderr; with a progress bar on screen, the bar steps aside for it and is
+/// drawn again below.
+pub fn note_line(line: &str) {
+    let active = ACTIVE
+        .lock()
+        .map(|a| a.clone())
+        .unwrap_or_else(|poisoned| poisoned.into_inner().clone());
+    match active {
+        Some(bar) => bar.suspend(|| eprintln!("{line}")),
+        None => eprintln!("{line}"),
+    }
+}
+
+fn set_active(bar: Option<ProgressBar>) {
+    match ACTIVE.lock() {
+        Ok(mut a) => *a = bar,
+        Err(poisoned) => *poisoned.into_inner() = bar,
+    }
+}
+
+/// The live progress bar of one point.
+#[derive(Debug)]
+pub struct Progress {
+    bar: ProgressBar,
+    tokens: u64,
+    failed: u64,
+}
+
+impl Progress {
+    /// `total`: requests in the point when known.
+    pub fn start(label: String, total: Option<u64>) -> Progress {
+        let bar = match total {
+            Some(n) => ProgressBar::new(n),
+            None => ProgressBar::no_length(),
+        };
+        let template = if total.is_some() {
+            "{spinner} {prefix} [{bar:30}] {pos}/{len} requests  {msg}  {elapsed}"
+        } else {
+            "{spinner} {prefix} {pos} requests  {msg}  {elapsed}"
+        };
+        if let Ok(style) = ProgressStyle::with_template(template) {
+            bar.set_style(style.progress_chars("=> "));
+        }
+        bar.set_prefix(label);
+        bar.enable_steady_tick(Duration::from_millis(200));
+        set_active(Some(bar.clone()));
+        Progress {
+            bar,
+            tokens: 0,
+            failed: 0,
+        }
+    }
+
+    /// Counts one finished request.
+    pub fn done(&mut self, output_tokens: u64, ok: bool) {
+        self.tokens += output_tokens;
+        if !ok {
+            self.failed += 1;
+        }
+        let secs = self.bar.elapsed().as_secs_f64().max(1e-3);
+        self.bar.set_message(format!(
+            "{:.1} tok/s so far, {} errors",
+            self.tokens as f64 / secs,
+            self.failed
+        ));
+        self.bar.inc(1);
+    }
+
+    pub fn finish(self) {
+        set_active(None);
+        self.bar.finish_and_clear();
+    }
+}
+
+/// The lines above a run's table: where it goes, what the server is, how prompts were sized.
+pub(crate) fn print_target(s: &crate::load::session::Session) {
+    let t = &s.bundle.target;
+    let engine = match (&t.engine, &t.engine_version) {
+        (Some(e), Some(v)) => format!("{e} {v}"),
+        (Some(e), None) => e.clone(),
+        _ => "engine unknown".into(),
+    };
+    let mut limits = Vec::new();
+    if let Some(c) = t.max_context {
+        limits.push(format!("context {c}"));
+    }
+    if let Some(r) = t.max_running_requests {
+        limits.push(format!("max running {r}"));
+    }
+    let limits = if limits.is_empty() {
+        String::new()
+    } else {
+        format!(", {}", limits.join(", "))
+    };
+    println!("llmsweep {} → {} ({engine}{limits})", s.bundle.label, t.url);
+    let calibration = match s.bundle.workload.calibration {
+        llmsweep_shared::bundle::Calibration::Tokenizer => {
+            "prompt lengths from the server's tokenizer"
+        }
+        llmsweep_shared::bundle::Calibration::Usage => {
+            "prompt lengths estimated from the server's usage (no tokenizer endpoint)"
+        }
+        llmsweep_shared::bundle::Calibration::None
+        | llmsweep_shared::bundle::Calibration::Unknown => {
+            "prompt lengths estimated at one token per word"
+        }
+    };
+    println!(
+        "model {} · api {} · {calibration} · seed {}",
+        t.model,
+        t.api.as_str(),
+        s.bundle.workload.seed
+    );
+    if t.simulated {
+        println!(
+            "note: this server is llmsweep's simulator; its numbers describe a model, not hardware"
+        );
+    }
+    println!();
+}

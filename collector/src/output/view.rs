@@ -1,0 +1,471 @@
+//! `llmsweep view`: an HTTP server for the viewer (from the bytes [`crate::output::dist`] embeds) and a
+//! folder of bundles — its listing at `/api/bundles`, each file at `/bundles/NAME`.
+//!
+//! The folder is read again on every listing request, so new bundles appear when the page is
+//! reloaded; a file's facts are parsed once per (size, modification time). Only the files the
+//! listing names are served: plain `*.json` / `*.json.gz` names directly in the folder whose real
+//! path (after symlinks) is still in it. On loopback, requests must name a loopback host, so a
+//! web page on another site cannot reach the results through DNS rebinding.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::net::{IpAddr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
+
+use anyhow::Context;
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Path as UrlPath, Request, State};
+use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, HOST, HeaderName, HeaderValue};
+use axum::http::{StatusCode, Uri};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use llmsweep_shared::folder::{
+    BundleFacts, FOLDER_META, FolderEntry, FolderListing, LISTING_PATH, bundle_url, is_bundle_name,
+};
+use tokio::net::TcpListener;
+
+use crate::output::dist;
+
+/// The port `llmsweep view` tries first, so the address stays the same from one day to the next.
+pub const DEFAULT_PORT: u16 = 8484;
+
+/// The folder being served, and what is known about its files.
+#[derive(Debug)]
+pub struct Folder {
+    /// The real path (symlinks resolved) every served file must be directly inside.
+    root: PathBuf,
+    /// The folder as the user named it, for messages and the page.
+    shown: String,
+    /// File name → (size, modification time, facts or error) of its last reading.
+    cache: Mutex<HashMap<String, Cached>>,
+}
+
+#[derive(Debug, Clone)]
+struct Cached {
+    size: u64,
+    modified: Option<SystemTime>,
+    facts: Result<BundleFacts, String>,
+}
+
+impl Folder {
+    /// The folder at `dir`; an error names the folder and says what is wrong with it.
+    pub fn open(dir: &Path) -> anyhow::Result<Folder> {
+        let shown = dir.display().to_string();
+        let meta = match std::fs::metadata(dir) {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => anyhow::bail!(
+                "there is no folder {shown}: name the folder of your bundles (llmsweep view DIR); sweeps write into results/ unless --out says otherwise"
+            ),
+            Err(e) => anyhow::bail!("cannot open the folder {shown}: {e}"),
+        };
+        if !meta.is_dir() {
+            anyhow::bail!(
+                "{shown} is not a folder: llmsweep view serves a folder of bundles (to look at single files, open them in the viewer or use llmsweep report)"
+            );
+        }
+        let root = std::fs::canonicalize(dir)
+            .with_context(|| format!("cannot resolve the folder {shown}"))?;
+        Ok(Folder {
+            root,
+            shown,
+            cache: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The folder as the user named it.
+    pub fn shown(&self) -> &str {
+        &self.shown
+    }
+
+    /// The real path of bundle `name`, if the listing includes it: a bundle name, a regular file
+    /// (or a symlink to one) whose real path is directly in the folder.
+    pub fn resolve(&self, name: &str) -> Option<(PathBuf, std::fs::Metadata)> {
+        if !is_bundle_name(name) {
+            return None;
+        }
+        let real = std::fs::canonicalize(self.root.join(name)).ok()?;
+        if real.parent() != Some(self.root.as_path()) {
+            return None;
+        }
+        let meta = std::fs::metadata(&real).ok()?;
+        meta.is_file().then_some((real, meta))
+    }
+
+    /// Reads the folder: every bundle in it, newest first, each parsed once per change.
+    pub fn listing(&self) -> std::io::Result<FolderListing> {
+        let mut names: Vec<String> = std::fs::read_dir(&self.root)?
+            .flatten()
+            .filter_map(|e| e.file_name().into_string().ok())
+            .filter(|n| is_bundle_name(n))
+            .collect();
+        names.sort();
+        let mut entries: Vec<(Option<SystemTime>, FolderEntry)> = Vec::new();
+        let mut seen = HashMap::new();
+        for name in names {
+            let Some((path, meta)) = self.resolve(&name) else {
+                continue;
+            };
+            let cached = self.facts(&name, &path, &meta);
+            entries.push((cached.modified, entry(&name, &cached)));
+            seen.insert(name, cached);
+        }
+        // Forget files that are gone, so the cache never outgrows the folder.
+        if let Ok(mut cache) = self.cache.lock() {
+            *cache = seen;
+        }
+        entries.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.name.cmp(&b.1.name)));
+        Ok(FolderListing {
+            folder: self.shown.clone(),
+            bundles: entries.into_iter().map(|(_, e)| e).collect(),
+        })
+    }
+
+    /// The facts of a file, from the cache while its size and modification time are unchanged.
+    fn facts(&self, name: &str, path: &Path, meta: &std::fs::Metadata) -> Cached {
+        let (size, modified) = (meta.len(), meta.modified().ok());
+        let hit = self.cache.lock().ok().and_then(|c| c.get(name).cloned());
+        if let Some(c) = hit.filter(|c| c.size == size && c.modified == modified) {
+            return c;
+        }
+        Cached {
+            size,
+            modified,
+            facts: crate::output::store::read_bundle_plain(path).map(|b| BundleFacts::of(&b)),
+        }
+    }
+}
+
+fn entry(name: &str, c: &Cached) -> FolderEntry {
+    FolderEntry {
+        name: name.to_string(),
+        url: bundle_url(name),
+        size_bytes: c.size,
+        modified: c.modified.map(|t| {
+            chrono::DateTime::<chrono::Utc>::from(t)
+                .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+        }),
+        bundle: c.facts.as_ref().ok().cloned(),
+        error: c.facts.as_ref().err().cloned(),
+    }
+}
+
+/// Where the server listens and who may ask it.
+#[derive(Debug, Clone, Copy)]
+pub struct Listen {
+    pub bind: IpAddr,
+    /// `None`: [`DEFAULT_PORT`], or any free port when it is taken.
+    pub port: Option<u16>,
+}
+
+/// A bound listener, and a note when the default port was taken.
+pub async fn listen(l: Listen) -> anyhow::Result<(TcpListener, Option<String>)> {
+    match l.port {
+        Some(port) => {
+            let listener = TcpListener::bind((l.bind, port)).await.map_err(|e| {
+                let hint = if e.kind() == std::io::ErrorKind::AddrInUse {
+                    "another program uses it; pick another --port, or --port 0 for any free one"
+                } else {
+                    "check --bind and --port"
+                };
+                anyhow::anyhow!(
+                    "cannot listen on {}: {e} ({hint})",
+                    SocketAddr::new(l.bind, port)
+                )
+            })?;
+            Ok((listener, None))
+        }
+        None => match TcpListener::bind((l.bind, DEFAULT_PORT)).await {
+            Ok(listener) => Ok((listener, None)),
+            Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => {
+                let listener = TcpListener::bind((l.bind, 0))
+                    .await
+                    .with_context(|| format!("cannot listen on {} (--bind)", l.bind))?;
+                let port = listener.local_addr()?.port();
+                let note = format!(
+                    "port {DEFAULT_PORT} is in use (another llmsweep view?), so this one is on {port}; --port fixes it"
+                );
+                Ok((listener, Some(note)))
+            }
+            Err(e) => Err(anyhow::anyhow!(
+                "cannot listen on {}: {e} (check --bind)",
+                SocketAddr::new(l.bind, DEFAULT_PORT)
+            )),
+        },
+    }
+}
+
+/// The address to give a person: an unspecified bind address (all interfaces) is reached
+/// through loopback from this machine.
+pub fn page_url(addr: SocketAddr) -> String {
+    let ip = match addr.ip() {
+        IpAddr::V4(v4) if v4.is_unspecified() => IpAddr::from([127, 0, 0, 1]),
+        IpAddr::V6(v6) if v6.is_unspecified() => IpAddr::from(std::net::Ipv6Addr::LOCALHOST),
+        ip => ip,
+    };
+    format!("http://{}/", SocketAddr::new(ip, addr.port()))
+}
+
+/// Serves `folder` on `listener` until `shutdown` completes.
+pub async fn serve(
+    listener: TcpListener,
+    folder: Arc<Folder>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let loopback_only = listener.local_addr()?.ip().is_loopback();
+    axum::serve(listener, router(folder, loopback_only))
+        .with_graceful_shutdown(shutdown)
+        .await
+}
+
+/// The routes; with `loopback_only`, requests naming another host are refused.
+pub fn router(folder: Arc<Folder>, loopback_only: bool) -> Router {
+    let mut router = Router::new()
+        .route("/", get(index))
+        .route("/index.html", get(index))
+        .route(
+            "/llmsweep-viewer.js",
+            get(|| async { asset("text/javascript; charset=utf-8", dist::VIEWER_JS) }),
+        )
+        .route(
+            "/llmsweep-viewer_bg.wasm",
+            get(|| async { asset("application/wasm", dist::VIEWER_WASM) }),
+        )
+        .route(
+            "/style.css",
+            get(|| async { asset("text/css; charset=utf-8", dist::VIEWER_CSS) }),
+        )
+        .route(
+            "/sample.json",
+            get(|| async { asset("application/json", dist::SAMPLE_JSON) }),
+        )
+        .route(&format!("/{LISTING_PATH}"), get(listing))
+        .route("/bundles/{name}", get(bundle))
+        .fallback(not_found)
+        .with_state(folder);
+    if loopback_only {
+        router = router.layer(middleware::from_fn(loopback_host));
+    }
+    router.layer(middleware::from_fn(common_headers))
+}
+
+/// The viewer's page, announcing the folder listing (and naming the folder in the title).
+fn page(folder: &str) -> String {
+    let meta = format!("<head>\n    <meta name=\"{FOLDER_META}\" content=\"{LISTING_PATH}\">",);
+    dist::INDEX_HTML.replacen("<head>", &meta, 1).replacen(
+        "<title>llmsweep viewer</title>",
+        &format!(
+            "<title>{} — llmsweep viewer</title>",
+            crate::output::report::escape(folder)
+        ),
+        1,
+    )
+}
+
+async fn index(State(folder): State<Arc<Folder>>) -> Response {
+    (
+        [
+            (CONTENT_TYPE, "text/html; charset=utf-8"),
+            (CACHE_CONTROL, "no-cache"),
+        ],
+        page(folder.shown()),
+    )
+        .into_response()
+}
+
+fn asset(content_type: &'static str, body: impl Into<Body>) -> Response {
+    (
+        [(CONTENT_TYPE, content_type), (CACHE_CONTROL, "no-cache")],
+        body.into(),
+    )
+        .into_response()
+}
+
+async fn listing(State(folder): State<Arc<Folder>>) -> Response {
+    let shown = folder.shown().to_string();
+    match tokio::task::spawn_blocking(move || folder.listing()).await {
+        Ok(Ok(listing)) => (
+            [
+                (CONTENT_TYPE, "application/json"),
+                (CACHE_CONTROL, "no-store"),
+            ],
+            serde_json::to_string(&listing).unwrap_or_default(),
+        )
+            .into_response(),
+        Ok(Err(e)) => error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("cannot read the folder {shown}: {e}"),
+        ),
+        Err(e) => error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("listing failed: {e}"),
+        ),
+    }
+}
+
+/// A bundle's bytes as they are on disk; `.json.gz` stays compressed (the viewer inflates it).
+async fn bundle(State(folder): State<Arc<Folder>>, UrlPath(name): UrlPath<String>) -> Response {
+    let Some((path, _)) = folder.resolve(&name) else {
+        return error(
+            StatusCode::NOT_FOUND,
+            format!(
+                "no bundle named {name:?} in {}: only .json and .json.gz files directly in the folder are served (see /{LISTING_PATH})",
+                folder.shown()
+            ),
+        );
+    };
+    match tokio::fs::read(&path).await {
+        Ok(bytes) => {
+            let content_type = if name.ends_with(".gz") {
+                "application/gzip"
+            } else {
+                "application/json"
+            };
+            (
+                [(CONTENT_TYPE, content_type), (CACHE_CONTROL, "no-store")],
+                bytes,
+            )
+                .into_response()
+        }
+        Err(e) => error(StatusCode::NOT_FOUND, format!("{name} cannot be read: {e}")),
+    }
+}
+
+async fn not_found(uri: Uri) -> Response {
+    error(
+        StatusCode::NOT_FOUND,
+        format!(
+            "nothing at {}: the viewer is at /, the folder's listing at /{LISTING_PATH} and each bundle at /bundles/NAME",
+            uri.path()
+        ),
+    )
+}
+
+fn error(status: StatusCode, message: String) -> Response {
+    (
+        status,
+        [(CONTENT_TYPE, "text/plain; charset=utf-8")],
+        message + "\n",
+    )
+        .into_response()
+}
+
+/// Refuses a request whose `Host` is not a loopback name: a page of another site that rebinds
+/// its own name to 127.0.0.1 sends its name, and must not read the results.
+async fn loopback_host(req: Request, next: Next) -> Response {
+    let host = req.headers().get(HOST).and_then(|h| h.to_str().ok());
+    match host {
+        Some(h) if !is_loopback_host(h) => error(
+            StatusCode::FORBIDDEN,
+            format!(
+                "llmsweep view answers requests for localhost or 127.0.0.1 only, not {h:?} (serve other names with --bind)"
+            ),
+        ),
+        _ => next.run(req).await,
+    }
+}
+
+/// `localhost`, `127.0.0.1`, `[::1]` and other loopback addresses, with or without a port.
+fn is_loopback_host(host: &str) -> bool {
+    let name = match host.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => host.rsplit_once(':').map_or(host, |(n, _)| n),
+    };
+    name.eq_ignore_ascii_case("localhost")
+        || name.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+async fn common_headers(req: Request, next: Next) -> Response {
+    let mut resp = next.run(req).await;
+    let h = resp.headers_mut();
+    h.insert(
+        HeaderName::from_static("x-content-type-options"),
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(
+        HeaderName::from_static("referrer-policy"),
+        HeaderValue::from_static("no-referrer"),
+    );
+    resp
+}
+
+/// Opens `url` in the default browser; `Err` says why it could not.
+pub fn open_browser(url: &str) -> Result<(), String> {
+    let (program, args): (&str, Vec<&str>) = if cfg!(target_os = "macos") {
+        ("open", vec![url])
+    } else if cfg!(windows) {
+        ("cmd", vec!["/C", "start", "", url])
+    } else {
+        ("xdg-open", vec![url])
+    };
+    let mut child = std::process::Command::new(program)
+        .args(&args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .map_err(|e| format!("{program} could not start: {e}"))?;
+    // The opener usually returns at once; if it fails later, say so without holding up the server.
+    std::thread::spawn(move || {
+        if let Ok(status) = child.wait()
+            && !status.success()
+        {
+            eprintln!(
+                "warning: {program} could not open a browser ({status}); open the address yourself"
+            );
+        }
+    });
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_hosts() {
+        for ok in [
+            "localhost",
+            "localhost:8484",
+            "LOCALHOST:1",
+            "127.0.0.1:8484",
+            "127.0.0.2",
+            "[::1]:8484",
+            "[::1]",
+        ] {
+            assert!(is_loopback_host(ok), "{ok}");
+        }
+        for no in [
+            "evil.example:8484",
+            "evil.example",
+            "192.168.1.2:8484",
+            "localhost.evil.example",
+            "[::2]:80",
+            "",
+        ] {
+            assert!(!is_loopback_host(no), "{no}");
+        }
+    }
+
+    #[test]
+    fn the_page_announces_the_listing() {
+        let p = page("results/<x>");
+        assert!(p.contains(&format!(
+            "<meta name=\"{FOLDER_META}\" content=\"{LISTING_PATH}\">"
+        )));
+        assert!(p.contains("<title>results/&lt;x&gt; — llmsweep viewer</title>"));
+        assert!(p.contains("llmsweep-viewer.js"));
+    }
+
+    #[test]
+    fn page_urls() {
+        let url = |s: &str| page_url(s.parse().unwrap());
+        assert_eq!(url("127.0.0.1:8484"), "http://127.0.0.1:8484/");
+        assert_eq!(url("0.0.0.0:80"), "http://127.0.0.1:80/");
+        assert_eq!(url("[::]:9"), "http://[::1]:9/");
+        assert_eq!(url("192.168.1.5:8484"), "http://192.168.1.5:8484/");
+    }
+}

@@ -1,0 +1,299 @@
+//! End to end against real inference engines on loopback: llama.cpp's `llama-server` and
+//! llama-cpp-python's server, each serving a tiny GGUF model written by the test harness.
+//! The engines really prefill and decode; the collector must count exactly what they did.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::common::engines::{self, Engine, EngineServer, ServerConfig};
+use crate::common::sim::plan;
+use clap::Parser;
+use llmsweep::cli::{Cli, Command};
+use llmsweep::load::Interrupt;
+use llmsweep::load::run_plan;
+use llmsweep_shared::Bundle;
+use llmsweep_shared::bundle::{Calibration, FlagKind, PointStatus};
+use llmsweep_shared::metrics::degenerate_text;
+
+async fn sweep(server: &EngineServer, args: &[&str]) -> Bundle {
+    let dir = tempfile::tempdir().unwrap();
+    let p = plan(server.url(), dir.path(), args);
+    let outcome = match run_plan(&p, vec![], Interrupt::default()).await {
+        Ok(o) => o,
+        Err(e) => panic!("sweep failed: {e:#}\nserver log:\n{}", server.log_tail(40)),
+    };
+    Bundle::from_json(&std::fs::read_to_string(&outcome.path).unwrap()).unwrap()
+}
+
+/// Every request ok, exactly `output` tokens, positive and consistent timings.
+fn assert_exact(b: &Bundle, output: u64) {
+    for p in &b.sweeps[0].points {
+        assert_eq!(
+            p.status,
+            PointStatus::Ok,
+            "C={} {:?}",
+            p.concurrency,
+            p.reason
+        );
+        for r in &p.requests {
+            assert!(r.is_ok(), "C={}: {:?}", p.concurrency, r.error);
+            assert_eq!(r.output_tokens, output, "C={}", p.concurrency);
+            let ttft = r.ttft_s.unwrap();
+            assert!(ttft > 0.0 && r.e2e_s > ttft, "ttft {ttft} e2e {}", r.e2e_s);
+        }
+        let s = p.summary.as_ref().unwrap();
+        assert_eq!((s.ok, s.short, s.failed), (p.requests.len() as u64, 0, 0));
+        assert_eq!(s.output_tokens, s.output_tokens_asked);
+        assert!(s.agg_tok_s > 0.0 && s.decode_tok_s.unwrap().p50 > 0.0);
+        // A user's decode speed cannot exceed what the whole server delivered per slot busy.
+        assert!(s.agg_tok_s <= s.decode_tok_s.unwrap().max * p.concurrency as f64 * 1.05);
+        for kind in [
+            FlagKind::Short,
+            FlagKind::Failed,
+            FlagKind::Overshoot,
+            FlagKind::InputLengthOff,
+        ] {
+            assert!(
+                !p.flags.iter().any(|f| f.kind == kind),
+                "C={} flagged {kind:?}: {:?}",
+                p.concurrency,
+                p.flags
+            );
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn llama_server_sweep_counts_exactly_what_the_engine_did() {
+    let Some(server) = engines::start(Engine::LlamaServer) else {
+        return;
+    };
+    let b = sweep(
+        &server,
+        &[
+            "--concurrency",
+            "1,2,4",
+            "--input-len",
+            "200",
+            "--output-len",
+            "32",
+        ],
+    )
+    .await;
+    assert_eq!(b.target.engine.as_deref(), Some("llama.cpp"));
+    assert_eq!(
+        b.target.max_context,
+        Some(server.context_per_request() as u64)
+    );
+    assert_eq!(b.target.max_running_requests, Some(4));
+    assert!(!b.target.simulated);
+    assert_eq!(b.workload.calibration, Calibration::Tokenizer);
+    assert_exact(&b, 32);
+    for r in b.sweeps[0].points.iter().flat_map(|p| &p.requests) {
+        // Calibrated with /tokenize, corrected for the BOS token the server adds.
+        assert_eq!(r.prompt_tokens, Some(200));
+        assert!(!r.tokens_estimated);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn llama_server_chat_prompts_count_the_template() {
+    let Some(server) = engines::start(Engine::LlamaServer) else {
+        return;
+    };
+    let b = sweep(
+        &server,
+        &[
+            "--api",
+            "chat",
+            "--concurrency",
+            "2",
+            "--input-len",
+            "150",
+            "--output-len",
+            "16",
+        ],
+    )
+    .await;
+    assert_exact(&b, 16);
+    for r in &b.sweeps[0].points[0].requests {
+        assert_eq!(
+            r.prompt_tokens,
+            Some(150),
+            "the chat template's tokens are learned in warm-up"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn llama_cpp_python_without_usage_counts_chunks() {
+    let Some(server) = engines::start(Engine::LlamaCppPython) else {
+        return;
+    };
+    let b = sweep(
+        &server,
+        &[
+            "--concurrency",
+            "1,2",
+            "--input-len",
+            "200",
+            "--output-len",
+            "32",
+            "--requests",
+            "4",
+        ],
+    )
+    .await;
+    assert_eq!(b.target.engine.as_deref(), Some("llama-cpp-python"));
+    assert_eq!(b.workload.calibration, Calibration::Tokenizer);
+    assert_exact(&b, 32);
+    for p in &b.sweeps[0].points {
+        assert!(
+            p.flags.iter().any(|f| f.kind == FlagKind::TokensEstimated),
+            "{:?}",
+            p.flags
+        );
+        assert!(
+            p.requests
+                .iter()
+                .all(|r| r.tokens_estimated && r.prompt_tokens.is_none())
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn llama_server_context_sweep_knows_the_slot_context_and_samples_its_metrics() {
+    // 4096 tokens over 4 slots: 1024 per request.
+    let Some(server) = engines::start(Engine::LlamaServer) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_string_lossy().to_string();
+    let url = server.url().to_string();
+    let args = [
+        "llmsweep",
+        "run",
+        "--url",
+        &url,
+        "--out",
+        &out,
+        "--label",
+        "tiny",
+        "--concurrency",
+        "1,4",
+        "--input-len",
+        "128",
+        "--output-len",
+        "64",
+        "--requests",
+        "16",
+        "--lengths",
+        "128,256,512,2k",
+        "--context-output-len",
+        "16",
+        "--repeats",
+        "2",
+    ];
+    let Command::Run(a) = Cli::try_parse_from(args).unwrap().command else {
+        panic!()
+    };
+    let plan = a.plan().unwrap();
+    let outcome = match run_plan(&plan, vec![], Interrupt::default()).await {
+        Ok(o) => o,
+        Err(e) => panic!("run failed: {e:#}\nserver log:\n{}", server.log_tail(40)),
+    };
+    let b = Bundle::from_json(&std::fs::read_to_string(&outcome.path).unwrap()).unwrap();
+    let ctx = &b.sweeps[1];
+    let status: Vec<PointStatus> = ctx.points.iter().map(|p| p.status).collect();
+    assert_eq!(
+        status,
+        [
+            PointStatus::Ok,
+            PointStatus::Ok,
+            PointStatus::Ok,
+            PointStatus::Skipped
+        ]
+    );
+    assert_eq!(
+        ctx.points[3].reason.as_deref(),
+        Some("needs 2016 tokens, server context is 1024")
+    );
+    assert!(ctx.points[3].predicted_ttft_s.is_some());
+    for p in &ctx.points[..3] {
+        for r in &p.requests {
+            assert_eq!(
+                r.prompt_tokens,
+                Some(p.input_len),
+                "calibrated with the server's /tokenize"
+            );
+            assert_eq!(r.output_tokens, 16);
+        }
+    }
+    assert!(ctx.prefill_fit.is_some());
+    // Telemetry from llama-server's own /metrics, in every measured point of both sweeps.
+    for p in b
+        .sweeps
+        .iter()
+        .flat_map(|s| &s.points)
+        .filter(|p| p.status == PointStatus::Ok)
+    {
+        let t = p.server_samples.as_ref().expect("llamacpp metrics sampled");
+        assert_eq!(t.scheme, "llamacpp");
+        assert!(t.gauges.contains_key("llamacpp:requests_processing"));
+        let predicted = t.counters_after["llamacpp:tokens_predicted_total"]
+            - t.counters_before["llamacpp:tokens_predicted_total"];
+        let asked = p.summary.as_ref().unwrap().output_tokens as f64;
+        assert_eq!(
+            predicted, asked,
+            "C={} L={}: the server's count is the collector's",
+            p.concurrency, p.input_len
+        );
+        assert!(
+            !p.flags.iter().any(|f| f.kind == FlagKind::PrefixCache),
+            "{:?}",
+            p.flags
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn real_english_from_a_trained_model_is_not_called_degenerate() {
+    // Gemma 3 270M (real trained weights) continuing plain English sentences, greedy: the
+    // degenerate-output check must stay quiet on what a real model writes as prose.
+    let Some(model) = engines::gemma_model() else {
+        return;
+    };
+    let config = ServerConfig {
+        model: Some(model),
+        ctx_size: 1024,
+        parallel: 1,
+        ..ServerConfig::default()
+    };
+    let Some(server) = engines::start_with(Engine::LlamaServer, &config) else {
+        return;
+    };
+    let http = reqwest::Client::new();
+    for prompt in [
+        "The history of the city of Paris begins",
+        "A good way to learn a new language is",
+    ] {
+        let body = serde_json::json!({ "prompt": prompt, "max_tokens": 40, "temperature": 0 });
+        let resp = http
+            .post(format!("{}/v1/completions", server.url()))
+            .json(&body)
+            .timeout(std::time::Duration::from_secs(120))
+            .send()
+            .await
+            .unwrap();
+        let v: serde_json::Value = resp.json().await.unwrap();
+        let text = v["choices"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        assert!(
+            text.split_whitespace().count() >= 15,
+            "{prompt:?} → {text:?}\n{}",
+            server.log_tail(20)
+        );
+        assert_eq!(degenerate_text(&text), None, "{prompt:?} → {text:?}");
+    }
+}

@@ -1,0 +1,7 @@
+//! llmsweep's own HTTP servers over loopback: the simulated inference server ([`sim`]) and the
+//! results browser of `llmsweep view` ([`view`]).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod sim;
+mod view;

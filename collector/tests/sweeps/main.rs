@@ -1,0 +1,13 @@
+//! Sweeps against the simulated server, whose timing is known: exact counts, flags, failures and
+//! interruption ([`throughput`], [`context`]) and the measured numbers against the simulator's
+//! ground truth ([`ground_truth`]). Sweeps in this process run one at a time
+//! (`common::sim`), so timing checks do not measure each other.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod context;
+mod ground_truth;
+mod throughput;

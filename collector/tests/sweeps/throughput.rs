@@ -1,0 +1,634 @@
+//! The throughput sweep against the simulator: exact counts, flags, failures, interruption and
+//! bad input. Timing accuracy is in `ground_truth.rs`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::Duration;
+
+use crate::common::sim::{plan, sweep, sweep_interrupted};
+use llmsweep::load::Interrupt;
+use llmsweep::sim::{Preset, SimConfig, SimServer};
+use llmsweep_shared::bundle::{Calibration, ErrorKind, FlagKind, PointStatus, SweepKind};
+
+fn fast() -> SimConfig {
+    SimConfig::preset(Preset::Fast)
+}
+
+fn kinds(p: &llmsweep_shared::bundle::Point) -> Vec<FlagKind> {
+    p.flags.iter().map(|f| f.kind).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_request_gets_exactly_the_asked_tokens() {
+    let s = sweep(
+        fast(),
+        &[
+            "--concurrency",
+            "1,4",
+            "--input-len",
+            "300",
+            "--output-len",
+            "24",
+        ],
+    )
+    .await;
+    let b = &s.bundle;
+    assert!(b.complete && !s.outcome.interrupted);
+    assert!(b.target.simulated, "the simulator is labelled as such");
+    assert_eq!(b.target.max_context, Some(32768));
+    assert_eq!(b.workload.calibration, Calibration::Tokenizer);
+    assert_eq!(b.sweeps.len(), 1);
+    let sw = &b.sweeps[0];
+    assert_eq!(sw.kind, SweepKind::Throughput);
+    assert_eq!(
+        sw.points.iter().map(|p| p.concurrency).collect::<Vec<_>>(),
+        [1, 4]
+    );
+    for p in &sw.points {
+        assert_eq!(p.status, PointStatus::Ok);
+        assert!(p.flags.is_empty(), "unexpected flags {:?}", p.flags);
+        assert_eq!(p.requests.len(), 8, "default budget max(8, 2C)");
+        for r in &p.requests {
+            assert!(r.is_ok(), "{:?}", r.error);
+            assert_eq!(r.output_tokens, 24);
+            assert_eq!(
+                r.prompt_tokens,
+                Some(300),
+                "prompt calibrated with /tokenize"
+            );
+            assert_eq!(r.input_tokens, 300);
+            assert_eq!(r.finish_reason.as_deref(), Some("length"));
+            assert!(!r.tokens_estimated);
+            assert_eq!(r.chunks, 24);
+            assert!(r.ttft_s.unwrap() > 0.0 && r.e2e_s > r.ttft_s.unwrap());
+        }
+        let sum = p.summary.as_ref().unwrap();
+        assert_eq!((sum.ok, sum.failed, sum.short), (8, 0, 0));
+        assert_eq!((sum.output_tokens, sum.output_tokens_asked), (192, 192));
+        assert!(p.output_sample.as_ref().is_some_and(|t| !t.is_empty()));
+    }
+    // 2 warm-up requests + 16 measured, and nothing else generated.
+    assert_eq!(s.stats.requests, 18);
+    let hashes: std::collections::HashSet<_> = sw
+        .points
+        .iter()
+        .flat_map(|p| &p.requests)
+        .map(|r| r.prompt_hash.clone())
+        .collect();
+    assert_eq!(hashes.len(), 16, "every prompt is unique");
+    assert_eq!(b.workload.seed, 7);
+    assert_eq!(b.workload.prompt_digest.len(), 64);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chat_api_ignores_the_role_chunk_and_counts_exactly() {
+    let s = sweep(
+        fast(),
+        &[
+            "--api",
+            "chat",
+            "--concurrency",
+            "2",
+            "--input-len",
+            "100",
+            "--output-len",
+            "10",
+        ],
+    )
+    .await;
+    let p = &s.bundle.sweeps[0].points[0];
+    assert!(p.flags.is_empty(), "{:?}", p.flags);
+    for r in &p.requests {
+        assert_eq!(
+            (r.output_tokens, r.chunks, r.prompt_tokens),
+            (10, 10, Some(100))
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn early_stop_is_flagged_short() {
+    let cfg = SimConfig {
+        early_stop_after: Some(5),
+        ..fast()
+    };
+    let s = sweep(
+        cfg,
+        &[
+            "--concurrency",
+            "2",
+            "--input-len",
+            "50",
+            "--output-len",
+            "20",
+        ],
+    )
+    .await;
+    let p = &s.bundle.sweeps[0].points[0];
+    assert_eq!(kinds(p), [FlagKind::Short]);
+    assert_eq!(p.flags[0].count, Some(8));
+    assert!(
+        p.flags[0].message.contains("fewest: 5"),
+        "{}",
+        p.flags[0].message
+    );
+    let sum = p.summary.as_ref().unwrap();
+    assert_eq!(
+        (sum.short, sum.output_tokens, sum.output_tokens_asked),
+        (8, 40, 160)
+    );
+    assert!(
+        p.requests
+            .iter()
+            .all(|r| r.finish_reason.as_deref() == Some("stop"))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn overshoot_and_cache_hits_and_repeats_are_flagged() {
+    let cfg = SimConfig {
+        overshoot: 3,
+        cached_tokens: 200,
+        repeat_word: Some("lambda".into()),
+        ..fast()
+    };
+    let s = sweep(
+        cfg,
+        &[
+            "--concurrency",
+            "1",
+            "--input-len",
+            "400",
+            "--output-len",
+            "16",
+            "--requests",
+            "3",
+        ],
+    )
+    .await;
+    let p = &s.bundle.sweeps[0].points[0];
+    assert_eq!(
+        kinds(p),
+        [
+            FlagKind::Overshoot,
+            FlagKind::PrefixCache,
+            FlagKind::Degenerate
+        ]
+    );
+    assert!(
+        p.requests
+            .iter()
+            .all(|r| r.output_tokens == 19 && r.cached_tokens == Some(200))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rejected_levels_are_recorded_failed_with_the_server_words_and_the_sweep_goes_on() {
+    let cfg = SimConfig {
+        reject_all: Some(503),
+        ..fast()
+    };
+    let s = sweep(
+        cfg,
+        &[
+            "--concurrency",
+            "1,2",
+            "--input-len",
+            "20",
+            "--output-len",
+            "4",
+        ],
+    )
+    .await;
+    let pts = &s.bundle.sweeps[0].points;
+    assert_eq!(pts.len(), 2, "the sweep went on after a failed level");
+    for p in pts {
+        assert_eq!(p.status, PointStatus::Failed);
+        let reason = p.reason.as_deref().unwrap();
+        assert!(
+            reason.starts_with("all 8 requests failed") && reason.contains("HTTP 503"),
+            "{reason}"
+        );
+        let e = p.requests[0].error.as_ref().unwrap();
+        assert_eq!((e.kind, e.status), (ErrorKind::Http, Some(503)));
+    }
+    assert_eq!(s.outcome.points_ok, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn some_failures_are_counted_not_averaged() {
+    let cfg = SimConfig {
+        fail_every: Some(4),
+        ..fast()
+    };
+    let s = sweep(
+        cfg,
+        &[
+            "--concurrency",
+            "2",
+            "--input-len",
+            "20",
+            "--output-len",
+            "4",
+            "--warmup",
+            "0",
+        ],
+    )
+    .await;
+    let p = &s.bundle.sweeps[0].points[0];
+    let sum = p.summary.as_ref().unwrap();
+    assert_eq!((sum.ok, sum.failed), (6, 2));
+    assert_eq!(sum.output_tokens, 24);
+    assert_eq!(kinds(p), [FlagKind::Failed]);
+    assert!(
+        p.flags[0].message.contains("simulated internal error"),
+        "{}",
+        p.flags[0].message
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_usage_tokens_are_counted_from_chunks_and_flagged() {
+    let cfg = SimConfig {
+        no_usage: true,
+        ..fast()
+    };
+    let s = sweep(
+        cfg,
+        &[
+            "--concurrency",
+            "1",
+            "--input-len",
+            "50",
+            "--output-len",
+            "12",
+            "--requests",
+            "2",
+        ],
+    )
+    .await;
+    let p = &s.bundle.sweeps[0].points[0];
+    assert_eq!(kinds(p), [FlagKind::TokensEstimated]);
+    for r in &p.requests {
+        assert_eq!(
+            (r.output_tokens, r.tokens_estimated, r.prompt_tokens),
+            (12, true, None)
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn multi_token_chunks_count_every_token() {
+    let cfg = SimConfig {
+        tokens_per_chunk: 4,
+        ..fast()
+    };
+    let s = sweep(
+        cfg,
+        &[
+            "--concurrency",
+            "1",
+            "--input-len",
+            "50",
+            "--output-len",
+            "17",
+            "--requests",
+            "2",
+        ],
+    )
+    .await;
+    let p = &s.bundle.sweeps[0].points[0];
+    assert!(p.flags.is_empty(), "{:?}", p.flags);
+    assert!(
+        p.requests
+            .iter()
+            .all(|r| r.output_tokens == 17 && r.chunks < 17)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_tokenize_lengths_are_corrected_from_usage() {
+    let cfg = SimConfig {
+        no_tokenize: true,
+        ..fast()
+    };
+    let s = sweep(
+        cfg,
+        &[
+            "--concurrency",
+            "1",
+            "--input-len",
+            "200",
+            "--output-len",
+            "4",
+            "--requests",
+            "2",
+        ],
+    )
+    .await;
+    assert_eq!(s.bundle.workload.calibration, Calibration::Usage);
+    for r in &s.bundle.sweeps[0].points[0].requests {
+        assert_eq!(r.prompt_tokens, Some(200));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn duration_bounds_a_level_in_time() {
+    let s = sweep(
+        fast(),
+        &[
+            "--concurrency",
+            "2",
+            "--input-len",
+            "20",
+            "--output-len",
+            "8",
+            "--duration",
+            "0.5",
+        ],
+    )
+    .await;
+    let p = &s.bundle.sweeps[0].points[0];
+    assert!(
+        p.requests.len() > 4,
+        "{} requests in 0.5 s",
+        p.requests.len()
+    );
+    let last_start = p.requests.iter().map(|r| r.start_s).fold(0.0, f64::max);
+    assert!(
+        last_start < 0.5 + 0.05,
+        "no request starts after the deadline ({last_start})"
+    );
+    assert_eq!(s.bundle.sweeps[0].duration_s, Some(0.5));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn interrupted_run_leaves_a_valid_incomplete_bundle() {
+    // Slow enough that the interrupt lands in the middle of the first level.
+    let cfg = SimConfig {
+        decode_d0_s: 0.02,
+        ..fast()
+    };
+    let s = sweep_interrupted(
+        Duration::from_millis(1500),
+        false,
+        cfg,
+        &[
+            "--concurrency",
+            "1,2",
+            "--input-len",
+            "20",
+            "--output-len",
+            "40",
+            "--requests",
+            "50",
+            "--warmup",
+            "0",
+        ],
+    )
+    .await;
+    assert!(s.outcome.interrupted);
+    assert!(!s.bundle.complete);
+    let pts = &s.bundle.sweeps[0].points;
+    assert_eq!(pts.len(), 1, "the second level never started");
+    assert!(kinds(&pts[0]).contains(&FlagKind::Interrupted));
+    let n = pts[0].requests.len();
+    assert!((1..50).contains(&n), "{n} requests recorded");
+    assert!(
+        pts[0].requests.iter().all(|r| r.is_ok()),
+        "in-flight requests finished within the grace period"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn aborted_requests_are_recorded_as_cancelled() {
+    let cfg = SimConfig {
+        decode_d0_s: 0.05,
+        ..fast()
+    };
+    let s = sweep_interrupted(
+        Duration::from_millis(800),
+        true,
+        cfg,
+        &[
+            "--concurrency",
+            "2",
+            "--input-len",
+            "20",
+            "--output-len",
+            "100",
+            "--warmup",
+            "0",
+        ],
+    )
+    .await;
+    let p = &s.bundle.sweeps[0].points[0];
+    assert_eq!(p.requests.len(), 2);
+    for r in &p.requests {
+        assert_eq!(r.error.as_ref().unwrap().kind, ErrorKind::Cancelled);
+        assert!(r.output_tokens > 0 && r.output_tokens < 100);
+    }
+    // Aborted requests are kept, but they are not the server's failures.
+    assert_eq!(p.status, PointStatus::Failed);
+    assert_eq!(
+        p.reason.as_deref(),
+        Some("interrupted before any request finished")
+    );
+    assert_eq!(p.summary.as_ref().unwrap().requests, 0);
+    assert!(!kinds(p).contains(&FlagKind::Failed));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unknown_model_lists_the_served_ones() {
+    let sim = SimServer::start(fast(), 0).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let p = plan(&sim.url(), dir.path(), &["--model", "gpt-9"]);
+    let err = llmsweep::load::run_plan(&p, vec![], Interrupt::default())
+        .await
+        .unwrap_err();
+    let msg = format!("{err:#}");
+    assert!(
+        msg.contains("\"gpt-9\"") && msg.contains("sim-fast") && msg.contains("--model"),
+        "{msg}"
+    );
+    assert_eq!(sim.stats().requests, 0);
+    sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unreachable_url_is_named_within_seconds() {
+    // A port that was just free: nothing listens on it.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}");
+    let dir = tempfile::tempdir().unwrap();
+    let p = plan(&url, dir.path(), &[]);
+    let t = std::time::Instant::now();
+    let err = llmsweep::load::run_plan(&p, vec![], Interrupt::default())
+        .await
+        .unwrap_err();
+    let msg = format!("{err:#}");
+    assert!(msg.contains(&url) && msg.contains("cannot reach"), "{msg}");
+    assert!(t.elapsed() < Duration::from_secs(10));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unwritable_out_dir_fails_before_any_request() {
+    let sim = SimServer::start(fast(), 0).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("not-a-dir");
+    std::fs::write(&file, b"x").unwrap();
+    let p = plan(&sim.url(), &file.join("results"), &[]);
+    let err = llmsweep::load::run_plan(&p, vec![], Interrupt::default())
+        .await
+        .unwrap_err();
+    assert!(format!("{err:#}").contains("--out"), "{err:#}");
+    assert_eq!(sim.stats().requests, 0, "no request was sent");
+    sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cache_hits_seen_only_in_the_server_counters_are_flagged() {
+    // No usage in the stream, so only /metrics can tell that prompts were served from cache.
+    let cfg = SimConfig {
+        cached_tokens: 300,
+        no_usage: true,
+        ..fast()
+    };
+    let s = sweep(
+        cfg,
+        &[
+            "--concurrency",
+            "2",
+            "--input-len",
+            "400",
+            "--output-len",
+            "8",
+            "--warmup",
+            "0",
+        ],
+    )
+    .await;
+    let p = &s.bundle.sweeps[0].points[0];
+    let cache = p
+        .flags
+        .iter()
+        .find(|f| f.kind == FlagKind::PrefixCache)
+        .expect("flagged");
+    assert!(
+        cache
+            .message
+            .contains("vllm:prefix_cache_hits_total rose by 2400"),
+        "{}",
+        cache.message
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_telemetry_shows_the_queue_beyond_max_running() {
+    let cfg = SimConfig {
+        max_running: 4,
+        decode_d0_s: 0.01,
+        ..fast()
+    };
+    let s = sweep(
+        cfg,
+        &[
+            "--concurrency",
+            "2,8",
+            "--input-len",
+            "50",
+            "--output-len",
+            "150",
+            "--requests",
+            "16",
+            "--warmup",
+            "0",
+        ],
+    )
+    .await;
+    let pts = &s.bundle.sweeps[0].points;
+    for p in pts {
+        let t = p.server_samples.as_ref().expect("sampled /metrics");
+        assert_eq!(t.scheme, "vllm");
+        assert!(t.t_s.len() >= 2, "{} samples", t.t_s.len());
+        let generated = t.counters_after["vllm:generation_tokens_total"]
+            - t.counters_before["vllm:generation_tokens_total"];
+        assert_eq!(
+            generated,
+            16.0 * 150.0,
+            "the server counted what the collector counted"
+        );
+    }
+    assert_eq!(
+        pts[0].server_samples.as_ref().unwrap().peak_queue,
+        Some(0.0)
+    );
+    let queued = pts[1].server_samples.as_ref().unwrap().peak_queue.unwrap();
+    assert!(
+        queued >= 3.0,
+        "8 clients on 4 slots queue up to 4; saw {queued}"
+    );
+    assert!(
+        pts.iter().all(|p| p.gpu_samples.is_none()),
+        "no GPU here, and no noise about it"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prompts_counted_off_by_more_than_two_percent_are_flagged() {
+    // The server adds 50 tokens its /tokenize does not know about. Without a warm-up to learn
+    // them, every prompt of 1000 is counted as 1050.
+    let cfg = SimConfig {
+        hidden_prompt_tokens: 50,
+        ..fast()
+    };
+    let s = sweep(
+        cfg.clone(),
+        &[
+            "--concurrency",
+            "1",
+            "--input-len",
+            "1000",
+            "--output-len",
+            "4",
+            "--requests",
+            "2",
+            "--warmup",
+            "0",
+        ],
+    )
+    .await;
+    let p = &s.bundle.sweeps[0].points[0];
+    assert_eq!(kinds(p), [FlagKind::InputLengthOff]);
+    assert!(
+        p.flags[0]
+            .message
+            .contains("asked 1000, server counted 1050"),
+        "{}",
+        p.flags[0].message
+    );
+    // With a warm-up request the collector learns the extra tokens and builds shorter prompts.
+    let s = sweep(
+        cfg,
+        &[
+            "--concurrency",
+            "1",
+            "--input-len",
+            "1000",
+            "--output-len",
+            "4",
+            "--requests",
+            "2",
+            "--warmup",
+            "1",
+        ],
+    )
+    .await;
+    let p = &s.bundle.sweeps[0].points[0];
+    assert!(p.flags.is_empty(), "{:?}", p.flags);
+    assert!(p.requests.iter().all(|r| r.prompt_tokens == Some(1000)));
+}
