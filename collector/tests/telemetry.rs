@@ -79,7 +79,7 @@ async fn sim_metrics_follow_the_load_and_counters_match_the_tokens() {
 
         assert_eq!(gpus, None, "no nvidia-smi was given");
         let s = server.expect("the sim's /metrics is vLLM-shaped");
-        assert_eq!(s.scheme, "vllm");
+        assert_eq!(s.scheme, llmsweep_shared::bundle::MetricScheme::Vllm);
         assert!(s.t_s.len() >= 5, "only {} samples", s.t_s.len());
         assert!(s.t_s.windows(2).all(|w| w[0] < w[1]), "times increase");
         for (name, series) in &s.gauges {
@@ -150,7 +150,7 @@ async fn llama_server_counters_match_the_tokens() {
         .await;
         let (s, _) = sampler.stop().await;
         let s = s.expect("llama-server runs with --metrics");
-        assert_eq!(s.scheme, "llamacpp");
+        assert_eq!(s.scheme, llmsweep_shared::bundle::MetricScheme::Llamacpp);
         assert!(s.t_s.len() >= 2);
         assert!(s.gauges.contains_key("llamacpp:requests_processing"));
         let delta = |name: &str| s.counters_after[name] - s.counters_before[name];

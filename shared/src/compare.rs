@@ -569,7 +569,7 @@ mod tests {
         b.source = Some(Source {
             tool: "a text table".into(),
             version: None,
-            format: "table".into(),
+            format: crate::bundle::ImportFormat::Table,
             files: vec!["old.txt".into()],
             notes: Vec::new(),
         });

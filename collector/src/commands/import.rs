@@ -7,7 +7,9 @@ use clap::Args;
 use llmsweep_shared::bundle::SweepKind;
 
 use super::args::{parse_len, parse_note};
-use crate::import::{Format, Request, import};
+use llmsweep_shared::bundle::ImportFormat;
+
+use crate::import::{Request, import};
 use crate::output::store;
 
 #[derive(Debug, Clone, Args)]
@@ -19,7 +21,7 @@ use crate::output::store;
 pub struct ImportArgs {
     /// The format of the files.
     #[arg(long = "from", value_enum, value_name = "FORMAT")]
-    pub from: Format,
+    pub from: ImportFormat,
     /// Files to import; several files of one format become one run.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,

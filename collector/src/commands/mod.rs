@@ -2,16 +2,16 @@
 //! of named steps over the modules that do the work. [`run`] only dispatches.
 
 pub(crate) mod args;
-pub mod compare;
-pub mod context;
-pub mod demo;
-pub mod import;
-pub mod plot;
-pub mod report;
-pub mod run;
-pub mod serve_sim;
-pub mod throughput;
-pub mod view;
+pub(crate) mod compare;
+pub(crate) mod context;
+pub(crate) mod demo;
+pub(crate) mod import;
+pub(crate) mod plot;
+pub(crate) mod report;
+pub(crate) mod run;
+pub(crate) mod serve_sim;
+pub(crate) mod throughput;
+pub(crate) mod view;
 
 use std::process::ExitCode;
 use std::time::Duration;

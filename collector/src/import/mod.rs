@@ -7,46 +7,27 @@
 //! percentile the source did not report stays unknown, and a table column whose meaning the
 //! script never stated is kept as "unstated".
 
-pub mod bench;
-pub mod table;
+pub(crate) mod bench;
+pub(crate) mod table;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use llmsweep_shared::bundle::{
-    Api, Bundle, Calibration, Flag, FlagKind, HostFacts, Hosts, Imported, Point, PointStatus,
-    SCHEMA, Source, Sweep, SweepKind, Target, Tool, Workload,
+    Api, Bundle, Flag, FlagKind, ImportFormat, Imported, Point, PointStatus, Source, Sweep,
+    SweepKind, Target,
 };
+
+use crate::output::store::new_bundle;
 
 use self::bench::{Bench, LenSource, Run};
 use self::table::{Row, TableKind};
 
-/// The formats `import` reads (`--from`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// A plain-text table printed by a benchmark script (columns recognised by their headers).
-    Table,
-    /// The JSON of `vllm bench serve --save-result`; several files become one sweep.
-    Vllm,
-    /// The JSON lines of SGLang's `bench_serving --output-file`, one run per line.
-    Sglang,
-}
-
-impl Format {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Format::Table => "table",
-            Format::Vllm => "vllm",
-            Format::Sglang => "sglang",
-        }
-    }
-}
-
 /// What the user told `import`.
 #[derive(Debug, Clone)]
 pub struct Request {
-    pub format: Format,
+    pub format: ImportFormat,
     pub files: Vec<PathBuf>,
     pub label: String,
     /// The prompt length the source ran, when it does not say.
@@ -66,6 +47,14 @@ struct Found {
 
 /// Reads the files and builds the bundle; every problem names its file.
 pub fn import(req: &Request) -> anyhow::Result<Bundle> {
+    let bench = match req.format {
+        ImportFormat::Table => None,
+        ImportFormat::Vllm => Some(Bench::Vllm),
+        ImportFormat::Sglang => Some(Bench::Sglang),
+        ImportFormat::Unknown => {
+            bail!("cannot import this format; --from takes table, vllm or sglang")
+        }
+    };
     let mut notes = Vec::new();
     let mut throughput: Vec<Found> = Vec::new();
     let mut context: Vec<Found> = Vec::new();
@@ -73,8 +62,8 @@ pub fn import(req: &Request) -> anyhow::Result<Bundle> {
     for file in &req.files {
         let name = file.display().to_string();
         let text = read_text(file)?;
-        match req.format {
-            Format::Table => {
+        match bench {
+            None => {
                 let parsed = table::parse(&text).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
                 notes.extend(parsed.notes.iter().map(|n| format!("{name} {n}")));
                 for t in parsed.tables {
@@ -90,12 +79,7 @@ pub fn import(req: &Request) -> anyhow::Result<Bundle> {
                     }
                 }
             }
-            Format::Vllm | Format::Sglang => {
-                let b = if req.format == Format::Vllm {
-                    Bench::Vllm
-                } else {
-                    Bench::Sglang
-                };
+            Some(b) => {
                 let runs = bench::parse(b, &text).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
                 for r in runs {
                     notes.extend(r.notes.iter().map(|n| format!("{name} {n}")));
@@ -109,7 +93,7 @@ pub fn import(req: &Request) -> anyhow::Result<Bundle> {
             }
         }
     }
-    if req.format != Format::Table {
+    if bench.is_some() {
         // Runs at one concurrency over several prompt lengths are a context sweep.
         let one_c = throughput
             .iter()
@@ -143,61 +127,42 @@ pub fn import(req: &Request) -> anyhow::Result<Bundle> {
         .or_else(|| modified(&req.files[0]))
         .unwrap_or_else(now);
     let source = Source {
-        tool: match req.format {
-            Format::Table => "a text table".into(),
-            Format::Vllm => Bench::Vllm.tool().into(),
-            Format::Sglang => Bench::Sglang.tool().into(),
-        },
+        tool: bench.map_or("a text table", Bench::tool).into(),
         version: facts.tool_version.clone(),
-        format: req.format.as_str().into(),
+        format: req.format,
         files: req.files.iter().map(|f| f.display().to_string()).collect(),
         notes,
     };
-    Ok(Bundle {
-        schema: SCHEMA.into(),
-        id: format!(
-            "imported-{:016x}",
-            fnv(&format!("{}{created_at}{:?}", req.label, req.files))
-        ),
-        label: req.label.clone(),
+    let target = Target {
+        url: String::new(),
+        api: facts.api.unwrap_or(Api::Unknown),
+        model: req
+            .model
+            .clone()
+            .or(facts.model.clone())
+            .unwrap_or_else(|| "not stated".into()),
+        engine: facts.engine.clone(),
+        engine_version: facts.engine_version.clone(),
+        max_context: None,
+        max_running_requests: None,
+        server_args: None,
+        simulated: false,
+        probes: BTreeMap::new(),
+    };
+    let id = fnv(&format!("{}{created_at}{:?}", req.label, req.files));
+    let mut bundle = new_bundle(
+        format!("imported-{id:016x}"),
+        req.label.clone(),
         created_at,
-        complete: true,
-        tool: Tool {
-            name: "llmsweep".into(),
-            version: env!("CARGO_PKG_VERSION").into(),
-            command_line: req.command_line.clone(),
-        },
-        target: Target {
-            url: String::new(),
-            api: facts.api.unwrap_or(Api::Unknown),
-            model: req
-                .model
-                .clone()
-                .or(facts.model.clone())
-                .unwrap_or_else(|| "not stated".into()),
-            engine: facts.engine.clone(),
-            engine_version: facts.engine_version.clone(),
-            max_context: None,
-            max_running_requests: None,
-            server_args: None,
-            simulated: false,
-            probes: BTreeMap::new(),
-        },
-        hosts: Hosts {
-            client: HostFacts::default(),
-            notes: req.notes.clone(),
-            gpus: Vec::new(),
-        },
-        workload: Workload {
-            seed: 0,
-            calibration: Calibration::Unknown,
-            prompt_digest: String::new(),
-            shared_prefix_len: 0,
-        },
-        definitions: definitions(req.format),
-        sweeps,
-        source: Some(source),
-    })
+        req.command_line.clone(),
+        target,
+    );
+    bundle.complete = true;
+    bundle.hosts.notes = req.notes.clone();
+    bundle.definitions = definitions(req.format);
+    bundle.sweeps = sweeps;
+    bundle.source = Some(source);
+    Ok(bundle)
 }
 
 /// What the runs of a benchmark file say about the server, from the first that says it.
@@ -417,7 +382,7 @@ fn fnv(s: &str) -> u64 {
 
 /// The source's definitions, under the names llmsweep's own definitions use, so a reader sees
 /// side by side what each number means in each run.
-pub fn definitions(format: Format) -> BTreeMap<String, String> {
+pub fn definitions(format: ImportFormat) -> BTreeMap<String, String> {
     let table: &[(&str, &str)] = &[
         (
             "source",
@@ -529,9 +494,10 @@ pub fn definitions(format: Format) -> BTreeMap<String, String> {
         ),
     ];
     let pick = match format {
-        Format::Table => table,
-        Format::Vllm => vllm,
-        Format::Sglang => sglang,
+        ImportFormat::Table => table,
+        ImportFormat::Vllm => vllm,
+        ImportFormat::Sglang => sglang,
+        ImportFormat::Unknown => &[],
     };
     pick.iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -542,7 +508,7 @@ pub fn definitions(format: Format) -> BTreeMap<String, String> {
 mod tests {
     use super::*;
 
-    fn req(format: Format, files: Vec<PathBuf>) -> Request {
+    fn req(format: ImportFormat, files: Vec<PathBuf>) -> Request {
         Request {
             format,
             files,
@@ -572,7 +538,7 @@ mod tests {
              2 |     137.7 |          70.8 |    0.20 |   2000 |    14.5 |  4 |    0\n\
              4 |     207.1 |          66.9 |    0.34 |   3210 |    15.5 |  8 |    0\n",
         );
-        let b = import(&req(Format::Table, vec![f])).unwrap();
+        let b = import(&req(ImportFormat::Table, vec![f])).unwrap();
         assert!(b.is_imported());
         assert_eq!(b.target.api, Api::Unknown);
         let s = &b.sweeps[0];
@@ -603,7 +569,7 @@ mod tests {
     fn a_table_without_lengths_asks_for_them() {
         let dir = tempfile::tempdir().unwrap();
         let f = write(dir.path(), "t.txt", "C | Agg tok/s\n1 | 70\n");
-        let mut r = req(Format::Table, vec![f]);
+        let mut r = req(ImportFormat::Table, vec![f]);
         r.input_len = None;
         let e = import(&r).unwrap_err().to_string();
         assert!(
@@ -626,7 +592,7 @@ mod tests {
         };
         let a = write(dir.path(), "c8.json", &run(8, 10_020));
         let b = write(dir.path(), "c1.json", &run(1, 9_990));
-        let mut r = req(Format::Vllm, vec![a, b]);
+        let mut r = req(ImportFormat::Vllm, vec![a, b]);
         r.input_len = None;
         r.output_len = None;
         let bundle = import(&r).unwrap();

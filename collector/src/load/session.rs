@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::bail;
-use llmsweep_shared::bundle::{Bundle, Calibration, Hosts, SCHEMA, Target, Tool, Workload};
+use llmsweep_shared::bundle::{Bundle, Calibration, Hosts, Target, Workload};
 use llmsweep_shared::metrics::definitions;
 
 use crate::load::client::{Client, http_client};
@@ -14,7 +14,7 @@ use crate::load::generator::Interrupt;
 use crate::load::plan::{OutputPlan, TargetPlan};
 use crate::load::probe::{Fingerprint, probe};
 use crate::load::tokenize;
-use crate::load::workload::{PromptBuilder, TokenModel, digest};
+use crate::load::workload::{PromptBuilder, SplitMix64, TokenModel, digest};
 use crate::output::store;
 
 /// How long each fingerprint probe may take.
@@ -71,50 +71,38 @@ impl Session {
         let created = chrono::Utc::now();
         let path = store::bundle_path(&output.out, &output.label, kind, &created);
         let client = Client::new(http, &target.url, target.api, model.clone(), target.timeout);
-        let bundle = Bundle {
-            schema: SCHEMA.into(),
-            id: format!(
-                "{:016x}",
-                crate::load::workload::SplitMix64::new(
-                    output.seed ^ created.timestamp_micros() as u64
-                )
-                .next_u64()
-            ),
-            label: output.label.clone(),
-            created_at: created.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-            complete: false,
-            tool: Tool {
-                name: "llmsweep".into(),
-                version: env!("CARGO_PKG_VERSION").into(),
-                command_line,
-            },
-            target: Target {
-                url: target.url.clone(),
-                api: target.api,
-                model,
-                engine: fp.engine.clone(),
-                engine_version: fp.engine_version.clone(),
-                max_context: fp.max_context,
-                max_running_requests: fp.max_running_requests,
-                server_args: fp.server_args.clone(),
-                simulated: fp.simulated,
-                probes: fp.probes,
-            },
-            hosts: Hosts {
-                client: crate::load::host::client_facts(),
-                notes: output.notes.clone(),
-                gpus: crate::telemetry::gpu_inventory().await,
-            },
-            workload: Workload {
-                seed: output.seed,
-                calibration,
-                prompt_digest: digest([]),
-                shared_prefix_len: 0,
-            },
-            definitions: definitions(),
-            source: None,
-            sweeps: Vec::new(),
+        let id = SplitMix64::new(output.seed ^ created.timestamp_micros() as u64).next_u64();
+        let target_facts = Target {
+            url: target.url.clone(),
+            api: target.api,
+            model,
+            engine: fp.engine.clone(),
+            engine_version: fp.engine_version.clone(),
+            max_context: fp.max_context,
+            max_running_requests: fp.max_running_requests,
+            server_args: fp.server_args.clone(),
+            simulated: fp.simulated,
+            probes: fp.probes,
         };
+        let mut bundle = store::new_bundle(
+            format!("{id:016x}"),
+            output.label.clone(),
+            created.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            command_line,
+            target_facts,
+        );
+        bundle.hosts = Hosts {
+            client: crate::load::host::client_facts(),
+            notes: output.notes.clone(),
+            gpus: crate::telemetry::gpu_inventory().await,
+        };
+        bundle.workload = Workload {
+            seed: output.seed,
+            calibration,
+            prompt_digest: digest([]),
+            shared_prefix_len: 0,
+        };
+        bundle.definitions = definitions();
         Ok(Session {
             client: Arc::new(client),
             prompts: Arc::new(PromptBuilder::new(output.seed, token_model)),

@@ -7,7 +7,23 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use llmsweep_shared::Bundle;
-use llmsweep_shared::bundle::MAX_INFLATED_BYTES;
+use llmsweep_shared::bundle::{MAX_INFLATED_BYTES, Target, Tool};
+
+/// A new bundle written by this llmsweep, with its header: see [`Bundle::new`].
+pub(crate) fn new_bundle(
+    id: String,
+    label: String,
+    created_at: String,
+    command_line: Vec<String>,
+    target: Target,
+) -> Bundle {
+    let tool = Tool {
+        name: "llmsweep".into(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        command_line,
+    };
+    Bundle::new(id, label, created_at, tool, target)
+}
 
 /// Reads a bundle file (`.json` or `.json.gz`, told apart by content) with `shared`'s reader;
 /// every error names the file.

@@ -15,13 +15,7 @@ use std::collections::BTreeMap;
 
 use super::prometheus::Exposition;
 
-/// An engine's metric naming.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Scheme {
-    Sglang,
-    Vllm,
-    Llamacpp,
-}
+pub(crate) use llmsweep_shared::bundle::MetricScheme as Scheme;
 
 /// How the label sets of one gauge become one number.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,62 +76,66 @@ const LLAMACPP_COUNTERS: &[&str] = &[
     "llamacpp:spec_decode_num_accepted_tokens_total",
 ];
 
-impl Scheme {
-    pub const ALL: [Scheme; 3] = [Scheme::Sglang, Scheme::Vllm, Scheme::Llamacpp];
+/// The schemes this collector knows the metrics of.
+pub(crate) const KNOWN: [Scheme; 3] = [Scheme::Sglang, Scheme::Vllm, Scheme::Llamacpp];
 
-    /// The name stored in [`llmsweep_shared::bundle::ServerSamples::scheme`].
-    pub fn name(self) -> &'static str {
-        match self {
-            Scheme::Sglang => "sglang",
-            Scheme::Vllm => "vllm",
-            Scheme::Llamacpp => "llamacpp",
-        }
-    }
-
+/// What the collector knows of a scheme's metrics (the bundle's [`Scheme`] only names it).
+pub(crate) trait Metrics: Copy {
     /// The gauges kept, with how their label sets combine.
-    pub fn gauges(self) -> &'static [(&'static str, Combine)] {
-        match self {
-            Scheme::Sglang => SGLANG_GAUGES,
-            Scheme::Vllm => VLLM_GAUGES,
-            Scheme::Llamacpp => LLAMACPP_GAUGES,
-        }
-    }
-
+    fn gauges(self) -> &'static [(&'static str, Combine)];
     /// The counters kept (summed over label sets).
-    pub fn counters(self) -> &'static [&'static str] {
-        match self {
-            Scheme::Sglang => SGLANG_COUNTERS,
-            Scheme::Vllm => VLLM_COUNTERS,
-            Scheme::Llamacpp => LLAMACPP_COUNTERS,
-        }
-    }
-
+    fn counters(self) -> &'static [&'static str];
     /// The gauge counting requests waiting for a slot.
-    pub fn queue_gauge(self) -> &'static str {
-        match self {
-            Scheme::Sglang => "sglang:num_queue_reqs",
-            Scheme::Vllm => "vllm:num_requests_waiting",
-            Scheme::Llamacpp => "llamacpp:requests_deferred",
-        }
-    }
-
+    fn queue_gauge(self) -> Option<&'static str>;
     /// The gauge counting requests being served.
-    pub fn running_gauge(self) -> &'static str {
-        match self {
-            Scheme::Sglang => "sglang:num_running_reqs",
-            Scheme::Vllm => "vllm:num_requests_running",
-            Scheme::Llamacpp => "llamacpp:requests_processing",
-        }
-    }
+    fn running_gauge(self) -> Option<&'static str>;
 
     fn knows(self, name: &str) -> bool {
         self.gauges().iter().any(|(g, _)| *g == name) || self.counters().contains(&name)
     }
 }
 
+impl Metrics for Scheme {
+    fn gauges(self) -> &'static [(&'static str, Combine)] {
+        match self {
+            Scheme::Sglang => SGLANG_GAUGES,
+            Scheme::Vllm => VLLM_GAUGES,
+            Scheme::Llamacpp => LLAMACPP_GAUGES,
+            Scheme::Unknown => &[],
+        }
+    }
+
+    fn counters(self) -> &'static [&'static str] {
+        match self {
+            Scheme::Sglang => SGLANG_COUNTERS,
+            Scheme::Vllm => VLLM_COUNTERS,
+            Scheme::Llamacpp => LLAMACPP_COUNTERS,
+            Scheme::Unknown => &[],
+        }
+    }
+
+    fn queue_gauge(self) -> Option<&'static str> {
+        match self {
+            Scheme::Sglang => Some("sglang:num_queue_reqs"),
+            Scheme::Vllm => Some("vllm:num_requests_waiting"),
+            Scheme::Llamacpp => Some("llamacpp:requests_deferred"),
+            Scheme::Unknown => None,
+        }
+    }
+
+    fn running_gauge(self) -> Option<&'static str> {
+        match self {
+            Scheme::Sglang => Some("sglang:num_running_reqs"),
+            Scheme::Vllm => Some("vllm:num_requests_running"),
+            Scheme::Llamacpp => Some("llamacpp:requests_processing"),
+            Scheme::Unknown => None,
+        }
+    }
+}
+
 /// The scheme most of whose metric names appear, or `None` when none does.
 pub fn recognise(e: &Exposition) -> Option<Scheme> {
-    Scheme::ALL
+    KNOWN
         .into_iter()
         .map(|s| {
             let mut seen: Vec<&str> = e
@@ -465,9 +463,9 @@ llamacpp:n_busy_slots_per_decode 1.57895
 
     #[test]
     fn queue_and_running_gauges_are_among_the_kept_ones() {
-        for s in Scheme::ALL {
-            assert!(s.knows(s.queue_gauge()), "{}", s.name());
-            assert!(s.knows(s.running_gauge()), "{}", s.name());
+        for s in KNOWN {
+            assert!(s.knows(s.queue_gauge().unwrap()), "{}", s.as_str());
+            assert!(s.knows(s.running_gauge().unwrap()), "{}", s.as_str());
         }
     }
 }

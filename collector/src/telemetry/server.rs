@@ -8,7 +8,7 @@ use tokio::time::MissedTickBehavior;
 use tokio_util::sync::CancellationToken;
 
 use super::prometheus::{self, Exposition};
-use super::scheme::{self, Reading, Scheme};
+use super::scheme::{self, Metrics, Reading, Scheme};
 use super::secs_since;
 
 /// Longest wait for one `/metrics` answer; a slow scrape is dropped, never waited for.
@@ -62,13 +62,13 @@ impl ServerRecorder {
             }
             None => BTreeMap::new(),
         };
-        let peak = |name: &str| {
+        let peak = |name: Option<&str>| {
             self.gauges
-                .get(name)
+                .get(name?)
                 .and_then(|s| s.iter().flatten().copied().reduce(f64::max))
         };
         ServerSamples {
-            scheme: self.scheme.name().to_string(),
+            scheme: self.scheme,
             peak_queue: peak(self.scheme.queue_gauge()),
             peak_running: peak(self.scheme.running_gauge()),
             t_s: self.t_s,
@@ -211,7 +211,7 @@ mod tests {
             1.5,
             reading(&[(run, 0.0), (wait, 0.0), (kv, 0.0)], &[(gen_total, 460.0)]),
         )));
-        assert_eq!(s.scheme, "vllm");
+        assert_eq!(s.scheme, Scheme::Vllm);
         assert_eq!(s.t_s, vec![-0.01, 0.5, 1.0, 1.5]);
         assert_eq!(
             s.gauges[run],

@@ -237,7 +237,7 @@ async fn llama_server_context_sweep_knows_the_slot_context_and_samples_its_metri
         .filter(|p| p.status == PointStatus::Ok)
     {
         let t = p.server_samples.as_ref().expect("llamacpp metrics sampled");
-        assert_eq!(t.scheme, "llamacpp");
+        assert_eq!(t.scheme, llmsweep_shared::bundle::MetricScheme::Llamacpp);
         assert!(t.gauges.contains_key("llamacpp:requests_processing"));
         let predicted = t.counters_after["llamacpp:tokens_predicted_total"]
             - t.counters_before["llamacpp:tokens_predicted_total"];

@@ -553,7 +553,7 @@ async fn server_telemetry_shows_the_queue_beyond_max_running() {
     let pts = &s.bundle.sweeps[0].points;
     for p in pts {
         let t = p.server_samples.as_ref().expect("sampled /metrics");
-        assert_eq!(t.scheme, "vllm");
+        assert_eq!(t.scheme, llmsweep_shared::bundle::MetricScheme::Vllm);
         assert!(t.t_s.len() >= 2, "{} samples", t.t_s.len());
         let generated = t.counters_after["vllm:generation_tokens_total"]
             - t.counters_before["vllm:generation_tokens_total"];

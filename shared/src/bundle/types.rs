@@ -42,8 +42,8 @@ pub struct Source {
     /// Its version, when the result says.
     #[serde(default)]
     pub version: Option<String>,
-    /// The import format: `table`, `vllm` or `sglang`.
-    pub format: String,
+    /// The import format.
+    pub format: ImportFormat,
     /// The files imported, as named on the command line.
     #[serde(default)]
     pub files: Vec<String>,
@@ -52,7 +52,93 @@ pub struct Source {
     pub notes: Vec<String>,
 }
 
+/// The formats `llmsweep import` reads (`--from`), as recorded in [`Source::format`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[serde(rename_all = "lowercase")]
+pub enum ImportFormat {
+    /// A plain-text table printed by a benchmark script (columns recognised by their headers).
+    Table,
+    /// The JSON of `vllm bench serve --save-result`; several files become one sweep.
+    Vllm,
+    /// The JSON lines of SGLang's `bench_serving --output-file`, one run per line.
+    Sglang,
+    /// A format a newer llmsweep knows (read, never written).
+    #[default]
+    #[serde(other)]
+    #[cfg_attr(feature = "clap", value(skip))]
+    Unknown,
+}
+
+impl ImportFormat {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ImportFormat::Table => "table",
+            ImportFormat::Vllm => "vllm",
+            ImportFormat::Sglang => "sglang",
+            ImportFormat::Unknown => "unknown",
+        }
+    }
+}
+
+/// Whose names a server's `/metrics` answer used, as recorded in [`ServerSamples::scheme`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MetricScheme {
+    /// SGLang's `sglang:` metrics.
+    Sglang,
+    /// vLLM's `vllm:` metrics.
+    Vllm,
+    /// llama.cpp's server, `llamacpp:` metrics.
+    Llamacpp,
+    /// A scheme a newer llmsweep knows (read, never written).
+    #[default]
+    #[serde(other)]
+    Unknown,
+}
+
+impl MetricScheme {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MetricScheme::Sglang => "sglang",
+            MetricScheme::Vllm => "vllm",
+            MetricScheme::Llamacpp => "llamacpp",
+            MetricScheme::Unknown => "unknown",
+        }
+    }
+}
+
 impl Bundle {
+    /// A bundle with its header and nothing in it yet: the current schema, not complete, no
+    /// sweeps, no source; the hosts, workload and definitions empty for the caller to fill.
+    pub fn new(
+        id: String,
+        label: String,
+        created_at: String,
+        tool: Tool,
+        target: Target,
+    ) -> Bundle {
+        Bundle {
+            schema: super::SCHEMA.into(),
+            id,
+            label,
+            created_at,
+            complete: false,
+            tool,
+            target,
+            hosts: Hosts::default(),
+            workload: Workload {
+                seed: 0,
+                calibration: Calibration::Unknown,
+                prompt_digest: String::new(),
+                shared_prefix_len: 0,
+            },
+            definitions: BTreeMap::new(),
+            sweeps: Vec::new(),
+            source: None,
+        }
+    }
+
     /// `true` when another tool measured these numbers (see [`Source`]).
     pub fn is_imported(&self) -> bool {
         self.source.is_some()
@@ -373,8 +459,8 @@ impl Quantiles {
 /// A time series of the server's own metrics during a point.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ServerSamples {
-    /// Which naming scheme was recognised: `sglang`, `vllm` or `llamacpp`.
-    pub scheme: String,
+    /// Which engine's metric names were recognised.
+    pub scheme: MetricScheme,
     /// Sample times, seconds from the point's start.
     pub t_s: Vec<f64>,
     /// Gauge → values aligned with `t_s` (`null` where a scrape lacked it). Names are the

@@ -545,7 +545,7 @@ mod tests {
         b.source = Some(crate::bundle::Source {
             tool: "vllm bench serve".into(),
             version: None,
-            format: "vllm".into(),
+            format: crate::bundle::ImportFormat::Vllm,
             files: Vec::new(),
             notes: Vec::new(),
         });

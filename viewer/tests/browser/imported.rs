@@ -4,7 +4,8 @@
 use std::collections::BTreeMap;
 
 use fantoccini::Locator;
-use llmsweep::import::{Format, Request, import};
+use llmsweep::import::{Request, import};
+use llmsweep_shared::bundle::ImportFormat;
 use serde_json::{Value, json};
 
 use super::harness::{Browser, FileServer, Session, dist_dir};
@@ -29,7 +30,7 @@ async fn an_imported_table_sits_next_to_a_measured_run() {
     let table = dir.path().join("old.txt");
     std::fs::write(&table, TABLE).unwrap();
     let bundle = import(&Request {
-        format: Format::Table,
+        format: ImportFormat::Table,
         files: vec![table],
         label: "kpro6".into(),
         input_len: Some(512),
