@@ -3,14 +3,20 @@
 //! The viewer's compare tab and the terminal's `compare` command both render a [`Comparison`],
 //! so they can never disagree about a delta or about whether two runs are comparable.
 
+pub mod interval;
 mod meta;
+pub mod verdict;
 
 use std::collections::BTreeSet;
 
-use crate::bundle::{Api, Bundle, PointStatus, Sweep, SweepKind};
-use crate::curves::{Better, Metric, sweep_of};
+use crate::bundle::{Api, Bundle, Point, PointStatus, Sweep, SweepKind};
+use crate::curves::{Metric, sweep_of};
 
-/// Changes smaller than this many percent are shown as unchanged, not better or worse.
+pub use interval::{Change, Estimate, Spread};
+pub use verdict::{Outcome, SweepVerdict, verdicts};
+
+/// Changes smaller than this many percent are shown as unchanged, not better or worse, even when
+/// beyond the noise.
 pub const NEUTRAL_PCT: f64 = 1.0;
 
 /// One run given to [`compare`]: its display label and bundle.
@@ -23,9 +29,11 @@ pub struct RunInput<'a> {
 /// How a value compares with the baseline's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
+    /// Better beyond the noise (see [`interval`]) and by at least [`NEUTRAL_PCT`].
     Better,
+    /// Worse beyond the noise and by at least [`NEUTRAL_PCT`].
     Worse,
-    /// Within ±[`NEUTRAL_PCT`].
+    /// No significant change: within the noise, or within ±[`NEUTRAL_PCT`].
     Same,
     /// The baseline itself, or no value to compare.
     None,
@@ -37,6 +45,8 @@ pub struct Cell {
     pub value: Option<f64>,
     /// `(value − baseline) / baseline × 100`; absent for the baseline and missing values.
     pub delta_pct: Option<f64>,
+    /// The change with its confidence interval; absent where `delta_pct` is.
+    pub change: Option<Change>,
     pub verdict: Verdict,
     /// Why there is no value: "skipped", "failed", "not run".
     pub note: Option<String>,
@@ -75,8 +85,11 @@ pub struct SweepComparison {
     pub levels: Vec<Level>,
     /// Runs that ran a different workload than the baseline: not compared.
     pub mismatched: Vec<Mismatch>,
-    /// Runs without this kind of sweep.
+    /// Runs without this kind of sweep (the baseline among them: then nothing is compared).
     pub absent: Vec<usize>,
+    /// Levels a compared run measured that are not in the table (the table holds the levels the
+    /// baseline and at least one other run have), per run: `(run, keys)`.
+    pub only_in: Vec<(usize, Vec<u64>)>,
 }
 
 /// A metadata field across runs.
@@ -160,14 +173,13 @@ fn compare_sweep(runs: &[RunInput], baseline: usize, kind: SweepKind) -> Option<
         levels: Vec::new(),
         mismatched: Vec::new(),
         absent: Vec::new(),
+        only_in: Vec::new(),
     };
     for (i, r) in runs.iter().enumerate() {
         match (sweep_of(r.bundle, kind), base_sweep) {
             (None, _) => out.absent.push(i),
-            (Some(_), None) => out.mismatched.push(Mismatch {
-                run: i,
-                reasons: vec![format!("the baseline has no {} sweep", kind_name(kind))],
-            }),
+            // A sweep the baseline lacks is not compared, and not a different workload either.
+            (Some(_), None) => {}
             (Some(s), Some(b)) => {
                 let reasons = workload_mismatch(b, s, r.bundle, runs[baseline].bundle);
                 if reasons.is_empty() || i == baseline {
@@ -178,12 +190,14 @@ fn compare_sweep(runs: &[RunInput], baseline: usize, kind: SweepKind) -> Option<
             }
         }
     }
-    if out.runs.is_empty() && out.mismatched.is_empty() {
+    if out.absent.len() == runs.len() {
         return None;
     }
     out.runs.sort_by_key(|&i| (i != baseline, i));
-    if let Some(b) = base_sweep {
-        out.levels = levels(runs, &out.runs, b, kind);
+    if base_sweep.is_some() {
+        let (levels, only_in) = levels(runs, &out.runs, kind);
+        out.levels = levels;
+        out.only_in = only_in;
     }
     Some(out)
 }
@@ -267,39 +281,62 @@ fn join<T: ToString>(v: &[T]) -> String {
     v.iter().map(T::to_string).collect::<Vec<_>>().join(",")
 }
 
-fn levels(runs: &[RunInput], compared: &[usize], base: &Sweep, kind: SweepKind) -> Vec<Level> {
+/// The level key of a point: its concurrency (throughput) or input length (context).
+pub fn level_key(kind: SweepKind, p: &Point) -> u64 {
+    if kind == SweepKind::Context {
+        p.input_len
+    } else {
+        u64::from(p.concurrency)
+    }
+}
+
+/// The table's levels (those the baseline, `compared[0]`, and at least one other run have) and
+/// each run's levels left out of it.
+fn levels(
+    runs: &[RunInput],
+    compared: &[usize],
+    kind: SweepKind,
+) -> (Vec<Level>, Vec<(usize, Vec<u64>)>) {
     let metrics: &[Metric] = match kind {
         SweepKind::Context => &Metric::CONTEXT,
         _ => &Metric::THROUGHPUT,
     };
-    let key = |c: u32, l: u64| {
-        if kind == SweepKind::Context {
-            l
-        } else {
-            c as u64
-        }
+    let keys_of = |i: usize| -> BTreeSet<u64> {
+        sweep_of(runs[i].bundle, kind)
+            .map(|s| s.points.iter().map(|p| level_key(kind, p)).collect())
+            .unwrap_or_default()
     };
-    let mut keys: Vec<u64> = base
-        .points
+    let keys: Vec<BTreeSet<u64>> = compared.iter().map(|&i| keys_of(i)).collect();
+    let Some((base, others)) = keys.split_first() else {
+        return (Vec::new(), Vec::new());
+    };
+    let table: BTreeSet<u64> = base
         .iter()
-        .map(|p| key(p.concurrency, p.input_len))
+        .copied()
+        .filter(|k| others.iter().any(|o| o.contains(k)))
         .collect();
-    keys.sort_unstable();
-    keys.dedup();
-    keys.into_iter()
+    let only_in = compared
+        .iter()
+        .zip(&keys)
+        .filter_map(|(&i, k)| {
+            let left: Vec<u64> = k.difference(&table).copied().collect();
+            (!left.is_empty()).then_some((i, left))
+        })
+        .collect();
+    let levels = table
+        .into_iter()
         .map(|k| Level {
             key: k,
             rows: metrics
                 .iter()
                 .map(|&m| MetricRow {
                     metric: m,
-                    cells: row_cells(runs, compared, kind, m, |p| {
-                        key(p.concurrency, p.input_len) == k
-                    }),
+                    cells: row_cells(runs, compared, kind, m, |p| level_key(kind, p) == k),
                 })
                 .collect(),
         })
-        .collect()
+        .collect();
+    (levels, only_in)
 }
 
 fn row_cells(
@@ -307,22 +344,30 @@ fn row_cells(
     compared: &[usize],
     kind: SweepKind,
     metric: Metric,
-    at: impl Fn(&crate::bundle::Point) -> bool,
+    at: impl Fn(&Point) -> bool,
 ) -> Vec<Cell> {
-    type Found = (Option<f64>, Option<String>, Option<&'static str>);
+    type Found = (Option<Estimate>, Option<String>, Option<&'static str>);
     let values: Vec<Found> = compared
         .iter()
         .map(|&i| {
-            let point =
-                sweep_of(runs[i].bundle, kind).and_then(|s| s.points.iter().find(|p| at(p)));
+            let sweep = sweep_of(runs[i].bundle, kind);
+            let point = sweep.and_then(|s| s.points.iter().find(|p| at(p)));
+            // A cut-off row lacks the cells after the cut, not the columns its table never had.
+            let reported = sweep.is_some_and(|s| s.points.iter().any(|q| metric.of(q).is_some()));
             match point {
                 None => (None, Some("not run".into()), None),
                 Some(p) if p.status != PointStatus::Ok => {
                     (None, Some(status_word(p.status).into()), None)
                 }
                 Some(p) => {
-                    let value = metric.of(p);
-                    (value, None, value.and(metric.caveat(p)))
+                    let est = interval::estimate(metric, p);
+                    let cut = p
+                        .flags
+                        .iter()
+                        .any(|f| f.kind == crate::bundle::FlagKind::CutOff);
+                    let note = (est.is_none() && cut && reported)
+                        .then(|| "cut off in the source".to_string());
+                    (est, note, est.and(metric.caveat(p)))
                 }
             }
         })
@@ -331,12 +376,17 @@ fn row_cells(
     values
         .into_iter()
         .enumerate()
-        .map(|(n, (value, note, caveat))| {
-            let delta_pct = if n == 0 { None } else { delta_pct(base, value) };
+        .map(|(n, (est, note, caveat))| {
+            let change = match (n, base, est) {
+                (0, _, _) => None,
+                (_, Some(b), Some(e)) => Change::between(b, e),
+                _ => None,
+            };
             Cell {
-                value: value.map(|v| metric.display(v)),
-                delta_pct,
-                verdict: verdict(metric, delta_pct),
+                value: est.map(|e| metric.display(e.value)),
+                delta_pct: change.map(|c| c.pct),
+                change,
+                verdict: verdict(metric, change.as_ref()),
                 note,
                 caveat,
             }
@@ -359,17 +409,19 @@ pub fn delta_pct(base: Option<f64>, value: Option<f64>) -> Option<f64> {
     (b != 0.0).then(|| (v - b) / b.abs() * 100.0)
 }
 
-/// Better or worse, given which way the metric improves; within ±[`NEUTRAL_PCT`] is the same.
-pub fn verdict(metric: Metric, delta_pct: Option<f64>) -> Verdict {
-    let Some(d) = delta_pct else {
+/// Better or worse, given which way the metric improves, when the change is significant at
+/// [`NEUTRAL_PCT`] (beyond the noise and at least that large); otherwise the same.
+pub fn verdict(metric: Metric, change: Option<&Change>) -> Verdict {
+    let Some(c) = change else {
         return Verdict::None;
     };
-    if d.abs() < NEUTRAL_PCT {
+    if !c.significant(NEUTRAL_PCT) {
         return Verdict::Same;
     }
-    match (metric.better(), d > 0.0) {
-        (Better::Higher, true) | (Better::Lower, false) => Verdict::Better,
-        _ => Verdict::Worse,
+    if metric.improved_by(c.pct) {
+        Verdict::Better
+    } else {
+        Verdict::Worse
     }
 }
 
@@ -479,11 +531,23 @@ mod tests {
         assert_eq!(delta_pct(Some(200.0), Some(250.0)), Some(25.0));
         assert_eq!(delta_pct(Some(0.0), Some(1.0)), None);
         assert_eq!(delta_pct(None, Some(1.0)), None);
-        assert_eq!(verdict(Metric::SteadyTokS, Some(25.0)), Verdict::Better);
-        assert_eq!(verdict(Metric::TtftP50, Some(25.0)), Verdict::Worse);
-        assert_eq!(verdict(Metric::TtftP50, Some(-5.0)), Verdict::Better);
-        assert_eq!(verdict(Metric::AggTokS, Some(0.5)), Verdict::Same);
+        let sure = |pct: f64| Change {
+            pct,
+            interval: Some((pct - 0.1, pct + 0.1)),
+            no_interval: None,
+        };
+        let v = |m, pct| verdict(m, Some(&sure(pct)));
+        assert_eq!(v(Metric::SteadyTokS, 25.0), Verdict::Better);
+        assert_eq!(v(Metric::TtftP50, 25.0), Verdict::Worse);
+        assert_eq!(v(Metric::TtftP50, -5.0), Verdict::Better);
+        assert_eq!(v(Metric::AggTokS, 0.5), Verdict::Same);
         assert_eq!(verdict(Metric::AggTokS, None), Verdict::None);
+        // +25 % within the noise is no verdict.
+        let unsure = Change {
+            interval: Some((-3.0, 53.0)),
+            ..sure(25.0)
+        };
+        assert_eq!(verdict(Metric::SteadyTokS, Some(&unsure)), Verdict::Same);
     }
 
     #[test]
@@ -503,11 +567,14 @@ mod tests {
         assert_eq!(steady.cells[0].value, Some(200.0));
         assert_eq!(steady.cells[1].value, Some(300.0));
         assert!((steady.cells[1].delta_pct.unwrap() - 50.0).abs() < 1e-9);
-        assert_eq!(steady.cells[1].verdict, Verdict::Better);
+        // Summaries without request records: the change is shown but not judged.
+        let change = steady.cells[1].change.unwrap();
+        assert_eq!(change.interval, None);
+        assert_eq!(change.no_interval, Some("too few requests for an interval"));
+        assert_eq!(steady.cells[1].verdict, Verdict::Same);
         let ttft = &tp.levels[1].rows[3];
         assert_eq!(ttft.metric, Metric::TtftP50);
-        assert_eq!(ttft.cells[1].verdict, Verdict::Worse);
-        assert_eq!(tp.levels[1].rows[1].cells[1].verdict, Verdict::Same);
+        assert!((ttft.cells[1].delta_pct.unwrap() - 50.0).abs() < 1e-9);
     }
 
     #[test]
@@ -557,7 +624,14 @@ mod tests {
         assert_eq!(s.runs, [0, 1]);
         let steady = |level: usize| s.levels[level].rows[0].cells[1].clone();
         assert!((steady(1).delta_pct.unwrap() - 100.0).abs() < 1e-9);
-        assert_eq!(steady(2).note.as_deref(), Some("not run"));
+        // C=4 is only in the baseline: named, not shown as a row of "not run".
+        assert_eq!(s.levels.len(), 2);
+        assert_eq!(s.only_in, [(0, vec![4])]);
+        // The other way round, the candidate's extra level is named too.
+        let bs = [bs[1].clone(), bs[0].clone()];
+        let c = compare(&inputs(&bs), 0);
+        assert_eq!(c.sweeps[0].levels.len(), 2);
+        assert_eq!(c.sweeps[0].only_in, [(1, vec![4])]);
     }
 
     #[test]

@@ -143,6 +143,14 @@ impl Metric {
     }
 
     /// The value as shown: ITL in milliseconds, the rest in their own unit.
+    /// Whether a change of `pct` percent is an improvement of this metric.
+    pub fn improved_by(self, pct: f64) -> bool {
+        match self.better() {
+            Better::Higher => pct > 0.0,
+            Better::Lower => pct < 0.0,
+        }
+    }
+
     pub fn display(self, v: f64) -> f64 {
         if self == Metric::ItlP50 { v * 1e3 } else { v }
     }

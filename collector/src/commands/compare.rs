@@ -3,7 +3,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::Args;
+use clap::{Args, ValueEnum};
+use llmsweep_shared::bundle::SweepKind;
 
 use crate::output::compare;
 
@@ -16,13 +17,28 @@ pub struct CompareArgs {
     #[arg(long, value_name = "BUNDLE")]
     pub baseline: Option<PathBuf>,
     /// Exit with status 1 when steady throughput drops, or TTFT p50 rises, by more than PCT
-    /// percent at any level both runs measured (for gating a deployment change in CI). Against
-    /// an imported run, which has no steady window, aggregate throughput is compared.
+    /// percent beyond the noise (the 95 % interval of the change excludes zero) at any level
+    /// both runs measured, for gating a deployment change in CI. Levels and sweeps only one run
+    /// has are named and not gated. Against an imported run, which has no steady window,
+    /// aggregate throughput is compared, and its numbers count as exact.
     #[arg(long, value_name = "PCT")]
     pub fail_if_slower: Option<f64>,
+    /// Gate only this sweep [default: every sweep both runs have].
+    #[arg(long, value_enum, requires = "fail_if_slower")]
+    pub gate: Option<GateArg>,
 }
 
-/// `llmsweep compare`: print the comparison; with `--fail-if-slower`, exit 1 on a regression.
+/// Which sweeps `--fail-if-slower` gates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum GateArg {
+    /// Only the throughput sweep.
+    Throughput,
+    /// Only the context sweep.
+    Context,
+}
+
+/// `llmsweep compare`: print the verdict and the comparison; with `--fail-if-slower`, exit 1 on
+/// a regression beyond the noise.
 pub(crate) fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
     if let Some(p) = a.fail_if_slower
         && !(p.is_finite() && p >= 0.0)
@@ -33,18 +49,29 @@ pub(crate) fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
         files: a.files,
         baseline: a.baseline,
         fail_if_slower: a.fail_if_slower,
+        gate: a.gate.map(|g| match g {
+            GateArg::Throughput => SweepKind::Throughput,
+            GateArg::Context => SweepKind::Context,
+        }),
     };
-    let (text, regressions) = compare::run(&req)?;
+    let (text, gate) = compare::run(&req)?;
     print!("{text}");
-    let Some(pct) = a.fail_if_slower else {
+    let (Some(pct), Some(gate)) = (a.fail_if_slower, gate) else {
         return Ok(ExitCode::SUCCESS);
     };
-    if regressions.is_empty() {
-        println!("\nno level is more than {pct} % slower than the baseline");
+    println!("gate: --fail-if-slower {pct}");
+    for g in &gate.gated {
+        println!("  gated: {g}");
+    }
+    for n in &gate.not_gated {
+        println!("  {n}");
+    }
+    if gate.regressions.is_empty() {
+        println!("no level is more than {pct} % slower than the baseline beyond the noise");
         return Ok(ExitCode::SUCCESS);
     }
-    println!("\nslower than the baseline by more than {pct} %:");
-    for r in &regressions {
+    println!("slower than the baseline by more than {pct} %, beyond the noise:");
+    for r in &gate.regressions {
         println!("  {r}");
     }
     Ok(ExitCode::from(1))

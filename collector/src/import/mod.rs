@@ -208,7 +208,7 @@ fn table_point(req: &Request, kind: TableKind, r: Row) -> anyhow::Result<Point> 
         ),
         TableKind::Context => (r.concurrency.unwrap_or(1), r.input_len.unwrap_or(0)),
     };
-    Ok(point(
+    let mut p = point(
         concurrency,
         input_len,
         output_len,
@@ -216,7 +216,19 @@ fn table_point(req: &Request, kind: TableKind, r: Row) -> anyhow::Result<Point> 
         r.status,
         r.reason,
         r.values,
-    ))
+    );
+    if let Some((read, of)) = r.cut_off {
+        // The row's totals are partial, so a short-output check on them would mislead.
+        p.flags.retain(|f| f.kind != FlagKind::Short);
+        p.flags.push(Flag {
+            kind: FlagKind::CutOff,
+            message: format!(
+                "the source's row was cut off: {read} of its {of} columns were read, the rest are unknown"
+            ),
+            count: None,
+        });
+    }
+    Ok(p)
 }
 
 fn bench_point(req: &Request, r: &Run) -> Point {

@@ -72,6 +72,8 @@ pub struct Row {
     /// For a row the table marks as failed: its words.
     pub reason: Option<String>,
     pub values: Imported,
+    /// For a row cut off in the source: how many of the header's columns were read intact.
+    pub cut_off: Option<(usize, usize)>,
 }
 
 /// One table: its columns as recognised and its rows.
@@ -370,8 +372,8 @@ fn row(
     sep: Sep,
     kind: TableKind,
 ) -> Result<Row, String> {
-    let cells = split(line, sep);
-    let cut = cells
+    let mut cells = split(line, sep);
+    let dots = cells
         .last()
         .is_some_and(|c| c.ends_with("...") || c.ends_with('…'));
     // "60K  FAIL (context length exceeded)": a row the script marked failed may be short.
@@ -379,13 +381,20 @@ fn row(
         .iter()
         .skip(1)
         .any(|c| number(c).is_none() && says_failed(c));
-    if cut || (cells.len() < cols.len() && !marked_failed) {
-        return Err(format!(
-            "{} of {} columns, the row was cut off",
-            cells.len() - usize::from(cut),
-            cols.len()
-        ));
-    }
+    let cut_off = if dots || (cells.len() < cols.len() && !marked_failed) {
+        // The last cell may itself be cut ("5" of "500"): only the cells before it are intact.
+        cells.pop();
+        if cells.len() < 2 {
+            return Err(format!(
+                "the row was cut off with {} of {} columns intact, none of them a measurement",
+                cells.len(),
+                cols.len()
+            ));
+        }
+        Some((cells.len(), cols.len()))
+    } else {
+        None
+    };
     if cells.len() > cols.len() && sep != Sep::Spaces {
         return Err(format!(
             "{} cells under a header of {} columns",
@@ -400,6 +409,7 @@ fn row(
         status: PointStatus::Ok,
         reason: None,
         values: Imported::default(),
+        cut_off,
     };
     let mut failed_words = Vec::new();
     for (cell, col) in cells.iter().zip(cols) {
@@ -548,7 +558,7 @@ some log line before the table
         assert_eq!(
             p.notes,
             [
-                "line 7: 2 of 3 columns, the row was cut off; left out",
+                "line 7: the row was cut off with 1 of 3 columns intact, none of them a measurement; left out",
                 "line 8: the table ends in \"...\": the output was cut off there",
             ]
         );
@@ -560,8 +570,27 @@ some log line before the table
         assert_eq!(p.tables[0].rows.len(), 1);
         assert_eq!(
             p.notes,
-            ["line 3: 1 of 2 columns, the row was cut off; left out"]
+            [
+                "line 3: the row was cut off with 1 of 2 columns intact, none of them a measurement; left out"
+            ]
         );
+    }
+
+    #[test]
+    fn a_cut_off_row_keeps_its_intact_leading_cells() {
+        // The DESIGN.md table's last row, cut by the terminal after "5": the 5 may be the start
+        // of 52.3, so only C and the aggregate are read.
+        let text = "C | Agg tok/s | Per-req tok/s | TTFT(s) | Tokens | Wall(s) | Ok | Fail\n\
+                    4 |     207.1 |          66.9 |    0.34 |   3210 |    15.5 |  8 |    0\n\
+                    8 |     320.4 |          5\n";
+        let p = parse(text).unwrap();
+        let r = &p.tables[0].rows[1];
+        assert_eq!(r.concurrency, Some(8));
+        assert_eq!(r.cut_off, Some((2, 8)));
+        assert_eq!(r.values.output_tok_s, Some(320.4));
+        assert_eq!(r.values.per_request_tok_s, None);
+        assert!(p.notes.is_empty(), "{:?}", p.notes);
+        assert_eq!(p.tables[0].rows[0].cut_off, None);
     }
 
     #[test]

@@ -7,8 +7,10 @@ use std::path::PathBuf;
 use anyhow::bail;
 use llmsweep_shared::Bundle;
 use llmsweep_shared::bundle::SweepKind;
+use llmsweep_shared::compare::verdict::{change_text, level_list};
 use llmsweep_shared::compare::{
-    Comparison, RunInput, SweepComparison, Verdict, compare, definition, kind_name,
+    Comparison, NEUTRAL_PCT, RunInput, SweepComparison, Verdict, compare, definition, interval,
+    kind_name, verdicts,
 };
 use llmsweep_shared::curves::Metric;
 
@@ -36,10 +38,23 @@ pub struct CompareRequest {
     pub files: Vec<PathBuf>,
     pub baseline: Option<PathBuf>,
     pub fail_if_slower: Option<f64>,
+    /// Gate only this kind of sweep (`--gate`).
+    pub gate: Option<SweepKind>,
 }
 
-/// Renders the comparison; returns the text and, with `--fail-if-slower`, the regressions found.
-pub fn run(req: &CompareRequest) -> anyhow::Result<(String, Vec<String>)> {
+/// What the gate found.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct GateResult {
+    /// Changes worse than the threshold and beyond the noise, one line each.
+    pub regressions: Vec<String>,
+    /// What was gated, one line per run and sweep.
+    pub gated: Vec<String>,
+    /// What was not gated and why, one line each.
+    pub not_gated: Vec<String>,
+}
+
+/// Renders the comparison, the verdict first; with `--fail-if-slower`, also the gate's result.
+pub fn run(req: &CompareRequest) -> anyhow::Result<(String, Option<GateResult>)> {
     let mut files = req.files.clone();
     let baseline = match &req.baseline {
         None => 0,
@@ -66,17 +81,47 @@ pub fn run(req: &CompareRequest) -> anyhow::Result<(String, Vec<String>)> {
         .collect();
     let cmp = compare(&inputs, baseline);
     let mut out = String::new();
+    render_verdicts(&mut out, &cmp, req.fail_if_slower.unwrap_or(NEUTRAL_PCT));
     for sweep in &cmp.sweeps {
         render_sweep(&mut out, &cmp, sweep);
     }
     let bundles: Vec<&Bundle> = runs.iter().map(|(_, b)| b).collect();
     render_sources(&mut out, &cmp, &bundles);
     render_metadata(&mut out, &cmp);
-    let regressions = match req.fail_if_slower {
-        Some(pct) => gate(&cmp, pct)?,
-        None => Vec::new(),
+    let gate = match req.fail_if_slower {
+        Some(pct) => Some(gate(&cmp, pct, req.gate)?),
+        None => None,
     };
-    Ok((out, regressions))
+    Ok((out, gate))
+}
+
+/// The verdict lines: per sweep and run, one word and the headline metrics' changes.
+fn render_verdicts(out: &mut String, cmp: &Comparison, threshold: f64) {
+    let vs = verdicts(cmp, threshold);
+    if vs.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "verdict (changes beyond the noise of a {:.0} % interval and at least {threshold} %)",
+        interval::CONFIDENCE * 100.0
+    );
+    for v in &vs {
+        let _ = writeln!(out, "  {}", v.headline(&cmp.labels, cmp.baseline));
+        let lines = v.metric_lines();
+        let w = lines
+            .iter()
+            .map(|(m, _)| m.label().chars().count())
+            .max()
+            .unwrap_or(0);
+        for (m, line) in lines {
+            let _ = writeln!(out, "    {:<w$}  {line}", m.label());
+        }
+        for n in &v.notes {
+            let _ = writeln!(out, "    {n}");
+        }
+    }
+    let _ = writeln!(out);
 }
 
 fn render_sweep(out: &mut String, cmp: &Comparison, s: &SweepComparison) {
@@ -96,6 +141,14 @@ fn render_sweep(out: &mut String, cmp: &Comparison, s: &SweepComparison) {
             "  {} has no {} sweep",
             cmp.labels[i],
             kind_name(s.kind)
+        );
+    }
+    for (i, keys) in &s.only_in {
+        let _ = writeln!(
+            out,
+            "  only in {}: {}",
+            cmp.labels[*i],
+            level_list(s.kind, keys)
         );
     }
     if s.runs.len() < 2 {
@@ -129,11 +182,11 @@ fn render_sweep(out: &mut String, cmp: &Comparison, s: &SweepComparison) {
             cells.extend(row.cells.iter().map(|c| match (c.value, &c.note) {
                 (Some(v), _) => {
                     let mark = if c.caveat.is_some() { "†" } else { "" };
-                    match c.delta_pct {
+                    match &c.change {
                         Some(d) => format!(
-                            "{}{mark} {:+.1} %{}",
+                            "{}{mark} {}{}",
                             fmt_value(v),
-                            d,
+                            change_text(d),
                             verdict_mark(c.verdict)
                         ),
                         None => format!("{}{mark}", fmt_value(v)),
@@ -274,48 +327,102 @@ fn write_table(out: &mut String, rows: &[Vec<String>]) {
     }
 }
 
-/// Regressions beyond `pct`: steady throughput down or TTFT p50 up at any common level.
-/// Runs of a different workload make the gate refuse, since it would compare apples to oranges.
-pub fn gate(cmp: &Comparison, pct: f64) -> anyhow::Result<Vec<String>> {
-    let mut found = Vec::new();
+/// The gate: at every level both runs measured, steady throughput (aggregate against an imported
+/// run, which has no steady window) lower, or TTFT p50 higher, by more than `pct` and beyond the
+/// noise. A sweep or level only one run has is named and not gated. It refuses (exit 2) only when
+/// a run ran a different workload, or nothing at all could be gated.
+pub fn gate(cmp: &Comparison, pct: f64, only: Option<SweepKind>) -> anyhow::Result<GateResult> {
+    let mut r = GateResult::default();
     for s in &cmp.sweeps {
+        let name = kind_name(s.kind);
+        if only.is_some_and(|k| k != s.kind) {
+            r.not_gated
+                .push(format!("{name} sweep: not gated (--gate)"));
+            continue;
+        }
         if let Some(m) = s.mismatched.first() {
             bail!(
-                "refusing to gate on {} against {}: they ran different {} workloads ({})",
+                "refusing to gate on {} against {}: they ran different {name} workloads ({})",
                 cmp.labels[m.run],
                 cmp.labels[cmp.baseline],
-                kind_name(s.kind),
                 m.reasons.join("; ")
             );
         }
-        for level in &s.levels {
-            let row = |m: Metric| level.rows.iter().find(|r| r.metric == m);
-            let at = match s.kind {
-                SweepKind::Context => format!("input {}", level.key),
-                _ => format!("C={}", level.key),
-            };
-            for (n, &run) in s.runs.iter().enumerate().skip(1) {
-                let delta = |m: Metric| row(m).and_then(|r| r.cells.get(n)?.delta_pct);
-                // Steady throughput when both runs have it; an imported run has only the
-                // aggregate, so the gate compares aggregates there.
-                let throughput = delta(Metric::SteadyTokS)
-                    .map(|d| (Metric::SteadyTokS, d))
-                    .or_else(|| delta(Metric::AggTokS).map(|d| (Metric::AggTokS, d)));
-                let checks = [
-                    throughput.filter(|&(_, d)| d < -pct),
-                    delta(Metric::TtftP50)
-                        .filter(|&d| d > pct)
-                        .map(|d| (Metric::TtftP50, d)),
-                ];
-                for (m, d) in checks.into_iter().flatten() {
-                    found.push(format!(
-                        "{}: {} {d:+.1} % at {at}",
-                        cmp.labels[run],
-                        m.label()
-                    ));
-                }
+        for &i in &s.absent {
+            r.not_gated
+                .push(format!("{} has no {name} sweep — not gated", cmp.labels[i]));
+        }
+        for (i, keys) in &s.only_in {
+            r.not_gated.push(format!(
+                "only in {}: {} — not gated",
+                cmp.labels[*i],
+                level_list(s.kind, keys)
+            ));
+        }
+        if s.levels.is_empty() {
+            continue;
+        }
+        for (n, &run) in s.runs.iter().enumerate().skip(1) {
+            let keys: Vec<u64> = s.levels.iter().map(|l| l.key).collect();
+            r.gated.push(format!(
+                "{} against {}: {name} sweep at {}",
+                cmp.labels[run],
+                cmp.labels[cmp.baseline],
+                level_list(s.kind, &keys)
+            ));
+            for level in &s.levels {
+                gate_level(&mut r, cmp, s, level, n, run, pct);
             }
         }
     }
-    Ok(found)
+    if r.gated.is_empty() {
+        bail!(
+            "nothing to gate: no sweep{} has a level in common with the baseline{}",
+            only.map(|k| format!(" of kind {}", kind_name(k)))
+                .unwrap_or_default(),
+            if r.not_gated.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", r.not_gated.join("; "))
+            }
+        );
+    }
+    Ok(r)
+}
+
+fn gate_level(
+    r: &mut GateResult,
+    cmp: &Comparison,
+    s: &SweepComparison,
+    level: &llmsweep_shared::compare::Level,
+    n: usize,
+    run: usize,
+    pct: f64,
+) {
+    let change = |m: Metric| {
+        level
+            .rows
+            .iter()
+            .find(|row| row.metric == m)
+            .and_then(|row| row.cells.get(n)?.change)
+    };
+    let at = match s.kind {
+        SweepKind::Context => format!("input {}", level.key),
+        _ => format!("C={}", level.key),
+    };
+    // Steady throughput when both runs have it; an imported run has only the aggregate.
+    let throughput = change(Metric::SteadyTokS)
+        .map(|c| (Metric::SteadyTokS, c))
+        .or_else(|| change(Metric::AggTokS).map(|c| (Metric::AggTokS, c)));
+    let ttft = change(Metric::TtftP50).map(|c| (Metric::TtftP50, c));
+    for (m, c) in [throughput, ttft].into_iter().flatten() {
+        if c.significant(pct) && !m.improved_by(c.pct) {
+            r.regressions.push(format!(
+                "{}: {} {} at {at}",
+                cmp.labels[run],
+                m.label(),
+                change_text(&c)
+            ));
+        }
+    }
 }

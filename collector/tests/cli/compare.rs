@@ -7,6 +7,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use llmsweep_shared::Bundle;
+use llmsweep_shared::bundle::RequestRecord;
+use llmsweep_shared::metrics::summarize;
 use serde_json::Value;
 
 const GOLDEN: &str = include_str!("../../../shared/tests/fixtures/bundle-v1-run.json");
@@ -22,17 +25,38 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-/// The golden bundle relabelled, with every throughput point's steady tok/s scaled by `tput` and
-/// its TTFT p50 by `ttft`.
-fn variant(label: &str, tput: f64, ttft: f64) -> Value {
-    let mut v: Value = serde_json::from_str(GOLDEN).unwrap();
-    v["label"] = label.into();
-    for p in v["sweeps"][0]["points"].as_array_mut().unwrap() {
-        let s = &mut p["summary"];
-        s["steady_tok_s"] = (s["steady_tok_s"].as_f64().unwrap() * tput).into();
-        s["ttft_s"]["p50"] = (s["ttft_s"]["p50"].as_f64().unwrap() * ttft).into();
+/// The golden bundle relabelled, its throughput levels (C = 1, 2) replaced by 40 requests each
+/// with known timing: TTFT `0.2 s × ttft` (± 5 % in a fixed pattern, the same in every variant),
+/// then the 4 tokens' decode in `0.3 s / decode`. So a variant's TTFT p50 changes by exactly
+/// `ttft − 1` and its decode speed by exactly `decode − 1`, and the changes have a spread to be
+/// judged against.
+fn variant(label: &str, decode: f64, ttft: f64) -> Value {
+    let mut b = Bundle::from_json(GOLDEN).unwrap();
+    b.label = label.into();
+    let sweep = &mut b.sweeps[0];
+    for p in &mut sweep.points {
+        let template = p.requests[0].clone();
+        let c = p.concurrency as usize;
+        let mut next = vec![0.0; c];
+        p.requests = (0..40)
+            .map(|i| {
+                let jitter = 1.0 + 0.05 * ((i * 7 % 11) as f64 / 5.0 - 1.0);
+                let t = 0.2 * ttft * jitter;
+                let e2e = t + 0.3 / decode;
+                let slot = i % c;
+                let start = next[slot];
+                next[slot] += e2e;
+                RequestRecord {
+                    start_s: start,
+                    ttft_s: Some(t),
+                    e2e_s: e2e,
+                    ..template.clone()
+                }
+            })
+            .collect();
+        p.summary = Some(summarize(&p.requests, p.concurrency, sweep.output_len, &[]));
     }
-    v
+    serde_json::to_value(&b).unwrap()
 }
 
 fn write(dir: &Path, name: &str, v: &Value) -> PathBuf {
@@ -50,9 +74,28 @@ fn deltas_against_the_baseline_are_exact() {
     assert!(o.status.success(), "{}", text(&o.stderr));
     let out = text(&o.stdout);
     assert!(out.contains("throughput sweep, baseline kpro5"), "{out}");
-    assert!(out.contains("-20.0 % WORSE"), "{out}");
-    assert!(out.contains("+50.0 % WORSE"), "{out}");
+    // Decode speed −20 % and TTFT +50 %, exactly, each with its interval and beyond the noise.
+    assert!(
+        out.lines()
+            .any(|l| l.contains("decode tok/s") && l.contains(" -20.0 ±") && l.contains("WORSE")),
+        "{out}"
+    );
+    assert!(
+        out.lines()
+            .any(|l| l.contains("TTFT p50") && l.contains(" +50.0 ±") && l.contains("WORSE")),
+        "{out}"
+    );
     assert!(out.contains("context sweep, baseline kpro5"), "{out}");
+    // The verdict comes first.
+    assert!(out.starts_with("verdict"), "{out}");
+    assert!(
+        out.contains("throughput sweep: kpro6 is slower than kpro5 (C = 1, 2)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("context sweep: no significant change from kpro5 to kpro6"),
+        "{out}"
+    );
     // The same numbers from the other side.
     let o = llmsweep(&[
         "compare",
@@ -63,7 +106,14 @@ fn deltas_against_the_baseline_are_exact() {
     ]);
     let out = text(&o.stdout);
     assert!(
-        out.contains("baseline kpro6") && out.contains("+25.0 % better"),
+        out.contains("baseline kpro6")
+            && out
+                .lines()
+                .any(|l| l.contains(" +25.0 ±") && l.contains("better")),
+        "{out}"
+    );
+    assert!(
+        out.contains("throughput sweep: kpro5 is faster than kpro6 (C = 1, 2)"),
         "{out}"
     );
 }
@@ -77,14 +127,40 @@ fn fail_if_slower_gates_on_throughput_and_ttft() {
     let o = llmsweep(&["compare", a, b, "--fail-if-slower", "10"]);
     assert_eq!(o.status.code(), Some(1));
     let out = text(&o.stdout);
+    // Steady throughput falls by about the decode slowdown (the TTFT share of each request
+    // changes too), TTFT rises by exactly 50 %.
+    assert!(out.contains("kpro6: steady output tok/s -"), "{out}");
+    assert!(out.contains("kpro6: TTFT p50 (s) +50.0 ±"), "{out}");
+    assert!(out.contains("at C=2"), "{out}");
     assert!(
-        out.contains("kpro6: steady output tok/s -20.0 % at C=1"),
+        out.contains("gated: kpro6 against kpro5: throughput sweep at C = 1, 2"),
         "{out}"
     );
-    assert!(out.contains("kpro6: TTFT p50 (s) +50.0 % at C=2"), "{out}");
     let o = llmsweep(&["compare", a, b, "--fail-if-slower", "60"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stdout));
     assert!(text(&o.stdout).contains("no level is more than 60 % slower"));
+    // Two runs of one configuration pass a 5 % gate.
+    let same = write(dir.path(), "same.json", &variant("kpro5-again", 1.0, 1.0));
+    let o = llmsweep(&[
+        "compare",
+        a,
+        same.to_str().unwrap(),
+        "--fail-if-slower",
+        "5",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stdout));
+    // --gate context leaves the throughput regression ungated.
+    let o = llmsweep(&[
+        "compare",
+        a,
+        b,
+        "--fail-if-slower",
+        "10",
+        "--gate",
+        "context",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stdout));
+    assert!(text(&o.stdout).contains("throughput sweep: not gated (--gate)"));
     // Faster is never a failure.
     let c = write(dir.path(), "c.json", &variant("kpro7", 1.3, 0.5));
     let o = llmsweep(&["compare", a, c.to_str().unwrap(), "--fail-if-slower", "1"]);
@@ -135,7 +211,7 @@ fn gzipped_bundles_and_bad_files_are_handled() {
     enc.finish().unwrap();
     let o = llmsweep(&["compare", a.to_str().unwrap(), gz.to_str().unwrap()]);
     assert!(
-        text(&o.stdout).contains("-50.0 % WORSE"),
+        text(&o.stdout).contains("kpro6 is slower than kpro5"),
         "{}",
         text(&o.stderr)
     );

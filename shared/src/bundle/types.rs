@@ -672,6 +672,9 @@ pub enum FlagKind {
     ClientBound,
     /// The run was interrupted during this point.
     Interrupted,
+    /// Imported: the source's row was cut off (a terminal's width, a truncated log); only its
+    /// intact leading cells were read.
+    CutOff,
     #[serde(other)]
     Unknown,
 }
@@ -689,6 +692,7 @@ impl FlagKind {
             FlagKind::Degenerate => "degenerate",
             FlagKind::ClientBound => "client-bound",
             FlagKind::Interrupted => "interrupted",
+            FlagKind::CutOff => "cut-off",
             FlagKind::Unknown => "unknown",
         }
     }

@@ -111,7 +111,7 @@ pub fn steady_window(records: &[RequestRecord], concurrency: u32) -> Option<Stea
 }
 
 /// Output tokens of `r` that arrived in `[lo, hi]`, under the even-spread model above.
-fn tokens_between(r: &RequestRecord, lo: f64, hi: f64) -> f64 {
+pub fn tokens_between(r: &RequestRecord, lo: f64, hi: f64) -> f64 {
     let Some(ttft) = r.ttft_s else { return 0.0 };
     if r.output_tokens == 0 {
         return 0.0;

@@ -1,0 +1,353 @@
+//! How sure a change is: a 95 % confidence interval for the change of a metric between two
+//! points, from their request records.
+//!
+//! Each run's number gets a standard error on the log scale, and the change `b / a − 1` gets the
+//! interval `exp(ln(b / a) ± z·√(se_a² + se_b²)) − 1` (the delta method on the log ratio):
+//!
+//! - **Percentiles over requests** (TTFT p50 and p99, e2e p50, decode and prefill tok/s p50): the
+//!   distribution-free order-statistic interval of the percentile — the requests ranked, the
+//!   interval between ranks `n·p ∓ z·√(n·p·(1 − p))` — read as `±z` standard errors of the
+//!   log. It needs no assumption about the shape of the latency distribution, and it says
+//!   honestly when a sample is too small: with 4 requests a p99 has no interval at all.
+//! - **Token rates** (steady and aggregate tok/s): batch means — the window cut into
+//!   [`BATCHES`] equal slices, the token rate of each slice, the standard error of their mean
+//!   (with Student's t for the few batches).
+//!
+//! A number imported from another tool has no spread: it is taken as exact, so a comparison with
+//! an imported run carries the measured run's uncertainty alone, and two imported runs are
+//! compared as measured, by the threshold only.
+
+use crate::bundle::{Point, PointStatus, RequestRecord};
+use crate::curves::Metric;
+use crate::metrics::{decode_tok_s, end_s, prefill_tok_s, steady_window, tokens_between};
+
+/// The confidence level of every interval.
+pub const CONFIDENCE: f64 = 0.95;
+
+/// The two-sided normal quantile of [`CONFIDENCE`].
+const Z: f64 = 1.959_963_985;
+
+/// Slices of a window for the batch means of a token rate.
+pub const BATCHES: usize = 10;
+
+/// Student's t at 97.5 % for `BATCHES − 1` = 9 degrees of freedom.
+const T_BATCHES: f64 = 2.262_157;
+
+/// How well one run's number is known.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Spread {
+    /// Standard error of the number's natural log (≈ its relative standard error).
+    LogSe(f64),
+    /// Imported: the source reported the number without its spread; taken as exact.
+    Unstated,
+    /// Measured, but too few requests (or no per-request records) to say how well.
+    TooFew,
+}
+
+/// A metric's value at a point, with its spread.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Estimate {
+    pub value: f64,
+    pub spread: Spread,
+}
+
+/// The change of a metric from a baseline point to another, in percent.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Change {
+    /// `(value − baseline) / baseline × 100`.
+    pub pct: f64,
+    /// The [`CONFIDENCE`] interval of `pct`, when both runs' spreads allow one.
+    pub interval: Option<(f64, f64)>,
+    /// Why there is no interval, when there is none.
+    pub no_interval: Option<&'static str>,
+}
+
+impl Change {
+    /// The change between two estimates; `None` when the baseline is not a positive number.
+    pub fn between(base: Estimate, other: Estimate) -> Option<Change> {
+        if !(base.value > 0.0 && other.value >= 0.0 && base.value.is_finite()) {
+            return None;
+        }
+        let ratio = other.value / base.value;
+        let pct = (ratio - 1.0) * 100.0;
+        if !pct.is_finite() {
+            return None;
+        }
+        let (interval, no_interval) = match (base.spread, other.spread) {
+            (Spread::TooFew, _) | (_, Spread::TooFew) => {
+                (None, Some("too few requests for an interval"))
+            }
+            (Spread::Unstated, Spread::Unstated) => (None, Some(NO_SPREAD)),
+            (a, b) if ratio > 0.0 => {
+                let se = (log_se(a).powi(2) + log_se(b).powi(2)).sqrt();
+                let l = ratio.ln();
+                let lo = ((l - Z * se).exp() - 1.0) * 100.0;
+                let hi = ((l + Z * se).exp() - 1.0) * 100.0;
+                (Some((lo, hi)), None)
+            }
+            _ => (None, Some("a zero value has no interval")),
+        };
+        Some(Change {
+            pct,
+            interval,
+            no_interval,
+        })
+    }
+
+    /// Beyond the noise and beyond `threshold_pct`: the interval excludes zero (or, between two
+    /// imported numbers, there is no noise to be beyond) and the change is at least the
+    /// threshold. A change whose runs were too small to judge is never significant.
+    pub fn significant(&self, threshold_pct: f64) -> bool {
+        let beyond_noise = match self.interval {
+            Some((lo, hi)) => lo > 0.0 || hi < 0.0,
+            None => self.no_interval == Some(NO_SPREAD),
+        };
+        beyond_noise && self.pct.abs() >= threshold_pct
+    }
+
+    /// Half the interval's width in percentage points, for a short `±` display.
+    pub fn half_width(&self) -> Option<f64> {
+        self.interval.map(|(lo, hi)| (hi - lo) / 2.0)
+    }
+}
+
+/// Why two imported numbers have no interval.
+pub const NO_SPREAD: &str = "imported numbers have no spread: compared as reported";
+
+fn log_se(s: Spread) -> f64 {
+    match s {
+        Spread::LogSe(se) => se,
+        Spread::Unstated | Spread::TooFew => 0.0,
+    }
+}
+
+/// The value of `metric` at `p` (as [`Metric::of`] gives it) with its spread.
+pub fn estimate(metric: Metric, p: &Point) -> Option<Estimate> {
+    if p.status != PointStatus::Ok {
+        return None;
+    }
+    let value = metric.of(p)?;
+    let spread = if p.summary.is_none() {
+        Spread::Unstated
+    } else {
+        spread_of(metric, p).map_or(Spread::TooFew, Spread::LogSe)
+    };
+    Some(Estimate { value, spread })
+}
+
+/// The log-scale standard error of `metric` at a measured point, from its records.
+fn spread_of(metric: Metric, p: &Point) -> Option<f64> {
+    let ok: Vec<&RequestRecord> = p.requests.iter().filter(|r| r.is_ok()).collect();
+    let values = |f: &dyn Fn(&RequestRecord) -> Option<f64>| -> Vec<f64> {
+        ok.iter().filter_map(|r| f(r)).collect()
+    };
+    match metric {
+        Metric::TtftP50 => percentile_log_se(values(&|r| r.ttft_s), 0.5),
+        Metric::TtftP99 => percentile_log_se(values(&|r| r.ttft_s), 0.99),
+        Metric::E2eP50 => percentile_log_se(values(&|r| Some(r.e2e_s)), 0.5),
+        Metric::DecodeTokSP50 => percentile_log_se(values(&decode_tok_s), 0.5),
+        Metric::PrefillTokSP50 => percentile_log_se(values(&prefill_tok_s), 0.5),
+        Metric::SteadyTokS => {
+            let w = steady_window(&p.requests, p.concurrency)?;
+            rate_log_se(&p.requests, w.start_s, w.end_s)
+        }
+        Metric::AggTokS => {
+            let lo = p
+                .requests
+                .iter()
+                .map(|r| r.start_s)
+                .fold(f64::INFINITY, f64::min);
+            let hi = p
+                .requests
+                .iter()
+                .map(end_s)
+                .fold(f64::NEG_INFINITY, f64::max);
+            rate_log_se(&p.requests, lo, hi)
+        }
+        // The level's ITL is over every gap, which the records keep only as per-request
+        // summaries; requests/s moves in whole requests. Neither has an interval.
+        Metric::ItlP50 | Metric::RequestS => None,
+    }
+}
+
+/// The standard error of the log of the `q` quantile of `values`, from the distribution-free
+/// order-statistic interval; `None` when the sample is too small for the interval to close.
+pub fn percentile_log_se(mut values: Vec<f64>, q: f64) -> Option<f64> {
+    values.retain(|v| v.is_finite());
+    let n = values.len();
+    if n < 2 {
+        return None;
+    }
+    values.sort_by(f64::total_cmp);
+    let nf = n as f64;
+    let centre = nf * q;
+    let half = Z * (nf * q * (1.0 - q)).sqrt();
+    // 1-based ranks of the interval's ends.
+    let lo = (centre - half).floor();
+    let hi = (centre + half).ceil() + 1.0;
+    if lo < 1.0 || hi > nf {
+        return None;
+    }
+    let (a, b) = (values[lo as usize - 1], values[hi as usize - 1]);
+    (a > 0.0).then(|| (b.ln() - a.ln()) / (2.0 * Z))
+}
+
+/// The standard error of the log of the token rate over `[lo, hi]`, by batch means.
+pub fn rate_log_se(records: &[RequestRecord], lo: f64, hi: f64) -> Option<f64> {
+    if !(hi > lo && lo.is_finite() && hi.is_finite()) {
+        return None;
+    }
+    let step = (hi - lo) / BATCHES as f64;
+    let rates: Vec<f64> = (0..BATCHES)
+        .map(|i| {
+            let (a, b) = (lo + step * i as f64, lo + step * (i + 1) as f64);
+            let tokens: f64 = records
+                .iter()
+                .filter(|r| r.is_ok())
+                .map(|r| tokens_between(r, a, b))
+                .sum();
+            tokens / step
+        })
+        .collect();
+    let k = rates.len() as f64;
+    let mean = rates.iter().sum::<f64>() / k;
+    if mean <= 0.0 {
+        return None;
+    }
+    let var = rates.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / (k - 1.0);
+    // Student's t for the few batches, expressed as the equivalent normal standard error.
+    Some(var.sqrt() / k.sqrt() / mean * (T_BATCHES / Z))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A reproducible uniform(0, 1) stream.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> f64 {
+            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+        }
+        /// Exponential with the given mean: a latency-like, skewed sample.
+        fn exp(&mut self, mean: f64) -> f64 {
+            -mean * (1.0 - self.next()).ln()
+        }
+    }
+
+    fn p(values: &[f64], q: f64) -> f64 {
+        crate::metrics::percentile(values, q * 100.0).unwrap()
+    }
+
+    fn change(a: &[f64], b: &[f64], q: f64) -> Change {
+        let est = |v: &[f64]| Estimate {
+            value: p(v, q),
+            spread: percentile_log_se(v.to_vec(), q).map_or(Spread::TooFew, Spread::LogSe),
+        };
+        Change::between(est(a), est(b)).unwrap()
+    }
+
+    #[test]
+    fn a_known_shift_is_inside_its_interval_and_significant() {
+        // Exponential latencies with means 1.0 and 1.2: the true change of every percentile
+        // is +20 %.
+        let mut rng = Rng(1);
+        let a: Vec<f64> = (0..400).map(|_| rng.exp(1.0)).collect();
+        let b: Vec<f64> = (0..400).map(|_| rng.exp(1.2)).collect();
+        let c = change(&a, &b, 0.5);
+        let (lo, hi) = c.interval.unwrap();
+        assert!(lo < 20.0 && 20.0 < hi, "{c:?}");
+        // The median of 400 exponential samples is known to about ±7 %: a change to about ±10 %
+        // on each side of the estimate, a little more for the conservative ranks.
+        assert!(hi - lo < 70.0, "{c:?}");
+        // A 10 × larger shift is significant at 400 requests; the same at 8 is not.
+        let b2: Vec<f64> = a.iter().map(|x| x * 2.0).collect();
+        assert!(change(&a, &b2, 0.5).significant(5.0));
+        let small: Vec<f64> = a[..8].to_vec();
+        let small2: Vec<f64> = b[..8].to_vec();
+        assert!(!change(&small, &small2, 0.5).significant(5.0));
+    }
+
+    #[test]
+    fn the_interval_narrows_as_requests_grow() {
+        let mut rng = Rng(2);
+        let width = |n: usize, rng: &mut Rng| {
+            let a: Vec<f64> = (0..n).map(|_| rng.exp(1.0)).collect();
+            let b: Vec<f64> = (0..n).map(|_| rng.exp(1.0)).collect();
+            change(&a, &b, 0.5).half_width().unwrap()
+        };
+        let (w100, w1600) = (width(100, &mut rng), width(1600, &mut rng));
+        // The standard error falls as 1/√n: 16 × the requests, about a quarter of the width.
+        assert!(w1600 < w100 / 2.5 && w1600 > w100 / 6.0, "{w100} {w1600}");
+    }
+
+    #[test]
+    fn same_distributions_raise_few_false_alarms() {
+        // 400 pairs of runs of one configuration (exponential TTFTs, 64 requests each): a
+        // 95 % interval should exclude zero in about 5 % of them, and the 5 % threshold cuts
+        // that further.
+        let mut rng = Rng(3);
+        let (mut beyond_noise, mut gated) = (0, 0);
+        for _ in 0..400 {
+            let a: Vec<f64> = (0..64).map(|_| rng.exp(0.3)).collect();
+            let b: Vec<f64> = (0..64).map(|_| rng.exp(0.3)).collect();
+            let c = change(&a, &b, 0.5);
+            beyond_noise += usize::from(c.significant(0.0));
+            gated += usize::from(c.significant(5.0) && c.pct > 0.0);
+        }
+        println!("beyond the noise: {beyond_noise} of 400; gated at 5 %: {gated}");
+        assert!((4..=40).contains(&beyond_noise), "{beyond_noise} of 400");
+        assert!(gated <= beyond_noise);
+    }
+
+    #[test]
+    fn a_p99_of_four_requests_has_no_interval() {
+        let c = change(&[1.0, 1.1, 1.2, 1.3], &[1.0, 1.1, 1.2, 1.33], 0.99);
+        assert_eq!(c.interval, None);
+        assert_eq!(c.no_interval, Some("too few requests for an interval"));
+        assert!(
+            !c.significant(1.0),
+            "+2.3 % over 4 requests is not a verdict"
+        );
+    }
+
+    #[test]
+    fn imported_numbers_compare_as_reported() {
+        let exact = |v| Estimate {
+            value: v,
+            spread: Spread::Unstated,
+        };
+        let c = Change::between(exact(100.0), exact(110.0)).unwrap();
+        assert!((c.pct - 10.0).abs() < 1e-12 && c.interval.is_none());
+        assert!(c.significant(5.0) && !c.significant(20.0));
+        // Against a measured run, the measured run's spread alone gives the interval.
+        let measured = Estimate {
+            value: 110.0,
+            spread: Spread::LogSe(0.01),
+        };
+        let (lo, hi) = Change::between(exact(100.0), measured)
+            .unwrap()
+            .interval
+            .unwrap();
+        assert!((lo - (1.1 * (-Z * 0.01f64).exp() - 1.0) * 100.0).abs() < 1e-9);
+        assert!((hi - (1.1 * (Z * 0.01f64).exp() - 1.0) * 100.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn batch_means_of_a_steady_stream_are_tight_and_of_a_bursty_one_wide() {
+        use crate::metrics::request::tests::rec;
+        // One slot, ten back-to-back requests of 101 tokens over 1 s each: a steady stream.
+        let steady: Vec<RequestRecord> = (0..10).map(|i| rec(i as f64, 0.0, 1.0, 101)).collect();
+        let se = rate_log_se(&steady, 0.0, 10.0).unwrap();
+        assert!(se < 0.01, "{se}");
+        // The same tokens with a 1 s TTFT gap every other second: the batch rates alternate.
+        let bursty: Vec<RequestRecord> =
+            (0..5).map(|i| rec(2.0 * i as f64, 1.0, 2.0, 101)).collect();
+        let se2 = rate_log_se(&bursty, 0.0, 10.0).unwrap();
+        assert!(se2 > 10.0 * se, "{se2} vs {se}");
+    }
+}

@@ -1,0 +1,459 @@
+//! The verdict: for each sweep and each run against the baseline, a few lines that say which is
+//! faster, where, by how much, and whether it is beyond the noise — the first thing `compare`,
+//! the viewer's Compare tab and a report show, worded once, here.
+
+use crate::bundle::SweepKind;
+use crate::curves::Metric;
+
+use super::{Change, Comparison, SweepComparison, kind_name};
+
+/// The metrics a verdict speaks of, per sweep kind (the table has more).
+pub fn headline_metrics(kind: SweepKind) -> &'static [Metric] {
+    match kind {
+        SweepKind::Context => &[Metric::TtftP50, Metric::PrefillTokSP50],
+        _ => &[
+            Metric::SteadyTokS,
+            Metric::AggTokS,
+            Metric::DecodeTokSP50,
+            Metric::TtftP50,
+            Metric::TtftP99,
+        ],
+    }
+}
+
+/// One word for a run against the baseline in one sweep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Better beyond the noise somewhere, worse nowhere.
+    Faster,
+    /// Worse beyond the noise somewhere, better nowhere.
+    Slower,
+    /// Better at some levels or metrics, worse at others.
+    Mixed,
+    /// Nothing beyond the noise and the threshold.
+    NoSignificantChange,
+    /// Nothing to compare: the sweep is missing on one side, or no level is in common.
+    NotCompared,
+}
+
+impl Outcome {
+    pub fn word(self) -> &'static str {
+        match self {
+            Outcome::Faster => "faster",
+            Outcome::Slower => "slower",
+            Outcome::Mixed => "mixed",
+            Outcome::NoSignificantChange => "no significant change",
+            Outcome::NotCompared => "not compared",
+        }
+    }
+}
+
+/// A level's change of one metric.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AtLevel {
+    pub key: u64,
+    pub change: Change,
+}
+
+/// One headline metric over the levels both runs measured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricVerdict {
+    pub metric: Metric,
+    /// Levels with a change, in level order.
+    pub changes: Vec<AtLevel>,
+    /// Levels where the metric is better / worse beyond the noise and the threshold.
+    pub better: Vec<u64>,
+    pub worse: Vec<u64>,
+}
+
+impl MetricVerdict {
+    /// The level where the change is best for the metric, and where it is worst.
+    pub fn best_and_worst(&self) -> Option<(AtLevel, AtLevel)> {
+        let gain = |a: &AtLevel| {
+            if self.metric.improved_by(1.0) {
+                a.change.pct
+            } else {
+                -a.change.pct
+            }
+        };
+        let best = self
+            .changes
+            .iter()
+            .copied()
+            .max_by(|a, b| gain(a).total_cmp(&gain(b)))?;
+        let worst = self
+            .changes
+            .iter()
+            .copied()
+            .min_by(|a, b| gain(a).total_cmp(&gain(b)))?;
+        Some((best, worst))
+    }
+}
+
+/// A run against the baseline in one sweep.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweepVerdict {
+    pub kind: SweepKind,
+    /// Index of the run (into the comparison's labels).
+    pub run: usize,
+    pub outcome: Outcome,
+    /// The levels of the table.
+    pub levels: Vec<u64>,
+    pub metrics: Vec<MetricVerdict>,
+    /// Lines that qualify the verdict: levels only one run has, why nothing was compared, how
+    /// an imported run is judged.
+    pub notes: Vec<String>,
+}
+
+/// Every run's verdict against the baseline, per sweep; `threshold_pct` is the smallest change
+/// that counts (the gate's `--fail-if-slower`, or [`super::NEUTRAL_PCT`] for display).
+pub fn verdicts(cmp: &Comparison, threshold_pct: f64) -> Vec<SweepVerdict> {
+    let mut out = Vec::new();
+    for s in &cmp.sweeps {
+        let others: Vec<usize> = (0..cmp.labels.len())
+            .filter(|&i| i != cmp.baseline)
+            .collect();
+        for run in others {
+            out.push(sweep_verdict(cmp, s, run, threshold_pct));
+        }
+    }
+    out
+}
+
+fn sweep_verdict(cmp: &Comparison, s: &SweepComparison, run: usize, pct: f64) -> SweepVerdict {
+    let name = kind_name(s.kind);
+    let label = |i: usize| cmp.labels[i].as_str();
+    let base = cmp.baseline;
+    let mut v = SweepVerdict {
+        kind: s.kind,
+        run,
+        outcome: Outcome::NotCompared,
+        levels: s.levels.iter().map(|l| l.key).collect(),
+        metrics: Vec::new(),
+        notes: Vec::new(),
+    };
+    let not_compared = |v: &mut SweepVerdict, why: String| {
+        v.notes.push(why);
+        v.levels.clear();
+    };
+    if s.absent.contains(&base) {
+        not_compared(
+            &mut v,
+            format!("{} (baseline) has no {name} sweep", label(base)),
+        );
+        return v;
+    }
+    if s.absent.contains(&run) {
+        not_compared(&mut v, format!("{} has no {name} sweep", label(run)));
+        return v;
+    }
+    if let Some(m) = s.mismatched.iter().find(|m| m.run == run) {
+        not_compared(
+            &mut v,
+            format!("a different workload: {}", m.reasons.join("; ")),
+        );
+        return v;
+    }
+    let Some(n) = s.runs.iter().position(|&r| r == run) else {
+        return v;
+    };
+    for &(i, ref keys) in &s.only_in {
+        v.notes.push(format!(
+            "only in {}: {}",
+            label(i),
+            level_list(s.kind, keys)
+        ));
+    }
+    for &metric in headline_metrics(s.kind) {
+        let mut mv = MetricVerdict {
+            metric,
+            changes: Vec::new(),
+            better: Vec::new(),
+            worse: Vec::new(),
+        };
+        for level in &s.levels {
+            let Some(change) = level
+                .rows
+                .iter()
+                .find(|r| r.metric == metric)
+                .and_then(|r| r.cells.get(n)?.change)
+            else {
+                continue;
+            };
+            mv.changes.push(AtLevel {
+                key: level.key,
+                change,
+            });
+            if change.significant(pct) {
+                if metric.improved_by(change.pct) {
+                    mv.better.push(level.key);
+                } else {
+                    mv.worse.push(level.key);
+                }
+            }
+        }
+        if !mv.changes.is_empty() {
+            v.metrics.push(mv);
+        }
+    }
+    // Aggregate throughput speaks only where steady throughput could not (imported runs).
+    if v.metrics.iter().any(|m| m.metric == Metric::SteadyTokS) {
+        v.metrics.retain(|m| m.metric != Metric::AggTokS);
+    }
+    if v.levels.is_empty() {
+        v.notes.push(format!(
+            "no {name} level in common between {} and {}",
+            label(base),
+            label(run)
+        ));
+        return v;
+    }
+    let better = v.metrics.iter().any(|m| !m.better.is_empty());
+    let worse = v.metrics.iter().any(|m| !m.worse.is_empty());
+    v.outcome = match (better, worse) {
+        (true, false) => Outcome::Faster,
+        (false, true) => Outcome::Slower,
+        (true, true) => Outcome::Mixed,
+        (false, false) => Outcome::NoSignificantChange,
+    };
+    for i in [base, run] {
+        if cmp.sources[i].is_some() {
+            v.notes.push(format!(
+                "{} is imported: its numbers have no spread, so the intervals are the measured run's alone",
+                label(i)
+            ));
+        }
+    }
+    v
+}
+
+/// `C = 1, 2, 4` or `input = 1000, 8000`.
+pub fn level_list(kind: SweepKind, keys: &[u64]) -> String {
+    let list: Vec<String> = keys.iter().map(u64::to_string).collect();
+    format!("{} = {}", level_name(kind), list.join(", "))
+}
+
+/// `C` or `input`.
+pub fn level_name(kind: SweepKind) -> &'static str {
+    match kind {
+        SweepKind::Context => "input",
+        _ => "C",
+    }
+}
+
+/// `+8.6 %`, with `±1.2` when the change has an interval.
+pub fn change_text(c: &Change) -> String {
+    match c.half_width() {
+        Some(h) => format!("{:+.1} ±{:.1} %", c.pct, h),
+        None => format!("{:+.1} %", c.pct),
+    }
+}
+
+impl SweepVerdict {
+    /// The verdict's first line, e.g. `throughput sweep: kpro5 is faster than kpro6 (C = 1, 2, 4)`.
+    pub fn headline(&self, labels: &[String], baseline: usize) -> String {
+        let name = kind_name(self.kind);
+        let (run, base) = (&labels[self.run], &labels[baseline]);
+        let at = if self.levels.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", level_list(self.kind, &self.levels))
+        };
+        match self.outcome {
+            Outcome::Faster => format!("{name} sweep: {run} is faster than {base}{at}"),
+            Outcome::Slower => format!("{name} sweep: {run} is slower than {base}{at}"),
+            Outcome::Mixed => {
+                format!(
+                    "{name} sweep: {run} is faster than {base} in some ways, slower in others{at}"
+                )
+            }
+            Outcome::NoSignificantChange => {
+                format!("{name} sweep: no significant change from {base} to {run}{at}")
+            }
+            Outcome::NotCompared => format!("{name} sweep: {run} not compared with {base}"),
+        }
+    }
+
+    /// One line per headline metric: its range of change, where it is beyond the noise, and
+    /// its best and worst level.
+    pub fn metric_lines(&self) -> Vec<(Metric, String)> {
+        self.metrics
+            .iter()
+            .filter_map(|m| {
+                let (best, worst) = m.best_and_worst()?;
+                let total = m.changes.len();
+                let mut judged = Vec::new();
+                if !m.better.is_empty() {
+                    judged.push(format!("better at {}", self.some_levels(&m.better, total)));
+                }
+                if !m.worse.is_empty() {
+                    judged.push(format!("worse at {}", self.some_levels(&m.worse, total)));
+                }
+                if judged.is_empty() {
+                    judged.push("no level beyond the noise".into());
+                }
+                let key = |a: &AtLevel| format!("{}={}", level_name(self.kind), a.key);
+                let range = if total == 1 {
+                    format!("{} at {}", change_text(&best.change), key(&best))
+                } else {
+                    format!(
+                        "best {} at {}, worst {} at {}",
+                        change_text(&best.change),
+                        key(&best),
+                        change_text(&worst.change),
+                        key(&worst)
+                    )
+                };
+                Some((m.metric, format!("{}; {range}", judged.join(", "))))
+            })
+            .collect()
+    }
+
+    fn some_levels(&self, keys: &[u64], total: usize) -> String {
+        if keys.len() == total && total > 1 {
+            format!("all {total} levels")
+        } else {
+            format!(
+                "{} of {total} ({})",
+                keys.len(),
+                level_list(self.kind, keys)
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bundle::{Bundle, Point};
+    use crate::compare::{NEUTRAL_PCT, RunInput, compare};
+    use crate::curves::tests::bundle;
+    use crate::metrics::request::tests::rec;
+    use crate::metrics::summarize;
+
+    /// A throughput point at concurrency `c` of `n` requests whose TTFT is `ttft` ± 5 % (a
+    /// fixed spread, so two runs of one configuration give the same numbers) and whose 101
+    /// tokens take `decode` seconds after it.
+    fn point(c: u32, n: usize, ttft: f64, decode: f64) -> Point {
+        let mut records = Vec::new();
+        for i in 0..n {
+            let jitter = 1.0 + 0.05 * ((i * 7 % 11) as f64 / 5.0 - 1.0);
+            let t = ttft * jitter;
+            let slot = (i % c as usize) as f64;
+            let round = (i / c as usize) as f64;
+            records.push(rec(round * (t + decode) + slot * 0.01, t, t + decode, 101));
+        }
+        let mut p = Point::empty(c, 512, 100);
+        p.summary = Some(summarize(&records, c, 101, &[]));
+        p.requests = records;
+        p
+    }
+
+    fn run(label: &str, ttft: f64, decode: f64) -> Bundle {
+        let mut b = bundle(label);
+        b.sweeps[0].points = [1, 2, 4].map(|c| point(c, 32, ttft, decode)).to_vec();
+        b
+    }
+
+    fn verdict_of(a: &Bundle, b: &Bundle) -> (Comparison, SweepVerdict) {
+        let inputs = [
+            RunInput {
+                label: &a.label,
+                bundle: a,
+            },
+            RunInput {
+                label: &b.label,
+                bundle: b,
+            },
+        ];
+        let cmp = compare(&inputs, 0);
+        let v = verdicts(&cmp, NEUTRAL_PCT).remove(0);
+        (cmp, v)
+    }
+
+    #[test]
+    fn a_faster_host_is_faster_everywhere_with_its_margins() {
+        let old = run("kpro6", 0.30, 2.0);
+        let new = run("kpro5", 0.15, 1.6);
+        let (cmp, v) = verdict_of(&old, &new);
+        assert_eq!(v.kind, SweepKind::Throughput);
+        assert_eq!(v.outcome, Outcome::Faster);
+        assert_eq!(v.levels, [1, 2, 4]);
+        assert_eq!(
+            v.headline(&cmp.labels, 0),
+            "throughput sweep: kpro5 is faster than kpro6 (C = 1, 2, 4)"
+        );
+        let ttft = v
+            .metrics
+            .iter()
+            .find(|m| m.metric == Metric::TtftP50)
+            .unwrap();
+        assert_eq!(ttft.better, [1, 2, 4]);
+        for a in &ttft.changes {
+            // Half the TTFT: −50 % exactly, since the spread is the same in both runs.
+            assert!((a.change.pct + 50.0).abs() < 1e-9, "{a:?}");
+            let (lo, hi) = a.change.interval.unwrap();
+            assert!(lo < -50.0 && -50.0 < hi && hi < 0.0, "{a:?}");
+        }
+        let decode = v
+            .metrics
+            .iter()
+            .find(|m| m.metric == Metric::DecodeTokSP50)
+            .unwrap();
+        // 100 tokens in 2.0 s → 1.6 s: +25 %.
+        assert!((decode.changes[0].change.pct - 25.0).abs() < 1e-6);
+        let lines = v.metric_lines();
+        assert!(
+            lines[0].1.starts_with("better at all 3 levels; best +"),
+            "{lines:?}"
+        );
+        // The steady rate speaks; the aggregate is left to imported runs.
+        assert!(v.metrics.iter().all(|m| m.metric != Metric::AggTokS));
+    }
+
+    #[test]
+    fn two_runs_of_one_configuration_are_no_significant_change() {
+        let (_, v) = verdict_of(&run("a", 0.3, 2.0), &run("b", 0.3, 2.0));
+        assert_eq!(v.outcome, Outcome::NoSignificantChange);
+        assert!(
+            v.metrics
+                .iter()
+                .all(|m| m.better.is_empty() && m.worse.is_empty())
+        );
+    }
+
+    #[test]
+    fn a_slower_host_and_a_mixed_one() {
+        let (_, v) = verdict_of(&run("a", 0.3, 2.0), &run("b", 0.6, 4.0));
+        assert_eq!(v.outcome, Outcome::Slower);
+        let (_, v) = verdict_of(&run("a", 0.3, 2.0), &run("b", 0.6, 1.0));
+        assert_eq!(v.outcome, Outcome::Mixed);
+    }
+
+    #[test]
+    fn missing_sweeps_and_levels_are_named_not_refused() {
+        let a = run("kpro5", 0.15, 1.6);
+        let mut b = run("kpro6", 0.3, 2.0);
+        b.sweeps.truncate(1);
+        b.sweeps[0].points.truncate(2);
+        let inputs = [
+            RunInput {
+                label: &b.label,
+                bundle: &b,
+            },
+            RunInput {
+                label: &a.label,
+                bundle: &a,
+            },
+        ];
+        let cmp = compare(&inputs, 0);
+        let vs = verdicts(&cmp, NEUTRAL_PCT);
+        assert_eq!(vs.len(), 2);
+        assert_eq!(vs[0].outcome, Outcome::Faster);
+        assert_eq!(vs[0].levels, [1, 2]);
+        assert_eq!(vs[0].notes, ["only in kpro5: C = 4"]);
+        assert_eq!(vs[1].kind, SweepKind::Context);
+        assert_eq!(vs[1].outcome, Outcome::NotCompared);
+        assert_eq!(vs[1].notes, ["kpro6 (baseline) has no context sweep"]);
+    }
+}
