@@ -4,7 +4,8 @@
 use leptos::prelude::*;
 
 use crate::app::{Ctx, load_urls, read_folder};
-use crate::state::{Folder, FolderRow};
+use crate::state::Folder;
+use crate::state::view_model::FolderRow;
 
 /// The folder's bundles; `wide` on the page without runs, else in the sidebar.
 #[component]

@@ -3,7 +3,8 @@
 use leptos::prelude::*;
 
 use crate::app::Ctx;
-use crate::state::{Run, RunFacts, RunId, ViewerState};
+use crate::state::view_model::RunFacts;
+use crate::state::{Run, RunId, ViewerState};
 
 #[component]
 pub fn RunList(ctx: Ctx) -> impl IntoView {
