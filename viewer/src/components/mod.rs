@@ -8,6 +8,7 @@ mod folder;
 mod layout;
 mod open;
 mod requests;
+mod run_options;
 mod runs;
 
 pub use folder::FolderList;

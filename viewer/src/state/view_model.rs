@@ -11,6 +11,18 @@ use llmsweep_shared::folder::FolderEntry;
 
 use super::{Folder, Run, RunId, ViewerState};
 
+/// What the folder part of the page shows, before its rows.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FolderStatus {
+    /// Not served with a folder, or its listing is being read.
+    Reading,
+    /// The listing could not be read, and why.
+    Failed(String),
+    Empty,
+    /// Listed with at least one bundle: see [`ViewerState::folder_rows`].
+    Listed,
+}
+
 /// What a run's row in the run list shows that can change while the row stays on the page.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunRow {
@@ -36,8 +48,9 @@ impl RunRow {
     }
 }
 
-/// What the folder list shows for one file.
-#[derive(Debug, Clone, PartialEq)]
+/// What the folder list shows for one file. The whole row is its key in the list: a row is put on
+/// the page again only when what it shows changed.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct FolderRow {
     pub name: String,
     pub url: String,
@@ -253,6 +266,23 @@ impl ViewerState {
         Some(compare(&inputs, index))
     }
 
+    /// The folder's name, once listed.
+    pub fn folder_name(&self) -> Option<String> {
+        match &self.folder {
+            Some(Folder::Listed(l)) => Some(l.folder.clone()),
+            _ => None,
+        }
+    }
+
+    pub fn folder_status(&self) -> FolderStatus {
+        match &self.folder {
+            None | Some(Folder::Reading) => FolderStatus::Reading,
+            Some(Folder::Failed(e)) => FolderStatus::Failed(e.clone()),
+            Some(Folder::Listed(l)) if l.bundles.is_empty() => FolderStatus::Empty,
+            Some(Folder::Listed(_)) => FolderStatus::Listed,
+        }
+    }
+
     /// The folder's files as the folder list shows them, newest first; loaded ones marked.
     pub fn folder_rows(&self) -> Vec<FolderRow> {
         let Some(Folder::Listed(l)) = &self.folder else {
@@ -280,6 +310,29 @@ mod tests {
         let c = s.comparison().unwrap();
         assert_eq!(c.labels, ["kpro5", "new"]);
         assert_eq!(c.baseline, 1);
+    }
+
+    #[test]
+    fn run_rows_follow_one_run_by_id() {
+        let (mut s, a, b) = two();
+        assert_eq!(s.run_ids(), [a, b]);
+        let before = s.run_row(b);
+        s.rename(a, "old host");
+        s.toggle(a);
+        assert_eq!(
+            s.run_row(b),
+            before,
+            "another run's change leaves the row as it is"
+        );
+        let row = s.run_row(a).unwrap();
+        assert_eq!(row.label, "old host");
+        assert!(!row.visible);
+        assert_eq!(row.original.as_deref(), Some("bundle label: kpro5"));
+        assert_eq!(row.color, run_color(0).hex());
+        assert_eq!(s.shown_ids(), [b]);
+        s.remove(a);
+        assert_eq!(s.run_row(a), None);
+        assert_eq!(s.run_ids(), [b]);
     }
 
     #[test]
@@ -313,6 +366,7 @@ mod tests {
     fn folder_rows_say_what_each_file_is_and_which_are_loaded() {
         let mut s = ViewerState::default();
         assert!(s.folder_rows().is_empty());
+        assert_eq!(s.folder_status(), FolderStatus::Reading);
         s.folder = Some(Folder::Listed(listing()));
         let url = "bundles/kpro6%20new.json.gz";
         let source = s.source_of_url(url);
@@ -335,6 +389,8 @@ mod tests {
         assert_eq!(rows[1].detail, "2025-01-01 10:00 UTC · 300 B");
         assert!(!rows[1].loaded);
         assert_eq!(rows[2].detail, "2025-01-01 00:00 UTC · no sweeps · 2 KB");
+        assert_eq!(s.folder_status(), FolderStatus::Listed);
+        assert_eq!(s.folder_name().as_deref(), Some("results"));
         assert_eq!(s.folder_urls(), Some(vec![url.to_string()]));
     }
 }
