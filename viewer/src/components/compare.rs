@@ -5,6 +5,7 @@ use llmsweep_shared::bundle::SweepKind;
 use llmsweep_shared::charts::axis::{format_tokens, format_value};
 use llmsweep_shared::compare::{Cell, Comparison, Level, SweepComparison, Verdict, kind_name};
 
+use super::run_options::RunOptions;
 use crate::app::Ctx;
 use crate::web::export;
 
@@ -12,6 +13,7 @@ use crate::web::export;
 pub fn CompareView(ctx: Ctx) -> impl IntoView {
     let state = ctx.state;
     let cmp = Memo::new(move |_| state.with(|s| s.comparison()));
+    let base = Memo::new(move |_| state.with(|s| s.baseline()));
     view! {
         <div class="compare">
             <label class="baseline">
@@ -21,12 +23,7 @@ pub fn CompareView(ctx: Ctx) -> impl IntoView {
                         state.update(|s| s.set_baseline(id));
                     }
                 }>
-                    {move || state.with(|s| {
-                        let base = s.baseline();
-                        s.shown()
-                            .map(|r| view! { <option value=r.id selected=base == Some(r.id)>{r.label.clone()}</option> })
-                            .collect_view()
-                    })}
+                    <RunOptions state=state chosen=base />
                 </select>
             </label>
             {move || match cmp.get() {

@@ -4,32 +4,28 @@
 use leptos::prelude::*;
 
 use crate::app::{Ctx, load_urls, read_folder};
-use crate::state::{Folder, FolderRow};
+use crate::state::view_model::{FolderRow, FolderStatus};
 
 /// The folder's bundles; `wide` on the page without runs, else in the sidebar.
 #[component]
 pub fn FolderList(ctx: Ctx, #[prop(optional)] wide: bool) -> impl IntoView {
     let state = ctx.state;
-    let name = move || {
-        state.with(|s| match &s.folder {
-            Some(Folder::Listed(l)) => l.folder.clone(),
-            _ => String::new(),
-        })
-    };
+    let name = Memo::new(move |_| state.with(|s| s.folder_name()));
+    let status = Memo::new(move |_| state.with(|s| s.folder_status()));
     let rows = Memo::new(move |_| state.with(|s| s.folder_rows()));
-    let closed = move || {
+    let closed = Memo::new(move |_| {
         rows.with(|r| {
             r.iter()
                 .filter(|r| !r.loaded && r.error.is_none())
                 .map(|r| r.url.clone())
                 .collect::<Vec<_>>()
         })
-    };
+    });
     view! {
         <section class="folder" class:wide=wide data-testid="folder" aria-label="Bundles in the folder">
             <div class="folder-head">
                 <h2 class=if wide { "folder-title" } else { "side-title" }>
-                    "Folder " <code>{name}</code>
+                    "Folder " <code>{move || name.get()}</code>
                 </h2>
                 <button
                     class="small"
@@ -39,7 +35,7 @@ pub fn FolderList(ctx: Ctx, #[prop(optional)] wide: bool) -> impl IntoView {
                     "Refresh"
                 </button>
                 {move || {
-                    let urls = closed();
+                    let urls = closed.get();
                     (urls.len() > 1)
                         .then(|| {
                             view! {
@@ -63,35 +59,32 @@ pub fn FolderList(ctx: Ctx, #[prop(optional)] wide: bool) -> impl IntoView {
                         </p>
                     }
                 })}
-            {move || {
-                state
-                    .with(|s| match &s.folder {
-                        None | Some(Folder::Reading) => {
-                            view! { <p class="hint">"Reading the folder…"</p> }.into_any()
-                        }
-                        Some(Folder::Failed(e)) => {
-                            view! { <p class="folder-error" role="alert">{e.clone()}</p> }.into_any()
-                        }
-                        Some(Folder::Listed(l)) if l.bundles.is_empty() => {
-                            view! {
-                                <p class="hint">
-                                    "No bundles here yet. A sweep run with " <code>"--out"</code>
-                                    " this folder writes one; then reload the page."
-                                </p>
-                            }
-                                .into_any()
-                        }
-                        Some(Folder::Listed(_)) => {
-                            view! {
-                                <ul class="folder-list">
-                                    {move || {
-                                        rows.get().into_iter().map(|r| row(ctx, r)).collect_view()
-                                    }}
-                                </ul>
-                            }
-                                .into_any()
-                        }
-                    })
+            {move || match status.get() {
+                FolderStatus::Reading => view! { <p class="hint">"Reading the folder…"</p> }.into_any(),
+                FolderStatus::Failed(e) => {
+                    view! { <p class="folder-error" role="alert">{e}</p> }.into_any()
+                }
+                FolderStatus::Empty => {
+                    view! {
+                        <p class="hint">
+                            "No bundles here yet. A sweep run with " <code>"--out"</code>
+                            " this folder writes one; then reload the page."
+                        </p>
+                    }
+                        .into_any()
+                }
+                FolderStatus::Listed => {
+                    view! {
+                        <ul class="folder-list">
+                            <For
+                                each=move || rows.get()
+                                key=|r| r.clone()
+                                children=move |r| row(ctx, r)
+                            />
+                        </ul>
+                    }
+                        .into_any()
+                }
             }}
         </section>
     }

@@ -14,15 +14,13 @@ use crate::state::Tab;
 #[component]
 pub fn Main(ctx: Ctx) -> impl IntoView {
     let tab = Memo::new(move |_| ctx.state.with(|s| s.tab));
+    // A memo, so the folder list is not put on the page again at every change of the state.
+    let has_folder = Memo::new(move |_| ctx.state.with(|s| s.folder.is_some()));
     view! {
         <div class="layout">
             <aside class="sidebar" aria-label="Runs">
                 <RunList ctx=ctx />
-                {move || {
-                    ctx.state
-                        .with(|s| s.folder.is_some())
-                        .then(|| view! { <FolderList ctx=ctx /> })
-                }}
+                {move || has_folder.get().then(|| view! { <FolderList ctx=ctx /> })}
             </aside>
             <main class="content">
                 <Tabs ctx=ctx tab=tab />

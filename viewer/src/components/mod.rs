@@ -1,5 +1,6 @@
-//! The page's parts. Thin: each reads [`crate::state::ViewerState`] and calls its methods; the
-//! charts and comparisons come from `llmsweep-shared`.
+//! The page's parts. Thin: each reads [`crate::state::ViewerState`] through its view models
+//! ([`crate::state::view_model`]) and calls its methods; the charts and comparisons come from
+//! `llmsweep-shared`.
 
 mod chart;
 mod compare;
@@ -7,6 +8,7 @@ mod folder;
 mod layout;
 mod open;
 mod requests;
+mod run_options;
 mod runs;
 
 pub use folder::FolderList;

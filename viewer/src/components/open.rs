@@ -4,6 +4,7 @@ use leptos::html::Input;
 use leptos::prelude::*;
 
 use crate::app::{Ctx, load_files, load_urls};
+use crate::state::LoadError;
 use crate::web::files;
 
 /// A button that opens the file picker (several files at once).
@@ -78,39 +79,36 @@ pub fn EmptyState(ctx: Ctx) -> impl IntoView {
     }
 }
 
-/// Files that could not be loaded, each with its reason; dismissable.
+/// Files that could not be loaded, each with its reason; dismissable. Keyed by error, so a new
+/// one is announced alone and the others (and a focused Dismiss) stay as they are.
 #[component]
 pub fn ErrorList(ctx: Ctx) -> impl IntoView {
     let state = ctx.state;
     view! {
         <div class="errors" role="alert" aria-live="assertive">
-            {move || {
-                state
-                    .with(|s| {
-                        s.errors()
-                            .iter()
-                            .map(|e| {
-                                let id = e.id;
-                                view! {
-                                    <div class="error" data-testid="load-error">
-                                        <span>
-                                            <strong>{e.source.clone()}</strong>
-                                            " could not be loaded: "
-                                            {e.reason.clone()}
-                                        </span>
-                                        <button
-                                            class="icon"
-                                            aria-label="Dismiss"
-                                            on:click=move |_| state.update(|s| s.dismiss_error(id))
-                                        >
-                                            "×"
-                                        </button>
-                                    </div>
-                                }
-                            })
-                            .collect_view()
-                    })
-            }}
+            <For
+                each=move || state.with(|s| s.errors().to_vec())
+                key=|e| e.id
+                children=move |e: LoadError| {
+                    let id = e.id;
+                    view! {
+                        <div class="error" data-testid="load-error">
+                            <span>
+                                <strong>{e.source}</strong>
+                                " could not be loaded: "
+                                {e.reason}
+                            </span>
+                            <button
+                                class="icon"
+                                aria-label="Dismiss"
+                                on:click=move |_| state.update(|s| s.dismiss_error(id))
+                            >
+                                "×"
+                            </button>
+                        </div>
+                    }
+                }
+            />
         </div>
     }
 }

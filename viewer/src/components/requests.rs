@@ -7,6 +7,7 @@ use llmsweep_shared::charts::{
 };
 
 use super::chart::ChartBox;
+use super::run_options::RunOptions;
 use crate::app::Ctx;
 use crate::state::{Selection, ViewerState, points_with_requests};
 
@@ -57,6 +58,7 @@ fn selected_plot(s: &ViewerState) -> Plot {
 
 #[component]
 fn RunPicker(state: RwSignal<ViewerState>, sel: Memo<Option<Selection>>) -> impl IntoView {
+    let chosen = Memo::new(move |_| sel.get().map(|x| x.run));
     let on_change = move |e| {
         if let Ok(id) = event_target_value(&e).parse() {
             state.update(|s| s.select_run(id));
@@ -66,12 +68,7 @@ fn RunPicker(state: RwSignal<ViewerState>, sel: Memo<Option<Selection>>) -> impl
         <label>
             "Run "
             <select on:change=on_change>
-                {move || state.with(|s| {
-                    let chosen = sel.get().map(|x| x.run);
-                    s.shown()
-                        .map(|r| view! { <option value=r.id selected=chosen == Some(r.id)>{r.label.clone()}</option> })
-                        .collect_view()
-                })}
+                <RunOptions state=state chosen=chosen />
             </select>
         </label>
     }
@@ -87,23 +84,30 @@ fn PointPicker(state: RwSignal<ViewerState>, sel: Memo<Option<Selection>>) -> im
             state.update(|s| s.select(Selection { run, sweep, point }));
         }
     };
-    let options = move || {
+    // Keyed by run and point: the selected point's option stays while the state changes.
+    let points = Memo::new(move |_| {
         state.with(|s| {
-            let Some(cur) = sel.get() else { return Vec::new() };
-            let Some(r) = s.run(cur.run) else { return Vec::new() };
-            points_with_requests(&r.bundle)
+            let run = s.run(sel.get()?.run)?;
+            let names = points_with_requests(&run.bundle)
                 .into_iter()
-                .map(|(sw, pt)| {
-                    let selected = (sw, pt) == (cur.sweep, cur.point);
-                    view! { <option value=format!("{sw}:{pt}") selected=selected>{point_name(&r.bundle, sw, pt)}</option> }
-                })
-                .collect::<Vec<_>>()
+                .map(|(sw, pt)| (run.id, sw, pt, point_name(&run.bundle, sw, pt)))
+                .collect::<Vec<_>>();
+            Some(names)
         })
-    };
+    });
     view! {
         <label>
             "Point "
-            <select on:change=on_change>{options}</select>
+            <select on:change=on_change>
+                <For
+                    each=move || points.get().unwrap_or_default()
+                    key=|(run, sw, pt, _)| (*run, *sw, *pt)
+                    children=move |(_, sw, pt, name)| {
+                        let selected = move || sel.get().is_some_and(|s| (s.sweep, s.point) == (sw, pt));
+                        view! { <option value=format!("{sw}:{pt}") prop:selected=selected>{name}</option> }
+                    }
+                />
+            </select>
         </label>
     }
 }

@@ -3,7 +3,8 @@
 use leptos::prelude::*;
 
 use crate::app::Ctx;
-use crate::state::{Run, RunFacts, RunId, ViewerState};
+use crate::state::view_model::RunFacts;
+use crate::state::{RunId, ViewerState};
 
 #[component]
 pub fn RunList(ctx: Ctx) -> impl IntoView {
@@ -11,45 +12,59 @@ pub fn RunList(ctx: Ctx) -> impl IntoView {
     view! {
         <h2 class="side-title">"Runs"</h2>
         <ul class="runs">
-            {move || {
-                state.with(|s| s.runs().iter().map(|r| run_item(state, r)).collect_view())
-            }}
+            // Keyed by run: a change to one run (or a new one) leaves the other rows, with their
+            // focus and an open rename, as they are.
+            <For
+                each=move || state.with(|s| s.run_ids())
+                key=|id| *id
+                children=move |id| run_item(state, id)
+            />
         </ul>
     }
 }
 
-fn run_item(state: RwSignal<ViewerState>, r: &Run) -> impl IntoView + use<> {
-    let id = r.id;
-    let f = RunFacts::of(&r.bundle);
-    let label = r.label.clone();
+/// Run `id`'s row: what a run never changes (its facts, its file) is drawn once; its label, color
+/// and visibility follow the state.
+fn run_item(state: RwSignal<ViewerState>, id: RunId) -> Option<impl IntoView + use<>> {
+    let row = Memo::new(move |_| state.with(|s| s.run_row(id)));
+    let (f, source) = state.with_untracked(|s| {
+        s.run(id)
+            .map(|r| (Some(RunFacts::of(&r.bundle)), r.source.clone()))
+            .unwrap_or_default()
+    });
+    let f = f?;
+    let label = move || row.with(|r| r.as_ref().map(|r| r.label.clone()).unwrap_or_default());
+    let visible = move || row.with(|r| r.as_ref().is_some_and(|r| r.visible));
     let editing = RwSignal::new(false);
-    let original = r
-        .renamed()
-        .then(|| format!("bundle label: {}", r.bundle.label));
-    view! {
+    Some(view! {
         <li
             class="run"
-            class:hidden-run=!r.visible
-            style=format!("--run-color: {}", r.css_color())
+            class:hidden-run=move || !visible()
+            style=move || row.with(|r| r.as_ref().map(|r| format!("--run-color: {}", r.color)))
             data-testid="run"
-            data-label=label.clone()
+            data-label=label
         >
             <div class="run-head">
                 <input
                     type="checkbox"
-                    prop:checked=r.visible
-                    aria-label=format!("Show {label} in charts")
+                    prop:checked=visible
+                    aria-label=move || format!("Show {} in charts", label())
                     on:change=move |_| state.update(|s| s.toggle(id))
                 />
                 <span class="swatch" aria-hidden="true"></span>
-                <span class="run-label" title=original>{label.clone()}</span>
+                <span
+                    class="run-label"
+                    title=move || row.with(|r| r.as_ref().and_then(|r| r.original.clone()))
+                >
+                    {label}
+                </span>
                 <button class="icon" title="Rename for display" on:click=move |_| editing.set(true)>
                     "✎"
                 </button>
                 <button
                     class="icon"
                     title="Remove"
-                    aria-label=format!("Remove {label}")
+                    aria-label=move || format!("Remove {}", label())
                     on:click=move |_| state.update(|s| s.remove(id))
                 >
                     "×"
@@ -71,11 +86,11 @@ fn run_item(state: RwSignal<ViewerState>, r: &Run) -> impl IntoView + use<> {
                 <dt>"status"</dt>
                 <dd>{if f.complete { "complete" } else { "interrupted" }}</dd>
                 <dt>"file"</dt>
-                <dd class="source">{r.source.clone()}</dd>
+                <dd class="source">{source}</dd>
             </dl>
             {imported_details(&f)}
         </li>
-    }
+    })
 }
 
 /// For an imported run: the source's definitions and what the import left out, folded.

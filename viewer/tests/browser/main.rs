@@ -436,6 +436,131 @@ async fn drop_rename_hide_remove(s: &Session) {
     .await;
 }
 
+/// Regression: the run list was rebuilt on every change of the state, so a bundle landing closed
+/// a rename being typed (and lost the text), and a checkbox lost focus when it was toggled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_load_keeps_a_rename_open_and_a_toggle_keeps_focus() {
+    let Some(browser) = Browser::find() else {
+        return;
+    };
+    let _one = ONE_AT_A_TIME.lock().await;
+    let server = FileServer::start(dist_dir(), std::env::temp_dir());
+    let s = Session::start(&browser, (1280, 900), &[]).await;
+    s.client
+        .goto(&server.url("index.html?bundle=sample.json"))
+        .await
+        .unwrap();
+    s.wait(
+        "the sample run",
+        "document.querySelectorAll('[data-testid=run]').length === 1",
+        LOAD,
+    )
+    .await;
+    let first = "[data-testid=run]:nth-child(1)";
+    // A row put on the page again would be a new element, without this mark.
+    s.js(&format!("document.querySelector('{first}').kept = true"))
+        .await;
+    s.client
+        .find(Locator::Css(&format!("{first} button[title^=Rename]")))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let input = s
+        .client
+        .find(Locator::Css(&format!("{first} input.rename")))
+        .await
+        .unwrap();
+    input.send_keys("\u{E009}a\u{E000}half typ").await.unwrap();
+
+    // Another bundle lands while the label is half typed.
+    s.js(r#"
+        return fetch('sample.json').then(r => r.text()).then(text => {
+            const dt = new DataTransfer();
+            dt.items.add(new File([text], 'dropped.json'));
+            window.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+        });
+    "#)
+    .await;
+    s.wait(
+        "the dropped run",
+        "document.querySelectorAll('[data-testid=run]').length === 2",
+        LOAD,
+    )
+    .await;
+    let rename = s
+        .js(&format!(
+            "const i = document.querySelector('{first} input.rename');
+             return [i ? i.value : null, document.activeElement === i,
+                     document.querySelector('{first}').kept === true];"
+        ))
+        .await;
+    assert_eq!(
+        rename[0],
+        json!("half typ"),
+        "the rename input stays open with what was typed"
+    );
+    assert_eq!(rename[1], json!(true), "the rename input keeps focus");
+    assert_eq!(
+        rename[2],
+        json!(true),
+        "the run's row stays the same element"
+    );
+    input.send_keys("ed\u{E007}").await.unwrap();
+    s.wait(
+        "the new label",
+        "document.querySelectorAll('[data-label=\"half typed\"]').length === 1",
+        LOAD,
+    )
+    .await;
+    assert_eq!(runs_listed(&s).await, ["half typed", "sample"]);
+
+    // Hiding a run keeps the focus on its checkbox, in the same row, also when the row above it
+    // goes away (removed here by a script, so the focus stays where the person left it).
+    let second = "[data-testid=run]:nth-child(2)";
+    s.js(&format!("document.querySelector('{second}').kept = true"))
+        .await;
+    s.client
+        .find(Locator::Css(&format!("{second} input[type=checkbox]")))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    s.wait(
+        "the run hidden",
+        &format!("document.querySelector('{second}').classList.contains('hidden-run')"),
+        LOAD,
+    )
+    .await;
+    let focused = "const c = document.activeElement, row = c.closest('[data-testid=run]');
+        return [c.type ?? null, row?.dataset.label ?? null, c.checked, row?.kept === true];";
+    let toggled = s.js(focused).await;
+    assert_eq!(
+        toggled,
+        json!(["checkbox", "sample", false, true]),
+        "the toggled checkbox keeps focus and shows its run hidden"
+    );
+    s.js(&format!(
+        "document.querySelector('{first} button[aria-label^=Remove]').click()"
+    ))
+    .await;
+    s.wait(
+        "one run left",
+        "document.querySelectorAll('[data-testid=run]').length === 1",
+        LOAD,
+    )
+    .await;
+    assert_eq!(
+        s.js(focused).await,
+        json!(["checkbox", "sample", false, true]),
+        "the focus stays on the run's checkbox when the row above it is removed"
+    );
+    s.screenshot("kept-focus").await;
+    s.close().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bundles_embedded_in_the_page_are_loaded() {
     let Some(browser) = Browser::find() else {

@@ -1,14 +1,15 @@
 //! The viewer's state as a plain type: loaded runs, load errors, and what is being looked at.
-//! Every user action is a method here, tested natively; the components only call them.
+//! Every user action is a method here, tested natively; the components only call them. What
+//! the page shows of it, ready to display, is derived in [`view_model`].
 
-use std::collections::BTreeMap;
+pub mod view_model;
+
 use std::sync::Arc;
 
 use llmsweep_shared::Bundle;
-use llmsweep_shared::bundle::{PointStatus, SweepKind};
-use llmsweep_shared::charts::{ChartRun, run_color};
-use llmsweep_shared::compare::{Comparison, RunInput, compare};
-use llmsweep_shared::folder::{FolderEntry, FolderListing, bundle_name, bundle_url};
+use llmsweep_shared::bundle::PointStatus;
+use llmsweep_shared::charts::run_color;
+use llmsweep_shared::folder::{FolderListing, bundle_name, bundle_url};
 
 /// Identifies a run for as long as it is loaded (never reused).
 pub type RunId = u32;
@@ -93,79 +94,6 @@ pub enum Folder {
     Listed(FolderListing),
     /// The listing could not be read, and why.
     Failed(String),
-}
-
-/// What the folder list shows for one file.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FolderRow {
-    pub name: String,
-    pub url: String,
-    /// The bundle's label, or the file name when it cannot be read.
-    pub label: String,
-    /// `2025-01-01 12:00 UTC · throughput + context · 140 KB`.
-    pub detail: String,
-    /// Why the file cannot be loaded.
-    pub error: Option<String>,
-    /// A run loaded from this file is in the run list.
-    pub loaded: bool,
-    pub simulated: bool,
-    pub complete: bool,
-    /// For an imported bundle: the tool that measured it.
-    pub imported_from: Option<String>,
-}
-
-impl FolderRow {
-    fn of(e: &FolderEntry, loaded: bool) -> FolderRow {
-        let (label, date, sweeps) = match &e.bundle {
-            Some(f) => {
-                let kinds: Vec<&str> = f
-                    .sweeps
-                    .iter()
-                    .map(|k| match k {
-                        SweepKind::Throughput => "throughput",
-                        SweepKind::Context => "context",
-                        SweepKind::Unknown => "other sweep",
-                    })
-                    .collect();
-                let sweeps = if kinds.is_empty() {
-                    "no sweeps".to_string()
-                } else {
-                    kinds.join(" + ")
-                };
-                (f.label.clone(), short_date(&f.created_at), Some(sweeps))
-            }
-            None => (
-                e.name.clone(),
-                e.modified.as_deref().map(short_date).unwrap_or_default(),
-                None,
-            ),
-        };
-        let detail: Vec<String> = [Some(date).filter(|d| !d.is_empty()), sweeps]
-            .into_iter()
-            .flatten()
-            .chain([human_size(e.size_bytes)])
-            .collect();
-        FolderRow {
-            name: e.name.clone(),
-            url: e.url.clone(),
-            label,
-            detail: detail.join(" · "),
-            error: e.error.clone(),
-            loaded,
-            simulated: e.bundle.as_ref().is_some_and(|f| f.simulated),
-            complete: e.bundle.as_ref().is_none_or(|f| f.complete),
-            imported_from: e.bundle.as_ref().and_then(|f| f.imported_from.clone()),
-        }
-    }
-}
-
-/// `512 B`, `21 KB`, `3.4 MB`.
-fn human_size(bytes: u64) -> String {
-    match bytes {
-        b if b < 1024 => format!("{b} B"),
-        b if b < 1024 * 1024 => format!("{} KB", b.div_ceil(1024)),
-        b => format!("{:.1} MB", b as f64 / (1024.0 * 1024.0)),
-    }
 }
 
 /// Everything the viewer shows, and every change a person can make to it.
@@ -289,35 +217,6 @@ impl ViewerState {
         }
     }
 
-    /// The shown runs as the chart code takes them.
-    pub fn chart_runs(&self) -> Vec<ChartRun<'_>> {
-        self.shown()
-            .map(|r| ChartRun {
-                label: &r.label,
-                color: run_color(r.color),
-                bundle: &r.bundle,
-            })
-            .collect()
-    }
-
-    /// The comparison of the shown runs against the baseline; `None` with fewer than two.
-    pub fn comparison(&self) -> Option<Comparison> {
-        let shown: Vec<&Run> = self.shown().collect();
-        if shown.len() < 2 {
-            return None;
-        }
-        let base = self.baseline()?;
-        let index = shown.iter().position(|r| r.id == base)?;
-        let inputs: Vec<RunInput> = shown
-            .iter()
-            .map(|r| RunInput {
-                label: &r.label,
-                bundle: &r.bundle,
-            })
-            .collect();
-        Some(compare(&inputs, index))
-    }
-
     /// The point the per-request view shows: the chosen one while its run is shown, else the
     /// first point with requests of the first shown run.
     pub fn selection(&self) -> Option<Selection> {
@@ -354,17 +253,6 @@ impl ViewerState {
 
     pub fn select(&mut self, s: Selection) {
         self.selection = Some(s);
-    }
-
-    /// The folder's files as the folder list shows them, newest first; loaded ones marked.
-    pub fn folder_rows(&self) -> Vec<FolderRow> {
-        let Some(Folder::Listed(l)) = &self.folder else {
-            return Vec::new();
-        };
-        l.bundles
-            .iter()
-            .map(|e| FolderRow::of(e, self.runs.iter().any(|r| r.source == e.name)))
-            .collect()
     }
 
     /// The name a bundle fetched from `url` is listed under: the file name for a bundle of the
@@ -419,118 +307,19 @@ pub fn points_with_requests(b: &Bundle) -> Vec<(usize, usize)> {
         .collect()
 }
 
-/// What the run list says about a run.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RunFacts {
-    pub model: String,
-    /// `sglang 0.4.0`, `llama.cpp`, or `unknown engine`.
-    pub engine: String,
-    /// GPUs and `--note`s, e.g. `2x RTX A6000 · tp=2`.
-    pub hardware: String,
-    /// `2025-01-01 12:00 UTC`.
-    pub date: String,
-    pub complete: bool,
-    pub simulated: bool,
-    /// `7 throughput points, 4 context points`.
-    pub points: String,
-    /// Flag word → points flagged with it, e.g. `short ×2`.
-    pub flags: Vec<String>,
-    /// For an imported run: where its numbers come from, in one line.
-    pub imported: Option<String>,
-    /// For an imported run: the source's definitions, and what the import left out.
-    pub source_definitions: Vec<(String, String)>,
-    pub import_notes: Vec<String>,
-}
-
-impl RunFacts {
-    pub fn of(b: &Bundle) -> RunFacts {
-        let engine = match (&b.target.engine, &b.target.engine_version) {
-            (Some(e), Some(v)) => format!("{e} {v}"),
-            (Some(e), None) => e.clone(),
-            _ => "unknown engine".into(),
-        };
-        let mut hw: Vec<String> = b.hosts.gpus.iter().map(|g| g.name.clone()).collect();
-        hw.extend(b.hosts.notes.iter().map(|(k, v)| format!("{k}={v}")));
-        let mut flags: BTreeMap<&str, usize> = BTreeMap::new();
-        for p in b.sweeps.iter().flat_map(|s| &s.points) {
-            for f in &p.flags {
-                *flags.entry(f.kind.as_str()).or_default() += 1;
-            }
-        }
-        RunFacts {
-            model: b.target.model.clone(),
-            engine,
-            hardware: hw.join(" · "),
-            date: short_date(&b.created_at),
-            complete: b.complete,
-            simulated: b.target.simulated,
-            points: point_counts(b),
-            flags: flags
-                .into_iter()
-                .map(|(k, n)| format!("{k} ×{n}"))
-                .collect(),
-            imported: llmsweep_shared::compare::source_line(b),
-            source_definitions: if b.is_imported() {
-                b.definitions
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect()
-            } else {
-                Vec::new()
-            },
-            import_notes: b
-                .source
-                .as_ref()
-                .map(|s| s.notes.clone())
-                .unwrap_or_default(),
-        }
-    }
-}
-
-fn point_counts(b: &Bundle) -> String {
-    let count = |k| {
-        b.sweeps
-            .iter()
-            .filter(|s| s.kind == k)
-            .map(|s| s.points.len())
-            .sum::<usize>()
-    };
-    let parts: Vec<String> = [
-        (count(SweepKind::Throughput), "throughput"),
-        (count(SweepKind::Context), "context"),
-    ]
-    .into_iter()
-    .filter(|(n, _)| *n > 0)
-    .map(|(n, k)| format!("{n} {k} point{}", if n == 1 { "" } else { "s" }))
-    .collect();
-    if parts.is_empty() {
-        "no sweeps".into()
-    } else {
-        parts.join(", ")
-    }
-}
-
-/// `2025-01-01T12:34:56Z` → `2025-01-01 12:34 UTC`; anything else as it is.
-fn short_date(rfc3339: &str) -> String {
-    match (rfc3339.get(..10), rfc3339.get(11..16)) {
-        (Some(d), Some(t)) if rfc3339.ends_with('Z') => format!("{d} {t} UTC"),
-        _ => rfc3339.to_string(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    const MINIMAL: &str = include_str!("../../shared/tests/fixtures/minimal.json");
+    pub(super) const MINIMAL: &str = include_str!("../../../shared/tests/fixtures/minimal.json");
 
-    fn bundle(label: &str) -> Bundle {
+    pub(super) fn bundle(label: &str) -> Bundle {
         let mut b = Bundle::from_json(MINIMAL).unwrap();
         b.label = label.into();
         b
     }
 
-    fn two() -> (ViewerState, RunId, RunId) {
+    pub(super) fn two() -> (ViewerState, RunId, RunId) {
         let mut s = ViewerState::default();
         let a = s.add("a.json", bundle("kpro5"));
         let b = s.add("b.json", bundle("kpro6"));
@@ -594,30 +383,10 @@ mod tests {
     }
 
     #[test]
-    fn comparison_uses_display_labels_and_the_baseline() {
-        let (mut s, _a, b) = two();
-        s.rename(b, "new");
-        s.set_baseline(b);
-        let c = s.comparison().unwrap();
-        assert_eq!(c.labels, ["kpro5", "new"]);
-        assert_eq!(c.baseline, 1);
-    }
-
-    #[test]
     fn tabs_by_name() {
         assert_eq!(Tab::from_name("compare"), Some(Tab::Compare));
         assert_eq!(Tab::from_name("Context "), Some(Tab::Context));
         assert_eq!(Tab::from_name("charts"), None);
-    }
-
-    #[test]
-    fn facts_for_the_run_list() {
-        let f = RunFacts::of(&bundle("a"));
-        assert_eq!(f.engine, "sglang 0.4.0");
-        assert_eq!(f.hardware, "gpu=2x RTX A6000");
-        assert_eq!(f.date, "2025-01-01 00:00 UTC");
-        assert_eq!(f.points, "no sweeps");
-        assert!(f.complete && !f.simulated);
     }
 
     /// A bundle whose throughput sweep has a skipped point and then a point with one request.
@@ -675,52 +444,6 @@ mod tests {
         );
         s.select_shown(0, 0, 1);
         assert_eq!(s.selection().map(|x| x.run), Some(a));
-    }
-
-    fn listing() -> FolderListing {
-        serde_json::from_str(
-            r#"{"folder": "results", "bundles": [
-                {"name": "kpro6 new.json.gz", "url": "bundles/kpro6%20new.json.gz",
-                 "size_bytes": 3500000, "modified": "2025-01-02T09:00:00Z",
-                 "bundle": {"label": "kpro6", "created_at": "2025-01-02T08:59:00Z",
-                            "complete": false, "simulated": true,
-                            "sweeps": ["throughput", "context"]}},
-                {"name": "broken.json", "url": "bundles/broken.json", "size_bytes": 300,
-                 "modified": "2025-01-01T10:00:00Z", "error": "not valid JSON: EOF"},
-                {"name": "a.json", "url": "bundles/a.json", "size_bytes": 2048,
-                 "bundle": {"label": "kpro5", "created_at": "2025-01-01T00:00:00Z",
-                            "complete": true, "sweeps": []}}]}"#,
-        )
-        .unwrap()
-    }
-
-    #[test]
-    fn folder_rows_say_what_each_file_is_and_which_are_loaded() {
-        let mut s = ViewerState::default();
-        assert!(s.folder_rows().is_empty());
-        s.folder = Some(Folder::Listed(listing()));
-        let url = "bundles/kpro6%20new.json.gz";
-        let source = s.source_of_url(url);
-        assert_eq!(source, "kpro6 new.json.gz");
-        s.add(&source, bundle("kpro6"));
-        s.add("dropped.json", bundle("x"));
-        let rows = s.folder_rows();
-        assert_eq!(rows.len(), 3);
-        assert_eq!(
-            (rows[0].label.as_str(), rows[0].loaded, rows[0].complete),
-            ("kpro6", true, false)
-        );
-        assert!(rows[0].simulated);
-        assert_eq!(
-            rows[0].detail,
-            "2025-01-02 08:59 UTC · throughput + context · 3.3 MB"
-        );
-        assert_eq!(rows[1].label, "broken.json");
-        assert_eq!(rows[1].error.as_deref(), Some("not valid JSON: EOF"));
-        assert_eq!(rows[1].detail, "2025-01-01 10:00 UTC · 300 B");
-        assert!(!rows[1].loaded);
-        assert_eq!(rows[2].detail, "2025-01-01 00:00 UTC · no sweeps · 2 KB");
-        assert_eq!(s.folder_urls(), Some(vec![url.to_string()]));
     }
 
     #[test]

@@ -1,0 +1,396 @@
+//! What the page shows of the state, ready to display: the run list's rows and facts, the folder
+//! list's rows, the runs as charts take them and their comparison. Derived only; no action here.
+
+use std::collections::BTreeMap;
+
+use llmsweep_shared::Bundle;
+use llmsweep_shared::bundle::SweepKind;
+use llmsweep_shared::charts::{ChartRun, run_color};
+use llmsweep_shared::compare::{Comparison, RunInput, compare};
+use llmsweep_shared::folder::FolderEntry;
+
+use super::{Folder, Run, RunId, ViewerState};
+
+/// What the folder part of the page shows, before its rows.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FolderStatus {
+    /// Not served with a folder, or its listing is being read.
+    Reading,
+    /// The listing could not be read, and why.
+    Failed(String),
+    Empty,
+    /// Listed with at least one bundle: see [`ViewerState::folder_rows`].
+    Listed,
+}
+
+/// What a run's row in the run list shows that can change while the row stays on the page.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunRow {
+    /// The label shown.
+    pub label: String,
+    pub visible: bool,
+    /// `#rrggbb` of the run's color.
+    pub color: String,
+    /// `bundle label: kpro5` while the label shown is not the bundle's own.
+    pub original: Option<String>,
+}
+
+impl RunRow {
+    fn of(r: &Run) -> RunRow {
+        RunRow {
+            label: r.label.clone(),
+            visible: r.visible,
+            color: r.css_color(),
+            original: r
+                .renamed()
+                .then(|| format!("bundle label: {}", r.bundle.label)),
+        }
+    }
+}
+
+/// What the folder list shows for one file. The whole row is its key in the list: a row is put on
+/// the page again only when what it shows changed.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct FolderRow {
+    pub name: String,
+    pub url: String,
+    /// The bundle's label, or the file name when it cannot be read.
+    pub label: String,
+    /// `2025-01-01 12:00 UTC · throughput + context · 140 KB`.
+    pub detail: String,
+    /// Why the file cannot be loaded.
+    pub error: Option<String>,
+    /// A run loaded from this file is in the run list.
+    pub loaded: bool,
+    pub simulated: bool,
+    pub complete: bool,
+    /// For an imported bundle: the tool that measured it.
+    pub imported_from: Option<String>,
+}
+
+impl FolderRow {
+    fn of(e: &FolderEntry, loaded: bool) -> FolderRow {
+        let (label, date, sweeps) = match &e.bundle {
+            Some(f) => {
+                let kinds: Vec<&str> = f
+                    .sweeps
+                    .iter()
+                    .map(|k| match k {
+                        SweepKind::Throughput => "throughput",
+                        SweepKind::Context => "context",
+                        SweepKind::Unknown => "other sweep",
+                    })
+                    .collect();
+                let sweeps = if kinds.is_empty() {
+                    "no sweeps".to_string()
+                } else {
+                    kinds.join(" + ")
+                };
+                (f.label.clone(), short_date(&f.created_at), Some(sweeps))
+            }
+            None => (
+                e.name.clone(),
+                e.modified.as_deref().map(short_date).unwrap_or_default(),
+                None,
+            ),
+        };
+        let detail: Vec<String> = [Some(date).filter(|d| !d.is_empty()), sweeps]
+            .into_iter()
+            .flatten()
+            .chain([human_size(e.size_bytes)])
+            .collect();
+        FolderRow {
+            name: e.name.clone(),
+            url: e.url.clone(),
+            label,
+            detail: detail.join(" · "),
+            error: e.error.clone(),
+            loaded,
+            simulated: e.bundle.as_ref().is_some_and(|f| f.simulated),
+            complete: e.bundle.as_ref().is_none_or(|f| f.complete),
+            imported_from: e.bundle.as_ref().and_then(|f| f.imported_from.clone()),
+        }
+    }
+}
+
+/// `512 B`, `21 KB`, `3.4 MB`.
+fn human_size(bytes: u64) -> String {
+    match bytes {
+        b if b < 1024 => format!("{b} B"),
+        b if b < 1024 * 1024 => format!("{} KB", b.div_ceil(1024)),
+        b => format!("{:.1} MB", b as f64 / (1024.0 * 1024.0)),
+    }
+}
+
+/// What the run list says about a run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunFacts {
+    pub model: String,
+    /// `sglang 0.4.0`, `llama.cpp`, or `unknown engine`.
+    pub engine: String,
+    /// GPUs and `--note`s, e.g. `2x RTX A6000 · tp=2`.
+    pub hardware: String,
+    /// `2025-01-01 12:00 UTC`.
+    pub date: String,
+    pub complete: bool,
+    pub simulated: bool,
+    /// `7 throughput points, 4 context points`.
+    pub points: String,
+    /// Flag word → points flagged with it, e.g. `short ×2`.
+    pub flags: Vec<String>,
+    /// For an imported run: where its numbers come from, in one line.
+    pub imported: Option<String>,
+    /// For an imported run: the source's definitions, and what the import left out.
+    pub source_definitions: Vec<(String, String)>,
+    pub import_notes: Vec<String>,
+}
+
+impl RunFacts {
+    pub fn of(b: &Bundle) -> RunFacts {
+        let engine = match (&b.target.engine, &b.target.engine_version) {
+            (Some(e), Some(v)) => format!("{e} {v}"),
+            (Some(e), None) => e.clone(),
+            _ => "unknown engine".into(),
+        };
+        let mut hw: Vec<String> = b.hosts.gpus.iter().map(|g| g.name.clone()).collect();
+        hw.extend(b.hosts.notes.iter().map(|(k, v)| format!("{k}={v}")));
+        let mut flags: BTreeMap<&str, usize> = BTreeMap::new();
+        for p in b.sweeps.iter().flat_map(|s| &s.points) {
+            for f in &p.flags {
+                *flags.entry(f.kind.as_str()).or_default() += 1;
+            }
+        }
+        RunFacts {
+            model: b.target.model.clone(),
+            engine,
+            hardware: hw.join(" · "),
+            date: short_date(&b.created_at),
+            complete: b.complete,
+            simulated: b.target.simulated,
+            points: point_counts(b),
+            flags: flags
+                .into_iter()
+                .map(|(k, n)| format!("{k} ×{n}"))
+                .collect(),
+            imported: llmsweep_shared::compare::source_line(b),
+            source_definitions: if b.is_imported() {
+                b.definitions
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect()
+            } else {
+                Vec::new()
+            },
+            import_notes: b
+                .source
+                .as_ref()
+                .map(|s| s.notes.clone())
+                .unwrap_or_default(),
+        }
+    }
+}
+
+fn point_counts(b: &Bundle) -> String {
+    let count = |k| {
+        b.sweeps
+            .iter()
+            .filter(|s| s.kind == k)
+            .map(|s| s.points.len())
+            .sum::<usize>()
+    };
+    let parts: Vec<String> = [
+        (count(SweepKind::Throughput), "throughput"),
+        (count(SweepKind::Context), "context"),
+    ]
+    .into_iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, k)| format!("{n} {k} point{}", if n == 1 { "" } else { "s" }))
+    .collect();
+    if parts.is_empty() {
+        "no sweeps".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// `2025-01-01T12:34:56Z` → `2025-01-01 12:34 UTC`; anything else as it is.
+fn short_date(rfc3339: &str) -> String {
+    match (rfc3339.get(..10), rfc3339.get(11..16)) {
+        (Some(d), Some(t)) if rfc3339.ends_with('Z') => format!("{d} {t} UTC"),
+        _ => rfc3339.to_string(),
+    }
+}
+
+impl ViewerState {
+    /// The loaded runs in load order, by id: the keys of the run list's rows.
+    pub fn run_ids(&self) -> Vec<RunId> {
+        self.runs.iter().map(|r| r.id).collect()
+    }
+
+    /// The shown runs in load order, by id: the keys of the run pickers' options.
+    pub fn shown_ids(&self) -> Vec<RunId> {
+        self.shown().map(|r| r.id).collect()
+    }
+
+    /// The changing part of run `id`'s row; `None` once it is removed.
+    pub fn run_row(&self, id: RunId) -> Option<RunRow> {
+        self.run(id).map(RunRow::of)
+    }
+
+    /// The shown runs as the chart code takes them.
+    pub fn chart_runs(&self) -> Vec<ChartRun<'_>> {
+        self.shown()
+            .map(|r| ChartRun {
+                label: &r.label,
+                color: run_color(r.color),
+                bundle: &r.bundle,
+            })
+            .collect()
+    }
+
+    /// The comparison of the shown runs against the baseline; `None` with fewer than two.
+    pub fn comparison(&self) -> Option<Comparison> {
+        let shown: Vec<&Run> = self.shown().collect();
+        if shown.len() < 2 {
+            return None;
+        }
+        let base = self.baseline()?;
+        let index = shown.iter().position(|r| r.id == base)?;
+        let inputs: Vec<RunInput> = shown
+            .iter()
+            .map(|r| RunInput {
+                label: &r.label,
+                bundle: &r.bundle,
+            })
+            .collect();
+        Some(compare(&inputs, index))
+    }
+
+    /// The folder's name, once listed.
+    pub fn folder_name(&self) -> Option<String> {
+        match &self.folder {
+            Some(Folder::Listed(l)) => Some(l.folder.clone()),
+            _ => None,
+        }
+    }
+
+    pub fn folder_status(&self) -> FolderStatus {
+        match &self.folder {
+            None | Some(Folder::Reading) => FolderStatus::Reading,
+            Some(Folder::Failed(e)) => FolderStatus::Failed(e.clone()),
+            Some(Folder::Listed(l)) if l.bundles.is_empty() => FolderStatus::Empty,
+            Some(Folder::Listed(_)) => FolderStatus::Listed,
+        }
+    }
+
+    /// The folder's files as the folder list shows them, newest first; loaded ones marked.
+    pub fn folder_rows(&self) -> Vec<FolderRow> {
+        let Some(Folder::Listed(l)) = &self.folder else {
+            return Vec::new();
+        };
+        l.bundles
+            .iter()
+            .map(|e| FolderRow::of(e, self.runs.iter().any(|r| r.source == e.name)))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use llmsweep_shared::folder::FolderListing;
+
+    use super::super::tests::{bundle, two};
+    use super::*;
+
+    #[test]
+    fn comparison_uses_display_labels_and_the_baseline() {
+        let (mut s, _a, b) = two();
+        s.rename(b, "new");
+        s.set_baseline(b);
+        let c = s.comparison().unwrap();
+        assert_eq!(c.labels, ["kpro5", "new"]);
+        assert_eq!(c.baseline, 1);
+    }
+
+    #[test]
+    fn run_rows_follow_one_run_by_id() {
+        let (mut s, a, b) = two();
+        assert_eq!(s.run_ids(), [a, b]);
+        let before = s.run_row(b);
+        s.rename(a, "old host");
+        s.toggle(a);
+        assert_eq!(
+            s.run_row(b),
+            before,
+            "another run's change leaves the row as it is"
+        );
+        let row = s.run_row(a).unwrap();
+        assert_eq!(row.label, "old host");
+        assert!(!row.visible);
+        assert_eq!(row.original.as_deref(), Some("bundle label: kpro5"));
+        assert_eq!(row.color, run_color(0).hex());
+        assert_eq!(s.shown_ids(), [b]);
+        s.remove(a);
+        assert_eq!(s.run_row(a), None);
+        assert_eq!(s.run_ids(), [b]);
+    }
+
+    #[test]
+    fn facts_for_the_run_list() {
+        let f = RunFacts::of(&bundle("a"));
+        assert_eq!(f.engine, "sglang 0.4.0");
+        assert_eq!(f.hardware, "gpu=2x RTX A6000");
+        assert_eq!(f.date, "2025-01-01 00:00 UTC");
+        assert_eq!(f.points, "no sweeps");
+        assert!(f.complete && !f.simulated);
+    }
+
+    fn listing() -> FolderListing {
+        serde_json::from_str(
+            r#"{"folder": "results", "bundles": [
+                {"name": "kpro6 new.json.gz", "url": "bundles/kpro6%20new.json.gz",
+                 "size_bytes": 3500000, "modified": "2025-01-02T09:00:00Z",
+                 "bundle": {"label": "kpro6", "created_at": "2025-01-02T08:59:00Z",
+                            "complete": false, "simulated": true,
+                            "sweeps": ["throughput", "context"]}},
+                {"name": "broken.json", "url": "bundles/broken.json", "size_bytes": 300,
+                 "modified": "2025-01-01T10:00:00Z", "error": "not valid JSON: EOF"},
+                {"name": "a.json", "url": "bundles/a.json", "size_bytes": 2048,
+                 "bundle": {"label": "kpro5", "created_at": "2025-01-01T00:00:00Z",
+                            "complete": true, "sweeps": []}}]}"#,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn folder_rows_say_what_each_file_is_and_which_are_loaded() {
+        let mut s = ViewerState::default();
+        assert!(s.folder_rows().is_empty());
+        assert_eq!(s.folder_status(), FolderStatus::Reading);
+        s.folder = Some(Folder::Listed(listing()));
+        let url = "bundles/kpro6%20new.json.gz";
+        let source = s.source_of_url(url);
+        assert_eq!(source, "kpro6 new.json.gz");
+        s.add(&source, bundle("kpro6"));
+        s.add("dropped.json", bundle("x"));
+        let rows = s.folder_rows();
+        assert_eq!(rows.len(), 3);
+        assert_eq!(
+            (rows[0].label.as_str(), rows[0].loaded, rows[0].complete),
+            ("kpro6", true, false)
+        );
+        assert!(rows[0].simulated);
+        assert_eq!(
+            rows[0].detail,
+            "2025-01-02 08:59 UTC · throughput + context · 3.3 MB"
+        );
+        assert_eq!(rows[1].label, "broken.json");
+        assert_eq!(rows[1].error.as_deref(), Some("not valid JSON: EOF"));
+        assert_eq!(rows[1].detail, "2025-01-01 10:00 UTC · 300 B");
+        assert!(!rows[1].loaded);
+        assert_eq!(rows[2].detail, "2025-01-01 00:00 UTC · no sweeps · 2 KB");
+        assert_eq!(s.folder_status(), FolderStatus::Listed);
+        assert_eq!(s.folder_name().as_deref(), Some("results"));
+        assert_eq!(s.folder_urls(), Some(vec![url.to_string()]));
+    }
+}
