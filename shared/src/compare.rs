@@ -13,7 +13,7 @@ use crate::bundle::{Api, Bundle, Point, PointStatus, Sweep, SweepKind};
 use crate::curves::{Metric, sweep_of};
 
 pub use interval::{Change, Estimate, Spread};
-pub use verdict::{Outcome, SweepVerdict, verdicts};
+pub use verdict::{Outcome, SweepVerdict, WorkloadCheck, verdicts, workload_checks};
 
 /// Changes smaller than this many percent are shown as unchanged, not better or worse, even when
 /// beyond the noise.

@@ -20,6 +20,7 @@ fn sample() -> Bundle {
         finish_reason: Some("length".into()),
         error: None,
         prompt_hash: "0123456789abcdef".into(),
+        content_hash: None,
         chunks: 11,
         itl: Some(ItlSummary {
             mean_s: 0.1,
@@ -88,6 +89,8 @@ fn sample() -> Bundle {
             calibration: Calibration::Tokenizer,
             prompt_digest: "ab".into(),
             shared_prefix_len: 0,
+            prefix_seed: Some(99),
+            prefix_tokens: Some(4),
         },
         definitions: definitions(),
         sweeps: vec![Sweep {

@@ -45,10 +45,12 @@ pub struct OutputArgs {
     /// Folder the bundle is written to.
     #[arg(long, default_value = "results")]
     pub out: PathBuf,
-    /// Seed of the random prompts; the same seed and tokenizer give the same prompts
-    /// [default: random, recorded in the bundle].
-    #[arg(long)]
-    pub seed: Option<u64>,
+    /// Seed of the prompts' content: the same seed, lengths and tokenizer give the same prompts
+    /// on every host, so two default runs are provably the same work. The first words of every
+    /// prompt come from a new random seed each run (recorded), so nothing is served from the
+    /// server's prefix cache.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
 }
 
 /// The throughput sweep's own flags (shared by `throughput` and `run`).

@@ -94,6 +94,7 @@ impl Client {
                 start_s: start.duration_since(origin).as_secs_f64(),
                 input_tokens: prompt.tokens,
                 prompt_hash: prompt.hash.clone(),
+                content_hash: prompt.content_hash.clone(),
             };
             let mut trace = Trace::new();
             let run =

@@ -32,7 +32,11 @@ pub struct OutputPlan {
     pub label: String,
     pub notes: BTreeMap<String, String>,
     pub out: PathBuf,
+    /// Seed of the prompts' content: fixed by default, so two hosts send the same work.
     pub seed: u64,
+    /// Seed of the words each prompt starts with, new every run, so a rerun finds nothing in
+    /// the server's prefix cache.
+    pub prefix_seed: u64,
 }
 
 /// A checked throughput sweep: its own values only (the target and output are the run's).
@@ -288,13 +292,14 @@ impl OutputPlan {
             label,
             notes: a.notes.iter().cloned().collect(),
             out: a.out.clone(),
-            seed: a.seed.unwrap_or_else(random_seed),
+            seed: a.seed,
+            prefix_seed: random_seed(),
         })
     }
 }
 
 /// A seed that differs between runs, so a rerun does not hit the server's prefix cache with the
-/// previous run's prompts.
+/// previous run's prompts (it seeds only the first words of each prompt).
 fn random_seed() -> u64 {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

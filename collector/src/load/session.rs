@@ -14,7 +14,7 @@ use crate::load::generator::Interrupt;
 use crate::load::plan::{OutputPlan, TargetPlan};
 use crate::load::probe::{Fingerprint, probe};
 use crate::load::tokenize;
-use crate::load::workload::{PromptBuilder, SplitMix64, TokenModel, digest};
+use crate::load::workload::{PREFIX_WORDS, PromptBuilder, SplitMix64, TokenModel, digest};
 use crate::output::store;
 
 /// How long each fingerprint probe may take.
@@ -71,7 +71,7 @@ impl Session {
         let created = chrono::Utc::now();
         let path = store::bundle_path(&output.out, &output.label, kind, &created);
         let client = Client::new(http, &target.url, target.api, model.clone(), target.timeout);
-        let id = SplitMix64::new(output.seed ^ created.timestamp_micros() as u64).next_u64();
+        let id = SplitMix64::new(output.prefix_seed ^ created.timestamp_micros() as u64).next_u64();
         let target_facts = Target {
             url: target.url.clone(),
             api: target.api,
@@ -101,11 +101,17 @@ impl Session {
             calibration,
             prompt_digest: digest([]),
             shared_prefix_len: 0,
+            prefix_seed: Some(output.prefix_seed),
+            prefix_tokens: Some(PREFIX_WORDS),
         };
         bundle.definitions = definitions();
         Ok(Session {
             client: Arc::new(client),
-            prompts: Arc::new(PromptBuilder::new(output.seed, token_model)),
+            prompts: Arc::new(PromptBuilder::new(
+                output.seed,
+                Some(output.prefix_seed),
+                token_model,
+            )),
             bundle,
             path,
             interrupt,

@@ -127,7 +127,7 @@ async fn verify(
     model: TokenModel,
     specials: u64,
 ) -> Option<TokenModel> {
-    let builder = crate::load::workload::PromptBuilder::new(0x7E57, model);
+    let builder = crate::load::workload::PromptBuilder::new(0x7E57, None, model);
     let p = builder.prompt(u64::MAX, 0, 300);
     let n = count_tokens(http, base, model_name, &p.text).await?;
     (n.checked_sub(specials)? == p.tokens).then_some(builder.model)

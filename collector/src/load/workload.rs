@@ -46,6 +46,15 @@ pub enum TokenModel {
 }
 
 impl TokenModel {
+    /// The words that cost one token at the start of a text and elsewhere (the word list itself
+    /// when costs are only estimated).
+    fn one_token_words(&self) -> (Vec<&str>, Vec<&str>) {
+        match self {
+            TokenModel::Measured { words, first, .. } => (one_token(first), one_token(words)),
+            TokenModel::Estimated { .. } => (Vec::new(), WORDS.to_vec()),
+        }
+    }
+
     /// Tokens added to every prompt by the server (BOS, chat template).
     pub fn added(&self) -> u64 {
         match self {
@@ -63,30 +72,68 @@ pub struct Prompt {
     pub tokens: u64,
     /// First 16 hex digits of the SHA-256 of `text`.
     pub hash: String,
+    /// The same of the text after the per-run prefix (when there is one).
+    pub content_hash: Option<String>,
     /// Words in the text.
     pub words: u64,
 }
 
-/// Builds prompts deterministically from the seed, the point and the request index, so two hosts
-/// given the same seed and tokenizer send the same prompts.
+/// Words of the per-run prefix at the start of every prompt.
+pub const PREFIX_WORDS: u64 = 4;
+
+/// Builds prompts deterministically: the content from the seed, the point and the request index,
+/// so two hosts given the same seed and tokenizer send the same work; the first
+/// [`PREFIX_WORDS`] words from a per-run prefix seed, so a rerun misses the prefix cache.
 #[derive(Debug, Clone)]
 pub struct PromptBuilder {
     pub seed: u64,
+    /// `None`: the whole prompt comes from `seed` (the warm-up's calibration and the tests).
+    pub prefix_seed: Option<u64>,
     pub model: TokenModel,
 }
 
 impl PromptBuilder {
-    pub fn new(seed: u64, model: TokenModel) -> Self {
-        PromptBuilder { seed, model }
+    pub fn new(seed: u64, prefix_seed: Option<u64>, model: TokenModel) -> Self {
+        PromptBuilder {
+            seed,
+            prefix_seed,
+            model,
+        }
     }
 
     /// The prompt for request `index` of the stream `stream` (a point, or the warm-up).
     /// Every prompt starts with its own random words, so no two share a cacheable prefix.
     pub fn prompt(&self, stream: u64, index: u64, input_len: u64) -> Prompt {
-        let mut rng = SplitMix64::new(self.seed ^ mix(stream) ^ mix(index.wrapping_add(0x51)));
-        let body = input_len.saturating_sub(self.model.added()).max(1);
+        let key = mix(stream) ^ mix(index.wrapping_add(0x51));
+        let mut rng = SplitMix64::new(self.seed ^ key);
+        let mut body = input_len.saturating_sub(self.model.added()).max(1);
+        // The prefix: one-token words (so its length is the same whatever words are drawn),
+        // placed first.
+        let mut prefix: Vec<&str> = Vec::new();
+        let mut prefix_tokens = 0;
+        if let Some(p) = self.prefix_seed {
+            let mut prng = SplitMix64::new(p ^ key);
+            let (first, words) = self.model.one_token_words();
+            for i in 0..PREFIX_WORDS {
+                let pool = if i == 0 && !first.is_empty() {
+                    &first
+                } else {
+                    &words
+                };
+                if pool.is_empty() || body <= PREFIX_WORDS + 1 {
+                    break;
+                }
+                prefix.push(pool[prng.below(pool.len() as u64) as usize]);
+                prefix_tokens += 1;
+            }
+            body -= prefix_tokens;
+        }
+        let at_start = prefix.is_empty();
         let (words, body_tokens) = match &self.model {
-            TokenModel::Measured { words, first, .. } => pick_exact(words, first, body, &mut rng),
+            TokenModel::Measured { words, first, .. } => {
+                let first: &[(String, u32)] = if at_start { first } else { &[] };
+                pick_exact(words, first, body, &mut rng)
+            }
             TokenModel::Estimated {
                 tokens_per_word, ..
             } => {
@@ -95,14 +142,27 @@ impl PromptBuilder {
                 (w.collect(), body)
             }
         };
-        let text = words.join(" ");
+        let content = words.join(" ");
+        let text = if prefix.is_empty() {
+            content.clone()
+        } else {
+            format!("{} {content}", prefix.join(" "))
+        };
         Prompt {
             hash: prompt_hash(&text),
-            tokens: body_tokens + self.model.added(),
-            words: words.len() as u64,
+            content_hash: self.prefix_seed.map(|_| prompt_hash(&content)),
+            tokens: body_tokens + prefix_tokens + self.model.added(),
+            words: (prefix.len() + words.len()) as u64,
             text,
         }
     }
+}
+
+fn one_token(list: &[(String, u32)]) -> Vec<&str> {
+    list.iter()
+        .filter(|w| w.1 == 1)
+        .map(|w| w.0.as_str())
+        .collect()
 }
 
 /// Random words whose costs add up to `target`, or as close below as the costs allow. The first
@@ -203,7 +263,7 @@ mod tests {
 
     #[test]
     fn measured_prompts_hit_the_length_exactly() {
-        let b = PromptBuilder::new(7, one_token_words());
+        let b = PromptBuilder::new(7, None, one_token_words());
         let p = b.prompt(0, 0, 1000);
         assert_eq!(p.tokens, 1000);
         assert_eq!(p.words, 999, "one token is the server's BOS");
@@ -220,6 +280,7 @@ mod tests {
         let first = vec![("Alpha".to_string(), 2)];
         let b = PromptBuilder::new(
             1,
+            None,
             TokenModel::Measured {
                 words,
                 first,
@@ -240,6 +301,7 @@ mod tests {
         let words = vec![("xx".to_string(), 2)];
         let b = PromptBuilder::new(
             1,
+            None,
             TokenModel::Measured {
                 words,
                 first: vec![],
@@ -251,7 +313,7 @@ mod tests {
 
     #[test]
     fn prompts_are_unique_and_reproducible() {
-        let b = PromptBuilder::new(42, one_token_words());
+        let b = PromptBuilder::new(42, None, one_token_words());
         let a: Vec<Prompt> = (0..50).map(|i| b.prompt(1, i, 64)).collect();
         let again: Vec<Prompt> = (0..50).map(|i| b.prompt(1, i, 64)).collect();
         assert_eq!(a, again);
@@ -264,15 +326,64 @@ mod tests {
         assert_eq!(firsts.len(), 50, "every prompt starts differently");
         assert_ne!(b.prompt(2, 0, 64), b.prompt(1, 0, 64));
         assert_ne!(
-            PromptBuilder::new(43, one_token_words()).prompt(1, 0, 64),
+            PromptBuilder::new(43, None, one_token_words()).prompt(1, 0, 64),
             a[0]
         );
+    }
+
+    #[test]
+    fn a_per_run_prefix_changes_the_start_and_keeps_the_content_and_the_length() {
+        let run = |prefix| PromptBuilder::new(0, Some(prefix), one_token_words());
+        let (a, b) = (run(1), run(2));
+        for i in 0..20 {
+            let (pa, pb) = (a.prompt(1, i, 300), b.prompt(1, i, 300));
+            assert_eq!((pa.tokens, pb.tokens), (300, 300));
+            assert_ne!(pa.hash, pb.hash, "the runs' prompts differ");
+            assert_eq!(pa.content_hash, pb.content_hash, "their content does not");
+            let head = |p: &Prompt| {
+                p.text
+                    .split(' ')
+                    .take(PREFIX_WORDS as usize)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            };
+            assert_ne!(head(&pa), head(&pb));
+            let tail = |p: &Prompt| {
+                p.text
+                    .split(' ')
+                    .skip(PREFIX_WORDS as usize)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            };
+            assert_eq!(tail(&pa), tail(&pb));
+        }
+        // Mixed costs: the prefix takes only one-token words, the content fills the rest exactly.
+        let words = vec![
+            ("alpha".to_string(), 3),
+            ("be".to_string(), 1),
+            ("gamma".to_string(), 2),
+        ];
+        let m = PromptBuilder::new(
+            1,
+            Some(9),
+            TokenModel::Measured {
+                words,
+                first: vec![("Alpha".to_string(), 2)],
+                added: 0,
+            },
+        );
+        for len in 8..60 {
+            let p = m.prompt(3, len, len);
+            assert_eq!(p.tokens, len);
+            assert!(p.text.starts_with("be be be be "), "{}", p.text);
+        }
     }
 
     #[test]
     fn estimated_model_scales_word_count() {
         let b = PromptBuilder::new(
             1,
+            None,
             TokenModel::Estimated {
                 tokens_per_word: 1.25,
                 added: 0,

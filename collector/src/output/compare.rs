@@ -10,7 +10,7 @@ use llmsweep_shared::bundle::SweepKind;
 use llmsweep_shared::compare::verdict::{change_text, level_list};
 use llmsweep_shared::compare::{
     Comparison, NEUTRAL_PCT, RunInput, SweepComparison, Verdict, compare, definition, interval,
-    kind_name, verdicts,
+    kind_name, verdicts, workload_checks,
 };
 use llmsweep_shared::curves::Metric;
 
@@ -82,6 +82,14 @@ pub fn run(req: &CompareRequest) -> anyhow::Result<(String, Option<GateResult>)>
     let cmp = compare(&inputs, baseline);
     let mut out = String::new();
     render_verdicts(&mut out, &cmp, req.fail_if_slower.unwrap_or(NEUTRAL_PCT));
+    for w in workload_checks(&inputs, &cmp) {
+        let mark = if w.same == Some(false) {
+            "warning: "
+        } else {
+            ""
+        };
+        let _ = writeln!(out, "{mark}{}: {}\n", cmp.labels[w.run], w.line);
+    }
     for sweep in &cmp.sweeps {
         render_sweep(&mut out, &cmp, sweep);
     }

@@ -228,3 +228,102 @@ fn gzipped_bundles_and_bad_files_are_handled() {
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o.stderr).contains("at least two bundles"));
 }
+
+/// Runs `llmsweep throughput` against `sim` with the same small workload every time.
+fn sweep_sim(url: &str, out: &Path, label: &str) -> PathBuf {
+    let o = llmsweep(&[
+        "throughput",
+        "--url",
+        url,
+        "--label",
+        label,
+        "--out",
+        out.to_str().unwrap(),
+        "--concurrency",
+        "1,2",
+        "--input-len",
+        "64",
+        "--output-len",
+        "16",
+        "--requests",
+        "6",
+        "--warmup",
+        "0",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    std::fs::read_dir(out)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with(label))
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_gate_passes_a_rerun_and_fails_a_server_half_as_fast() {
+    use llmsweep::sim::{Preset, SimConfig, SimServer};
+    // Slow enough that a few milliseconds of scheduling on a busy machine are well under 5 %:
+    // TTFT about 0.4 s, then 15 tokens 25 ms apart.
+    let cfg = SimConfig {
+        prefill_a_s: 0.4,
+        decode_d0_s: 0.025,
+        decode_d1_s: 0.0,
+        ..SimConfig::preset(Preset::Fast)
+    };
+    let half = SimConfig {
+        prefill_a_s: 0.8,
+        decode_d0_s: 0.05,
+        ..cfg.clone()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let sim = SimServer::start(cfg, 0).await.unwrap();
+    let a = sweep_sim(&sim.url(), dir.path(), "first");
+    let b = sweep_sim(&sim.url(), dir.path(), "again");
+    sim.shutdown().await;
+    let slow = SimServer::start(half, 0).await.unwrap();
+    let c = sweep_sim(&slow.url(), dir.path(), "halfspeed");
+    slow.shutdown().await;
+    let (a, b, c) = (
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        c.to_str().unwrap(),
+    );
+
+    // The default seed: both runs sent the same content, each with its own prefix.
+    let o = llmsweep(&["compare", a, b, "--fail-if-slower", "5"]);
+    let out = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(
+        out.contains("throughput sweep: no significant change from first to again (C = 1, 2)"),
+        "{out}"
+    );
+    assert!(out.contains("again: same workload ✓ (digest "), "{out}");
+    let (ba, bb) = (
+        Bundle::from_json(&std::fs::read_to_string(a).unwrap()).unwrap(),
+        Bundle::from_json(&std::fs::read_to_string(b).unwrap()).unwrap(),
+    );
+    let first = |x: &Bundle| x.sweeps[0].points[0].requests[0].clone();
+    assert_ne!(
+        first(&ba).prompt_hash,
+        first(&bb).prompt_hash,
+        "prefixes differ"
+    );
+    assert_eq!(first(&ba).content_hash, first(&bb).content_hash);
+    assert_ne!(ba.workload.prefix_seed, bb.workload.prefix_seed);
+
+    let o = llmsweep(&["compare", a, c, "--fail-if-slower", "5"]);
+    let out = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains("throughput sweep: halfspeed is slower than first (C = 1, 2)"),
+        "{out}"
+    );
+    for level in ["C=1", "C=2"] {
+        assert!(
+            out.lines()
+                .any(|l| l.contains("halfspeed: TTFT p50 (s) +") && l.ends_with(level)),
+            "{out}"
+        );
+    }
+    assert!(out.contains("halfspeed: steady output tok/s -"), "{out}");
+}

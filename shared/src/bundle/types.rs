@@ -132,6 +132,8 @@ impl Bundle {
                 calibration: Calibration::Unknown,
                 prompt_digest: String::new(),
                 shared_prefix_len: 0,
+                prefix_seed: None,
+                prefix_tokens: None,
             },
             definitions: BTreeMap::new(),
             sweeps: Vec::new(),
@@ -257,6 +259,14 @@ pub struct Workload {
     pub calibration: Calibration,
     /// SHA-256 over the prompt hashes of every recorded request, in order.
     pub prompt_digest: String,
+    /// The per-run random seed of the words every prompt starts with (so a rerun misses the
+    /// server's prefix cache); the rest of each prompt comes from `seed` alone. Absent in
+    /// bundles of earlier versions, whose whole prompts came from `seed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix_seed: Option<u64>,
+    /// Tokens of each prompt taken by the per-run prefix.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix_tokens: Option<u64>,
     /// Tokens of common prefix shared by all prompts (0: every prompt unique from its first token).
     #[serde(default)]
     pub shared_prefix_len: u64,
@@ -548,6 +558,10 @@ pub struct RequestRecord {
     /// First 16 hex digits of the SHA-256 of the prompt text.
     #[serde(default)]
     pub prompt_hash: String,
+    /// First 16 hex digits of the SHA-256 of the prompt without its per-run prefix: the same on
+    /// every host that ran the same seed, lengths and tokenizer (see [`Workload::prefix_seed`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_hash: Option<String>,
     /// Chunks that carried generated tokens.
     #[serde(default)]
     pub chunks: u64,

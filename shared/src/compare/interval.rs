@@ -172,6 +172,12 @@ fn spread_of(metric: Metric, p: &Point) -> Option<f64> {
 
 /// The standard error of the log of the `q` quantile of `values`, from the distribution-free
 /// order-statistic interval; `None` when the sample is too small for the interval to close.
+///
+/// With `B ~ Binomial(n, q)` the number of values below the true quantile, `[x₍ⱼ₎, x₍ₖ₎]`
+/// covers it with probability `P(j ≤ B < k)`. The ranks are the narrowest the binomial allows
+/// with at most `(1 − CONFIDENCE) / 2` on each side; the interval's actual coverage `c` (above
+/// [`CONFIDENCE`] for small samples) is turned into a standard error by its own normal quantile,
+/// `(ln x₍ₖ₎ − ln x₍ⱼ₎) / (2 · z₍c₎)`.
 pub fn percentile_log_se(mut values: Vec<f64>, q: f64) -> Option<f64> {
     values.retain(|v| v.is_finite());
     let n = values.len();
@@ -179,17 +185,51 @@ pub fn percentile_log_se(mut values: Vec<f64>, q: f64) -> Option<f64> {
         return None;
     }
     values.sort_by(f64::total_cmp);
-    let nf = n as f64;
-    let centre = nf * q;
-    let half = Z * (nf * q * (1.0 - q)).sqrt();
-    // 1-based ranks of the interval's ends.
-    let lo = (centre - half).floor();
-    let hi = (centre + half).ceil() + 1.0;
-    if lo < 1.0 || hi > nf {
+    let (j, k, coverage) = order_ranks(n, q)?;
+    let (a, b) = (values[j - 1], values[k - 1]);
+    let z = normal_quantile(0.5 + coverage / 2.0);
+    (a > 0.0 && z > 0.0).then(|| (b.ln() - a.ln()) / (2.0 * z))
+}
+
+/// The 1-based ranks `(j, k)` of the order-statistic interval of the `q` quantile of `n` values
+/// and its coverage `P(j ≤ B < k)`, `B ~ Binomial(n, q)`; `None` when no rank leaves at most
+/// `(1 − CONFIDENCE) / 2` below or above.
+pub fn order_ranks(n: usize, q: f64) -> Option<(usize, usize, f64)> {
+    if n == 0 || !(0.0..=1.0).contains(&q) || q == 0.0 || q == 1.0 {
         return None;
     }
-    let (a, b) = (values[lo as usize - 1], values[hi as usize - 1]);
-    (a > 0.0).then(|| (b.ln() - a.ln()) / (2.0 * Z))
+    let tail = (1.0 - CONFIDENCE) / 2.0;
+    // cdf[i] = P(B ≤ i), the pmf built in log space so a large n does not underflow.
+    let (lq, lp) = (q.ln(), (1.0 - q).ln());
+    let mut log_pmf = n as f64 * lp;
+    let mut cdf = Vec::with_capacity(n + 1);
+    let mut acc = 0.0;
+    for i in 0..=n {
+        if i > 0 {
+            log_pmf += ((n - i + 1) as f64).ln() - (i as f64).ln() + lq - lp;
+        }
+        acc += log_pmf.exp();
+        cdf.push(acc.min(1.0));
+    }
+    // j: the largest rank with P(B < j) = cdf[j − 1] within the tail.
+    let j = (1..=n).take_while(|&j| cdf[j - 1] <= tail).last()?;
+    // k: the smallest rank with P(B ≥ k) = 1 − cdf[k − 1] within the tail.
+    let k = (1..=n).find(|&k| 1.0 - cdf[k - 1] <= tail)?;
+    (j < k).then(|| (j, k, cdf[k - 1] - cdf[j - 1]))
+}
+
+/// The standard normal quantile (Abramowitz and Stegun 26.2.23; error below 4.5e-4).
+fn normal_quantile(p: f64) -> f64 {
+    if !(0.0 < p && p < 1.0) {
+        return f64::NAN;
+    }
+    let upper = p > 0.5;
+    let tail = if upper { 1.0 - p } else { p };
+    let t = (-2.0 * tail.ln()).sqrt();
+    let z = t
+        - (2.515_517 + 0.802_853 * t + 0.010_328 * t * t)
+            / (1.0 + 1.432_788 * t + 0.189_269 * t * t + 0.001_308 * t * t * t);
+    if upper { z } else { -z }
 }
 
 /// The standard error of the log of the token rate over `[lo, hi]`, by batch means.
@@ -302,6 +342,27 @@ mod tests {
         println!("beyond the noise: {beyond_noise} of 400; gated at 5 %: {gated}");
         assert!((4..=40).contains(&beyond_noise), "{beyond_noise} of 400");
         assert!(gated <= beyond_noise);
+    }
+
+    #[test]
+    fn order_ranks_by_hand() {
+        // n = 8, median: P(B = 0) = 1/256 is within 2.5 %, P(B ≤ 1) = 9/256 is not, so the
+        // interval is [x₁, x₈] with coverage 1 − 2/256.
+        let (j, k, c) = order_ranks(8, 0.5).unwrap();
+        assert_eq!((j, k), (1, 8));
+        assert!((c - (1.0 - 2.0 / 256.0)).abs() < 1e-12);
+        // Five values cannot bound a median at 95 %: P(B = 0) = 1/32 > 2.5 %.
+        assert_eq!(order_ranks(5, 0.5), None);
+        assert!(order_ranks(6, 0.5).is_some());
+        // A p99 needs hundreds of values for its upper end.
+        assert_eq!(order_ranks(100, 0.99), None);
+        assert!(order_ranks(400, 0.99).is_some());
+        let (j, k, c) = order_ranks(10_000, 0.5).unwrap();
+        assert!(
+            j < 5000 && k > 5000 && k - j < 220 && c >= 0.95,
+            "{j} {k} {c}"
+        );
+        assert!((normal_quantile(0.975) - 1.96).abs() < 1e-3);
     }
 
     #[test]

@@ -322,6 +322,117 @@ impl SweepVerdict {
     }
 }
 
+/// Whether a run sent the baseline the same prompts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkloadCheck {
+    pub run: usize,
+    /// `Some(true)`: the same prompts at every level compared; `Some(false)`: different;
+    /// `None`: cannot tell (an imported run, or a bundle of an earlier version).
+    pub same: Option<bool>,
+    /// The sentence to show, e.g. "same workload ✓ (digest 2f6c1a0b93d4)".
+    pub line: String,
+}
+
+/// For every run but the baseline: did it send the same prompts as the baseline at the levels
+/// the comparison's tables hold? Prompts are compared by the hash of their content after the
+/// per-run prefix (see `RequestRecord::content_hash`), as a multiset per level, so the order in
+/// which requests finished does not matter.
+pub fn workload_checks(runs: &[super::RunInput], cmp: &Comparison) -> Vec<WorkloadCheck> {
+    let base = cmp.baseline;
+    let label = |i: usize| cmp.labels[i].as_str();
+    let mut out = Vec::new();
+    for (run, r) in runs.iter().enumerate() {
+        if run == base {
+            continue;
+        }
+        let imported = [base, run]
+            .into_iter()
+            .find(|&i| runs[i].bundle.is_imported());
+        if let Some(i) = imported {
+            out.push(WorkloadCheck {
+                run,
+                same: None,
+                line: format!(
+                    "{} is imported: its prompts are not known, so the same workload is not proven",
+                    label(i)
+                ),
+            });
+            continue;
+        }
+        let mut same = true;
+        let mut known = true;
+        let mut differs: Vec<String> = Vec::new();
+        let mut digest = FNV_START;
+        for s in &cmp.sweeps {
+            if !s.runs.contains(&run) {
+                continue;
+            }
+            for level in &s.levels {
+                let hashes = |i: usize| -> Option<Vec<&str>> {
+                    let sweep = crate::curves::sweep_of(runs[i].bundle, s.kind)?;
+                    let mut h: Vec<&str> = sweep
+                        .points
+                        .iter()
+                        .filter(|p| super::level_key(s.kind, p) == level.key)
+                        .flat_map(|p| &p.requests)
+                        .map(|q| q.content_hash.as_deref())
+                        .collect::<Option<Vec<&str>>>()?;
+                    h.sort_unstable();
+                    Some(h)
+                };
+                match (hashes(base), hashes(run)) {
+                    (Some(a), Some(b)) if a.is_empty() && b.is_empty() => {}
+                    (Some(a), Some(b)) => {
+                        if a == b {
+                            for x in &a {
+                                digest = fnv(digest, x.as_bytes());
+                            }
+                        } else {
+                            same = false;
+                            differs.push(format!("{}={}", level_name(s.kind), level.key));
+                        }
+                    }
+                    _ => known = false,
+                }
+            }
+        }
+        let (seed_a, seed_b) = (runs[base].bundle.workload.seed, r.bundle.workload.seed);
+        let (same, line) = if !known {
+            (
+                None,
+                format!(
+                    "{} or {} was written by an earlier llmsweep without prompt content hashes: the same workload is not proven",
+                    label(base),
+                    label(run)
+                ),
+            )
+        } else if same {
+            (
+                Some(true),
+                format!("same workload ✓ (digest {digest:016x})"),
+            )
+        } else {
+            (
+                Some(false),
+                format!(
+                    "different prompts at {} (seeds {seed_a} and {seed_b}): not the same workload; the same seed, lengths and tokenizer give the same prompts",
+                    differs.join(", ")
+                ),
+            )
+        };
+        out.push(WorkloadCheck { run, same, line });
+    }
+    out
+}
+
+const FNV_START: u64 = 0xcbf2_9ce4_8422_2325;
+
+fn fnv(h: u64, bytes: &[u8]) -> u64 {
+    bytes
+        .iter()
+        .fold(h, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

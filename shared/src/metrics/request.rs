@@ -53,6 +53,7 @@ pub(crate) mod tests {
             finish_reason: Some("length".into()),
             error: None,
             prompt_hash: String::new(),
+            content_hash: None,
             chunks: n,
             itl: None,
         }

@@ -41,6 +41,7 @@ pub struct RequestMeta {
     pub start_s: f64,
     pub input_tokens: u64,
     pub prompt_hash: String,
+    pub content_hash: Option<String>,
 }
 
 impl Trace {
@@ -122,6 +123,7 @@ impl Trace {
             finish_reason: self.finish_reason,
             error: self.error,
             prompt_hash: meta.prompt_hash,
+            content_hash: meta.content_hash,
             chunks,
             itl,
         };
@@ -165,6 +167,7 @@ mod tests {
             start_s: 2.0,
             input_tokens: 100,
             prompt_hash: "h".into(),
+            content_hash: None,
         }
     }
 
