@@ -91,12 +91,8 @@ fn App() -> impl IntoView {
         pending: RwSignal::new(0),
     };
     ctx.state.update(|s| {
-        if let Some(tab) = files::query_tab().and_then(|t| Tab::from_name(&t)) {
-            s.tab = tab;
-        }
-        for (name, bytes) in files::embedded() {
-            s.load_bytes(&name, &bytes);
-        }
+        let asked = files::query_tab().and_then(|t| Tab::from_name(&t));
+        s.open_embedded(files::embedded(), asked);
         if files::folder_listing_url().is_some() {
             s.folder = Some(Folder::Reading);
         }

@@ -54,6 +54,27 @@ async fn report_opens_from_disk_offline_with_both_runs_drawn() {
         .js("return [...document.querySelectorAll('[data-testid=run]')].map(e => e.dataset.label)")
         .await;
     assert_eq!(labels, json!(["kpro5", "kpro6"]));
+    // Two runs: the report opens on their comparison, the verdict first.
+    s.wait(
+        "the Compare tab",
+        "document.querySelector('[data-tab=Compare][aria-selected=true]')",
+        Duration::from_secs(30),
+    )
+    .await;
+    let headline = s
+        .wait(
+            "the verdict",
+            "document.querySelector('[data-testid=verdict] [data-testid=headline]')?.innerText",
+            Duration::from_secs(30),
+        )
+        .await;
+    assert_eq!(
+        headline,
+        json!("throughput sweep: no significant change from kpro5 to kpro6 (C = 1, 2)")
+    );
+    s.screenshot("report-compare").await;
+    s.js("document.querySelector('[data-tab=Throughput]').click()")
+        .await;
     s.wait(
         "charts drawn",
         "document.querySelectorAll('canvas[data-marks]').length >= 4",
@@ -108,5 +129,19 @@ async fn report_opens_from_disk_offline_with_both_runs_drawn() {
     let tables = s
         .js("return document.querySelectorAll('#static-report table').length")
         .await;
-    assert_eq!(tables, json!(4), "a throughput and a context table per run");
+    assert_eq!(
+        tables,
+        json!(6),
+        "a throughput and a context table per run, and a table of changes per sweep"
+    );
+    let verdict = s
+        .js("return document.getElementById('static-verdict').textContent")
+        .await;
+    assert!(
+        verdict
+            .as_str()
+            .unwrap()
+            .contains("throughput sweep: no significant change from kpro5 to kpro6"),
+        "{verdict}"
+    );
 }

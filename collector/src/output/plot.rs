@@ -85,14 +85,15 @@ pub fn run(a: &PlotArgs) -> anyhow::Result<Written> {
     let loaded = crate::output::compare::load_runs(&a.files)?;
     let kind = chart_kind(a.chart);
     let sweep = sweep_kind(kind);
-    // Colors follow the argument order, so charts made from the same list of files match even
-    // when a run is missing from one of them.
+    // Colors by the viewer's rule over every run given, so a run left out keeps the others'
+    // colors and the argument order changes none.
+    let bundles: Vec<&llmsweep_shared::Bundle> = loaded.iter().map(|(_, b)| b).collect();
     let (runs, left_out): (Vec<_>, Vec<_>) = loaded
         .iter()
-        .enumerate()
-        .map(|(i, (label, bundle))| ChartRun {
+        .zip(charts::color_slots(&bundles))
+        .map(|((label, bundle), slot)| ChartRun {
             label,
-            color: run_color(i),
+            color: run_color(slot),
             bundle,
         })
         .partition(|r| sweep_of(r.bundle, sweep).is_some());

@@ -9,7 +9,12 @@ use std::io::Write as _;
 use base64::Engine as _;
 use llmsweep_shared::Bundle;
 use llmsweep_shared::bundle::{PointStatus, SweepKind};
-use llmsweep_shared::charts::{ChartKind, ChartRun, Theme, build, run_color, svg};
+use llmsweep_shared::charts::axis::format_value;
+use llmsweep_shared::charts::{ChartKind, ChartRun, Theme, build, color_slots, run_color, svg};
+use llmsweep_shared::compare::verdict::{change_text, level_name};
+use llmsweep_shared::compare::{
+    Comparison, NEUTRAL_PCT, RunInput, SweepComparison, Verdict, compare, kind_name, verdicts,
+};
 use llmsweep_shared::curves::{Metric, sweep_of};
 
 use crate::output::dist::{VIEWER_CSS, VIEWER_JS, VIEWER_WASM};
@@ -100,15 +105,27 @@ fn static_part(html: &mut String, runs: &[Embedded], title: &str) {
         "<div id=\"static-report\" class=\"static-report\">\n<h1>{}</h1>",
         escape(title)
     );
+    let bundles: Vec<&Bundle> = runs.iter().map(|r| &r.bundle).collect();
+    // The viewer's rule, so a run has the same color in both halves of the page.
     let chart_runs: Vec<ChartRun> = runs
         .iter()
-        .enumerate()
-        .map(|(i, r)| ChartRun {
+        .zip(color_slots(&bundles))
+        .map(|(r, slot)| ChartRun {
             label: &r.bundle.label,
-            color: run_color(i),
+            color: run_color(slot),
             bundle: &r.bundle,
         })
         .collect();
+    if runs.len() >= 2 {
+        let inputs: Vec<RunInput> = runs
+            .iter()
+            .map(|r| RunInput {
+                label: &r.bundle.label,
+                bundle: &r.bundle,
+            })
+            .collect();
+        comparison_part(html, &compare(&inputs, 0));
+    }
     for (kind, charts) in [
         (
             SweepKind::Throughput,
@@ -133,6 +150,83 @@ fn static_part(html: &mut String, runs: &[Embedded], title: &str) {
         }
     }
     html.push_str("<p class=\"static-note\">Open this file in a browser with JavaScript for the interactive viewer.</p>\n</div>\n");
+}
+
+/// The verdict, then each sweep's per-level changes against the first run: what the viewer's
+/// Compare tab says, from the same comparison.
+fn comparison_part(html: &mut String, cmp: &Comparison) {
+    html.push_str(
+        "<section class=\"static-verdict\" id=\"static-verdict\">\n<h2>Verdict</h2>\n<ul>\n",
+    );
+    for v in verdicts(cmp, NEUTRAL_PCT) {
+        let _ = writeln!(
+            html,
+            "<li data-outcome=\"{}\"><strong>{}</strong><ul>",
+            v.outcome.word(),
+            escape(&v.headline(&cmp.labels, cmp.baseline))
+        );
+        for (m, line) in v.metric_lines() {
+            let _ = writeln!(html, "<li>{}: {}</li>", m.label(), escape(&line));
+        }
+        for n in &v.notes {
+            let _ = writeln!(html, "<li>{}</li>", escape(n));
+        }
+        html.push_str("</ul></li>\n");
+    }
+    html.push_str("</ul>\n</section>\n");
+    for s in &cmp.sweeps {
+        delta_table(html, cmp, s);
+    }
+}
+
+/// One table per sweep: a row per level and metric, each run's value and its change.
+fn delta_table(html: &mut String, cmp: &Comparison, s: &SweepComparison) {
+    if s.runs.len() < 2 || s.levels.is_empty() {
+        return;
+    }
+    let _ = write!(
+        html,
+        "<table class=\"delta-table\" data-kind=\"{0}\"><caption>Changes against {1} — {0} sweep</caption>\n<tr><th>{2}</th><th>metric</th>",
+        kind_name(s.kind),
+        escape(&cmp.labels[cmp.baseline]),
+        level_name(s.kind)
+    );
+    for &i in &s.runs {
+        let _ = write!(html, "<th>{}</th>", escape(&cmp.labels[i]));
+    }
+    html.push_str("</tr>\n");
+    for level in &s.levels {
+        for row in &level.rows {
+            let _ = write!(
+                html,
+                "<tr><td>{}</td><td>{}</td>",
+                level.key,
+                row.metric.label()
+            );
+            for c in &row.cells {
+                let value = match (c.value, &c.note) {
+                    (Some(v), _) => format_value(v),
+                    (None, Some(n)) => escape(n),
+                    (None, None) => "-".into(),
+                };
+                let change = c
+                    .change
+                    .as_ref()
+                    .map(|ch| {
+                        let mark = match c.verdict {
+                            Verdict::Better => " better",
+                            Verdict::Worse => " worse",
+                            _ => "",
+                        };
+                        format!(" ({}{mark})", change_text(ch))
+                    })
+                    .unwrap_or_default();
+                let _ = write!(html, "<td>{value}{change}</td>");
+            }
+            html.push_str("</tr>\n");
+        }
+    }
+    html.push_str("</table>\n");
 }
 
 fn summary_table(html: &mut String, b: &Bundle, kind: SweepKind) {
@@ -250,6 +344,34 @@ mod tests {
             gz.len(),
             json.len()
         );
+    }
+
+    #[test]
+    fn two_runs_carry_the_verdict_and_the_changes_without_javascript() {
+        let golden = include_str!("../../../shared/tests/fixtures/bundle-v1-run.json");
+        let run = |label: &str, k: f64| {
+            let mut bundle = Bundle::from_json(golden).unwrap();
+            bundle.label = label.into();
+            for p in bundle.sweeps.iter_mut().flat_map(|s| &mut s.points) {
+                if let Some(s) = &mut p.summary {
+                    s.agg_tok_s *= k;
+                }
+            }
+            Embedded {
+                name: format!("{label}.json"),
+                bundle,
+            }
+        };
+        let mut one = String::new();
+        static_part(&mut one, &[run("kpro5", 1.0)], "t");
+        assert!(!one.contains("Verdict"), "one run has nothing to compare");
+        let mut html = String::new();
+        static_part(&mut html, &[run("kpro5", 1.0), run("kpro6", 2.0)], "t");
+        assert!(html.contains("<h2>Verdict</h2>"), "{html}");
+        assert!(html.contains("<strong>throughput sweep: "), "{html}");
+        assert!(html.contains("<table class=\"delta-table\" data-kind=\"throughput\">"));
+        assert!(html.contains("<td>aggregate output tok/s</td>"));
+        assert!(html.contains("(+100.0 "), "the doubled aggregate: {html}");
     }
 
     #[test]

@@ -6,14 +6,18 @@
 //! point landed, so a front end can explain the point under the mouse. Nothing here panics:
 //! drawing errors come back as [`ChartError`].
 
+mod across;
 pub mod axis;
 pub mod build;
 mod draw;
 pub mod plot;
 
+use crate::bundle::Bundle;
+pub use across::across_runs;
 pub use axis::AxisKind;
 pub use build::{ChartKind, ChartRun, build, requests_plot};
 pub use draw::{Hit, draw, nearest, step, svg};
+
 pub use plot::{LegendEntry, Line, Mark, MarkStyle, Plot, PointRef, Rgb, Rule};
 
 /// Run colors, in the order runs get them; distinguishable on light and dark backgrounds.
@@ -28,9 +32,32 @@ pub const PALETTE: [Rgb; 8] = [
     Rgb(0x9c, 0x75, 0x5f),
 ];
 
-/// The color of the `i`-th run (the palette repeats after eight).
+/// The color of palette slot `i` (the palette repeats after eight).
 pub fn run_color(i: usize) -> Rgb {
     PALETTE[i % PALETTE.len()]
+}
+
+/// The palette slot of each of `bundles` (in the order given), chosen from the runs themselves:
+/// the set is ranked by bundle `id`, then `created_at`, then the bundle's own label, and the
+/// k-th run of that ranking gets slot k. The same set of runs gets the same colors however it
+/// is ordered — loaded in another order, passed to `plot` in another order — and up to eight
+/// runs never share a color. The viewer, a report and `llmsweep plot` all color by this rule.
+///
+/// Identical runs (the same bundle twice) keep the order given among themselves.
+pub fn color_slots(bundles: &[&Bundle]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..bundles.len()).collect();
+    order.sort_by(|&a, &b| {
+        let key = |i: usize| {
+            let b = bundles[i];
+            (b.id.as_str(), b.created_at.as_str(), b.label.as_str())
+        };
+        key(a).cmp(&key(b))
+    });
+    let mut slots = vec![0; bundles.len()];
+    for (rank, i) in order.into_iter().enumerate() {
+        slots[i] = rank;
+    }
+    slots
 }
 
 /// Colors of everything that is not data.
@@ -73,3 +100,36 @@ mod font;
 mod png;
 #[cfg(feature = "png")]
 pub use png::{MAX_SIDE, png};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(id: &str, label: &str) -> Bundle {
+        let mut b = Bundle::from_json(include_str!("../../tests/fixtures/minimal.json")).unwrap();
+        b.id = id.into();
+        b.label = label.into();
+        b
+    }
+
+    #[test]
+    fn a_run_keeps_its_color_whatever_the_order() {
+        let (a, b, c) = (
+            run("b-id", "kpro5"),
+            run("a-id", "kpro6"),
+            run("c-id", "kpro7"),
+        );
+        assert_eq!(color_slots(&[&a, &b, &c]), [1, 0, 2]);
+        assert_eq!(color_slots(&[&c, &a, &b]), [2, 1, 0]);
+        assert_eq!(color_slots(&[&b, &c, &a]), [0, 2, 1]);
+    }
+
+    #[test]
+    fn the_same_id_is_told_apart_by_date_then_label() {
+        let (a, mut b) = (run("x", "kpro6"), run("x", "kpro5"));
+        assert_eq!(color_slots(&[&a, &b]), [1, 0], "by label");
+        b.created_at = "2026-01-01T00:00:00Z".into();
+        assert_eq!(color_slots(&[&a, &b]), [0, 1], "by date first");
+        assert_eq!(color_slots(&[]), Vec::<usize>::new());
+    }
+}

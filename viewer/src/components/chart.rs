@@ -2,11 +2,11 @@
 
 use leptos::html::Canvas as CanvasEl;
 use leptos::prelude::*;
+use llmsweep_shared::bundle::SweepKind;
 use llmsweep_shared::charts::{self, ChartKind, Hit, Plot, PointRef, Theme};
 use plotters::prelude::IntoDrawingArea;
 
 use crate::app::Ctx;
-use crate::state::Tab;
 use crate::web::{canvas::Canvas, export};
 
 /// Chart height in CSS pixels; the width follows the page.
@@ -16,19 +16,46 @@ const HEIGHT: u32 = 380;
 #[component]
 pub fn ChartGrid(ctx: Ctx, kinds: Vec<ChartKind>) -> impl IntoView {
     let state = ctx.state;
+    // Why the last point chosen opened nothing (no per-request records).
+    let note = RwSignal::new(None::<String>);
     let pick = Callback::new(move |p: PointRef| {
-        state.update(|s| {
-            s.select_shown(p.run, p.sweep, p.point);
-            s.tab = Tab::Requests;
-        })
+        let done = state
+            .try_update(|s| s.pick_shown(p.run, p.sweep, p.point))
+            .unwrap_or(Ok(()));
+        note.set(done.err());
     });
+    let sweep = if kinds.contains(&ChartKind::TtftVsLength) {
+        SweepKind::Context
+    } else {
+        SweepKind::Throughput
+    };
+    let warnings = Memo::new(move |_| state.with(|s| s.workload_warnings(sweep)));
     view! {
+        {move || {
+            let w = warnings.get();
+            (!w.is_empty())
+                .then(|| {
+                    view! {
+                        <div class="workload-warning" role="alert" data-testid="workload-warning">
+                            <strong>"⚠ Different workloads overlaid. "</strong>
+                            {w.into_iter().map(|l| view! { <p>{l}</p> }).collect_view()}
+                        </div>
+                    }
+                })
+        }}
+        {move || note.get().map(|n| view! {
+            <p class="pick-note" role="status" data-testid="pick-note">
+                {n}
+                <button class="small" on:click=move |_| note.set(None) aria-label="Dismiss">"×"</button>
+            </p>
+        })}
         <div class="grid">
             {kinds
                 .into_iter()
                 .map(|k| {
                     let plot = Memo::new(move |_| state.with(|s| charts::build(k, &s.chart_runs())));
-                    view! { <ChartBox ctx=ctx plot=plot slug=k.slug() on_pick=pick /> }
+                    let across = Callback::new(move |p: PointRef| state.with_untracked(|s| s.hover_across(k, p)));
+                    view! { <ChartBox ctx=ctx plot=plot slug=k.slug() on_pick=pick across=across /> }
                 })
                 .collect_view()}
         </div>
@@ -60,6 +87,9 @@ pub fn ChartBox(
     plot: Memo<Plot>,
     slug: &'static str,
     #[prop(optional)] on_pick: Option<Callback<PointRef>>,
+    /// What the tooltip adds under a mark's own text (every run at its level).
+    #[prop(optional)]
+    across: Option<Callback<PointRef, String>>,
 ) -> impl IntoView {
     let canvas = NodeRef::<CanvasEl>::new();
     let hits = StoredValue::new(Vec::<Hit>::new());
@@ -93,7 +123,20 @@ pub fn ChartBox(
     let hit_at = move |e: &web_sys::MouseEvent| {
         hits.with_value(|h| charts::nearest(h, e.offset_x(), e.offset_y(), 10).cloned())
     };
-    let on_move = move |e: web_sys::MouseEvent| tip.set(hit_at(&e).map(|h| (h.x, h.y, h.text)));
+    // The mark's own text, then every run at its level.
+    let tip_text = move |h: &Hit| {
+        let more = match (across, h.source) {
+            (Some(cb), Some(src)) => cb.run(src),
+            _ => String::new(),
+        };
+        if more.is_empty() {
+            h.text.clone()
+        } else {
+            format!("{}\n\n{more}", h.text)
+        }
+    };
+    let on_move =
+        move |e: web_sys::MouseEvent| tip.set(hit_at(&e).map(|h| (h.x, h.y, tip_text(&h))));
     // The keyboard walks the points: arrows move, Enter opens a point's requests, Escape hides.
     let on_key = move |e: web_sys::KeyboardEvent| {
         let forward = match e.key().as_str() {
@@ -119,9 +162,7 @@ pub fn ChartBox(
         e.prevent_default();
         let next = hits.with_value(|h| charts::step(h, focused.get_value(), forward));
         focused.set_value(next);
-        tip.set(
-            next.and_then(|i| hits.with_value(|h| h.get(i).map(|h| (h.x, h.y, h.text.clone())))),
-        );
+        tip.set(next.and_then(|i| hits.with_value(|h| h.get(i).map(|h| (h.x, h.y, tip_text(h))))));
     };
     let on_click = move |e: web_sys::MouseEvent| {
         if let (Some(cb), Some(src)) = (on_pick, hit_at(&e).and_then(|h| h.source)) {
@@ -175,8 +216,8 @@ fn report(failure: RwSignal<Option<String>>, r: Result<(), String>) {
 
 /// The hover box, kept inside the chart.
 fn tooltip(x: i32, y: i32, text: String, width: u32) -> impl IntoView {
-    let left = if x + 300 > width as i32 {
-        (x - 300).max(0)
+    let left = if x + 340 > width as i32 {
+        (x - 340).max(0)
     } else {
         x + 14
     };

@@ -1,9 +1,14 @@
-//! The compare view: a baseline, per-level tables with changes, and the metadata diff.
+//! The compare view: a baseline, the verdict, per-level tables with changes and their
+//! intervals, and the metadata diff.
 
 use leptos::prelude::*;
 use llmsweep_shared::bundle::SweepKind;
 use llmsweep_shared::charts::axis::{format_tokens, format_value};
-use llmsweep_shared::compare::{Cell, Comparison, Level, SweepComparison, Verdict, kind_name};
+use llmsweep_shared::compare::verdict::change_text;
+use llmsweep_shared::compare::{
+    Cell, Comparison, Level, NEUTRAL_PCT, Outcome, SweepComparison, SweepVerdict, Verdict,
+    kind_name, verdicts,
+};
 
 use super::run_options::RunOptions;
 use crate::app::Ctx;
@@ -47,6 +52,7 @@ fn comparison(c: Comparison) -> impl IntoView {
         })
         .collect();
     view! {
+        {verdict_card(&c)}
         {sources.into_iter().map(|s| view! { <p class="imported-note" data-testid="imported-note">{s}</p> }).collect_view()}
         {sections}
         <section class="meta">
@@ -71,6 +77,76 @@ fn comparison(c: Comparison) -> impl IntoView {
                 </tbody>
             </table>
         </section>
+    }
+}
+
+/// The first thing the tab says: per sweep and run, faster / slower / mixed / no significant
+/// change, each headline metric's range, and what qualifies it.
+fn verdict_card(c: &Comparison) -> impl IntoView + use<> {
+    let items = verdicts(c, NEUTRAL_PCT)
+        .iter()
+        .map(|v| verdict_item(v, c))
+        .collect_view();
+    view! {
+        <section class="verdict" data-testid="verdict" aria-label="Verdict">
+            <h3>"Verdict"</h3>
+            {items}
+        </section>
+    }
+}
+
+fn verdict_item(v: &SweepVerdict, c: &Comparison) -> impl IntoView + use<> {
+    let headline = v.headline(&c.labels, c.baseline);
+    let class = outcome_class(v.outcome);
+    // The outcome's words inside the headline are the ones styled.
+    let marker = match v.outcome {
+        Outcome::Faster => "faster",
+        Outcome::Slower => "slower",
+        Outcome::Mixed => "in some ways, slower in others",
+        Outcome::NoSignificantChange => "no significant change",
+        Outcome::NotCompared => "not compared",
+    };
+    let (before, word, after) = match headline.find(marker) {
+        Some(i) => (
+            headline[..i].to_string(),
+            marker.to_string(),
+            headline[i + marker.len()..].to_string(),
+        ),
+        None => (headline.clone(), String::new(), String::new()),
+    };
+    let lines = v
+        .metric_lines()
+        .into_iter()
+        .map(|(m, line)| {
+            view! {
+                <li class="metric-line"><span class="metric">{m.label()}</span>": " {line}</li>
+            }
+        })
+        .collect_view();
+    let notes = v
+        .notes
+        .iter()
+        .map(|n| view! { <li class="verdict-note">{n.clone()}</li> })
+        .collect_view();
+    view! {
+        <div class="verdict-item" data-kind=kind_name(v.kind)>
+            <p class="headline" data-outcome=class data-testid="headline">
+                {before}
+                <strong class=format!("outcome {class}")>{word}</strong>
+                {after}
+            </p>
+            <ul class="metric-lines">{lines}{notes}</ul>
+        </div>
+    }
+}
+
+fn outcome_class(o: Outcome) -> &'static str {
+    match o {
+        Outcome::Faster => "faster",
+        Outcome::Slower => "slower",
+        Outcome::Mixed => "mixed",
+        Outcome::NoSignificantChange => "no-change",
+        Outcome::NotCompared => "not-compared",
     }
 }
 
@@ -183,8 +259,9 @@ fn cell(c: &Cell) -> impl IntoView + use<> {
         (None, Some(n)) => n.clone(),
         (None, None) => "—".into(),
     };
-    let (class, delta) = match (c.delta_pct, c.verdict) {
-        (Some(d), v) => (verdict_class(v), format!("{d:+.1} %")),
+    let (class, delta) = match (&c.change, c.delta_pct, c.verdict) {
+        (Some(ch), _, v) => (verdict_class(v), change_text(ch)),
+        (None, Some(d), v) => (verdict_class(v), format!("{d:+.1} %")),
         _ => ("", String::new()),
     };
     let caveat = c.caveat;
@@ -192,12 +269,36 @@ fn cell(c: &Cell) -> impl IntoView + use<> {
         Some(_) if c.value.is_some() => format!("{value}†"),
         _ => value,
     };
+    let title = cell_title(c);
     view! {
-        <td class=format!("cell {class}") title=caveat>
+        <td class=format!("cell {class}") title=title>
             <span class="value">{value}</span>
             {(!delta.is_empty()).then(|| view! { <span class="delta" data-delta=delta.clone()>{delta.clone()}</span> })}
         </td>
     }
+}
+
+/// What hovering a cell explains: why a change is "no significant change", why it has no
+/// interval, and the caveat of an imported number.
+fn cell_title(c: &Cell) -> Option<String> {
+    let mut parts: Vec<String> = Vec::new();
+    if let Some(ch) = &c.change {
+        if c.verdict == Verdict::Same {
+            parts.push(match ch.interval {
+                Some((lo, hi)) => format!(
+                    "no significant change: the 95 % interval is {lo:+.1} to {hi:+.1} %, within the noise or under {NEUTRAL_PCT} %"
+                ),
+                None => format!("no significant change: within the noise or under {NEUTRAL_PCT} %"),
+            });
+        }
+        if let Some(why) = ch.no_interval {
+            parts.push(format!("no interval: {why}"));
+        }
+    }
+    if let Some(cv) = c.caveat {
+        parts.push(cv.to_string());
+    }
+    (!parts.is_empty()).then(|| parts.join("\n"))
 }
 
 fn verdict_class(v: Verdict) -> &'static str {

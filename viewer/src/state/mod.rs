@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use llmsweep_shared::Bundle;
 use llmsweep_shared::bundle::PointStatus;
-use llmsweep_shared::charts::run_color;
+use llmsweep_shared::charts::{color_slots, run_color};
 use llmsweep_shared::folder::{FolderListing, bundle_name, bundle_url};
 
 /// Identifies a run for as long as it is loaded (never reused).
@@ -23,7 +23,8 @@ pub struct Run {
     pub bundle: Arc<Bundle>,
     /// The label shown; starts as the bundle's own.
     pub label: String,
-    /// Index into the chart palette; the same in every chart.
+    /// Index into the chart palette; the same in every chart. Chosen from the run itself among
+    /// the loaded runs (see [`color_slots`]), so it does not depend on the order of loading.
     pub color: usize,
     pub visible: bool,
 }
@@ -143,22 +144,43 @@ impl ViewerState {
         }
     }
 
-    /// Adds a parsed bundle as a new, shown run with the first free color.
+    /// Adds a parsed bundle as a new, shown run.
     pub fn add(&mut self, source: &str, bundle: Bundle) -> RunId {
         let id = self.take_id();
-        // The lowest color no loaded run has; past the palette's length colors repeat.
-        let color = (0..=self.runs.len())
-            .find(|c| !self.runs.iter().any(|r| r.color == *c))
-            .unwrap_or(self.runs.len());
         self.runs.push(Run {
             id,
             source: source.to_string(),
             label: bundle.label.clone(),
             bundle: Arc::new(bundle),
-            color,
+            color: 0,
             visible: true,
         });
+        self.recolor();
         id
+    }
+
+    /// Gives every loaded run its color by the shared rule: the same set of runs, loaded in any
+    /// order, gets the same colors (hidden runs keep theirs, so hiding recolors nothing).
+    fn recolor(&mut self) {
+        let bundles: Vec<&Bundle> = self.runs.iter().map(|r| r.bundle.as_ref()).collect();
+        let slots = color_slots(&bundles);
+        for (r, slot) in self.runs.iter_mut().zip(slots) {
+            r.color = slot;
+        }
+    }
+
+    /// Loads the bundles embedded in the page (a report) and chooses the first view: the one
+    /// `asked` for (`?tab=`), else the comparison when the page brought two runs or more.
+    pub fn open_embedded(&mut self, embedded: Vec<(String, Vec<u8>)>, asked: Option<Tab>) {
+        let loaded = embedded
+            .iter()
+            .filter_map(|(name, bytes)| self.load_bytes(name, bytes))
+            .count();
+        self.tab = match asked {
+            Some(tab) => tab,
+            None if loaded >= 2 => Tab::Compare,
+            None => self.tab,
+        };
     }
 
     /// Records that `source` could not be loaded, and why.
@@ -195,6 +217,7 @@ impl ViewerState {
 
     pub fn remove(&mut self, id: RunId) {
         self.runs.retain(|r| r.id != id);
+        self.recolor();
         if self.baseline == Some(id) {
             self.baseline = None;
         }
@@ -290,6 +313,51 @@ impl ViewerState {
             });
         }
     }
+
+    /// A chart point chosen (clicked, or Enter): opens its requests, or, when the point has no
+    /// per-request records (an imported run, a skipped point), leaves the view as it is and
+    /// says why; another run's requests are never shown in its place.
+    pub fn pick_shown(
+        &mut self,
+        run_index: usize,
+        sweep: usize,
+        point: usize,
+    ) -> Result<(), String> {
+        let Some(run) = self.shown().nth(run_index) else {
+            return Err("That run is no longer shown.".into());
+        };
+        if points_with_requests(&run.bundle).contains(&(sweep, point)) {
+            self.select_shown(run_index, sweep, point);
+            self.tab = Tab::Requests;
+            return Ok(());
+        }
+        let b = &run.bundle;
+        let p = b
+            .sweeps
+            .get(sweep)
+            .and_then(|s| s.points.get(point).map(|p| (s, p)));
+        let at = p
+            .map(|(s, p)| {
+                let key = llmsweep_shared::compare::level_key(s.kind, p);
+                format!(
+                    " at {}",
+                    llmsweep_shared::compare::verdict::level_list(s.kind, &[key])
+                )
+            })
+            .unwrap_or_default();
+        let why = match (&b.source, p) {
+            (Some(src), _) => format!("imported from {}", src.tool),
+            (None, Some((_, p))) if p.status == PointStatus::Skipped => format!(
+                "skipped: {}",
+                p.reason.as_deref().unwrap_or("no reason recorded")
+            ),
+            _ => "none were recorded".into(),
+        };
+        Err(format!(
+            "{}'s point{at} has no per-request records ({why}).",
+            run.label
+        ))
+    }
 }
 
 /// `(sweep, point)` of every point that has request records, in bundle order.
@@ -341,16 +409,78 @@ mod tests {
         assert!(s.errors().is_empty());
     }
 
+    fn with_id(label: &str, id: &str) -> Bundle {
+        let mut b = bundle(label);
+        b.id = id.into();
+        b
+    }
+
     #[test]
-    fn colors_are_stable_and_reused_after_removal() {
-        let (mut s, a, b) = two();
-        assert_eq!((s.runs()[0].color, s.runs()[1].color), (0, 1));
-        s.remove(a);
-        assert_eq!(s.run(b).unwrap().color, 1, "a run keeps its color");
-        let c = s.add("c.json", bundle("c"));
-        assert_eq!(s.run(c).unwrap().color, 0, "the freed color is reused");
-        let d = s.add("d.json", bundle("d"));
-        assert_eq!(s.run(d).unwrap().color, 2);
+    fn a_run_has_the_same_color_whatever_the_load_order() {
+        let mut s = ViewerState::default();
+        let a = s.add("a.json", with_id("kpro5", "run-b"));
+        let b = s.add("b.json", with_id("kpro6", "run-a"));
+        let mut t = ViewerState::default();
+        let b2 = t.add("b.json", with_id("kpro6", "run-a"));
+        let a2 = t.add("a.json", with_id("kpro5", "run-b"));
+        assert_eq!(s.run(a).unwrap().color, t.run(a2).unwrap().color);
+        assert_eq!(s.run(b).unwrap().color, t.run(b2).unwrap().color);
+        assert_ne!(s.run(a).unwrap().color, s.run(b).unwrap().color);
+        s.toggle(a);
+        assert_eq!(s.run(a).unwrap().color, 1, "hiding recolors nothing");
+        s.remove(b);
+        assert_eq!(s.run(a).unwrap().color, 0);
+    }
+
+    #[test]
+    fn a_page_with_two_embedded_runs_opens_on_the_comparison() {
+        let two = vec![
+            ("a.json".to_string(), MINIMAL.as_bytes().to_vec()),
+            ("b.json".to_string(), MINIMAL.as_bytes().to_vec()),
+        ];
+        let mut s = ViewerState::default();
+        s.open_embedded(two.clone(), None);
+        assert_eq!((s.runs().len(), s.tab), (2, Tab::Compare));
+        let mut s = ViewerState::default();
+        s.open_embedded(two.clone(), Some(Tab::Context));
+        assert_eq!(s.tab, Tab::Context, "an asked-for view wins");
+        let mut s = ViewerState::default();
+        s.open_embedded(two[..1].to_vec(), None);
+        assert_eq!(s.tab, Tab::Throughput, "one run opens as before");
+        let mut s = ViewerState::default();
+        s.open_embedded(vec![two[0].clone(), ("x.json".into(), b"{".to_vec())], None);
+        assert_eq!(
+            s.tab,
+            Tab::Throughput,
+            "a broken second file is not a second run"
+        );
+    }
+
+    #[test]
+    fn choosing_an_imported_point_says_it_has_no_requests_and_opens_nothing() {
+        let mut s = ViewerState::default();
+        let measured = s.add("a.json", with_requests("a"));
+        let mut imported = with_requests("old");
+        for p in imported.sweeps.iter_mut().flat_map(|s| &mut s.points) {
+            p.requests.clear();
+        }
+        imported.source =
+            Some(serde_json::from_str(r#"{"tool": "a text table", "format": "table"}"#).unwrap());
+        s.add("old.json", imported);
+        let said = s.pick_shown(1, 0, 1).unwrap_err();
+        assert_eq!(
+            said,
+            "old's point at C = 2 has no per-request records (imported from a text table)."
+        );
+        assert_eq!(s.tab, Tab::Throughput, "the view stays");
+        let skipped = s.pick_shown(0, 0, 0).unwrap_err();
+        assert!(
+            skipped.contains("at C = 1 has no per-request records (skipped"),
+            "{skipped}"
+        );
+        assert_eq!(s.pick_shown(0, 0, 1), Ok(()));
+        assert_eq!(s.tab, Tab::Requests);
+        assert_eq!(s.selection().map(|x| x.run), Some(measured));
     }
 
     #[test]
@@ -390,7 +520,7 @@ mod tests {
     }
 
     /// A bundle whose throughput sweep has a skipped point and then a point with one request.
-    fn with_requests(label: &str) -> Bundle {
+    pub(super) fn with_requests(label: &str) -> Bundle {
         let point = |c: u32, status: &str, requests: &str| {
             format!(
                 r#"{{"concurrency": {c}, "input_len": 8, "output_len": 4, "status": "{status}",

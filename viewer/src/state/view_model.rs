@@ -5,8 +5,9 @@ use std::collections::BTreeMap;
 
 use llmsweep_shared::Bundle;
 use llmsweep_shared::bundle::SweepKind;
-use llmsweep_shared::charts::{ChartRun, run_color};
-use llmsweep_shared::compare::{Comparison, RunInput, compare};
+use llmsweep_shared::charts::{ChartKind, ChartRun, PointRef, across_runs, run_color};
+use llmsweep_shared::compare::{Comparison, RunInput, compare, kind_name, workload_mismatch};
+use llmsweep_shared::curves::sweep_of;
 use llmsweep_shared::folder::FolderEntry;
 
 use super::{Folder, Run, RunId, ViewerState};
@@ -266,6 +267,45 @@ impl ViewerState {
         Some(compare(&inputs, index))
     }
 
+    /// Why the shown runs' `kind` sweeps are not like for like: one line per shown run whose
+    /// workload (input or output length, …) differs from the baseline's. Overlaid curves of
+    /// different workloads look comparable and are not; the charts say so above them.
+    pub fn workload_warnings(&self, kind: SweepKind) -> Vec<String> {
+        let Some(base) = self.baseline().and_then(|id| self.run(id)) else {
+            return Vec::new();
+        };
+        let Some(base_sweep) = sweep_of(&base.bundle, kind) else {
+            return Vec::new();
+        };
+        self.shown()
+            .filter(|r| r.id != base.id)
+            .filter_map(|r| {
+                let s = sweep_of(&r.bundle, kind)?;
+                let reasons = workload_mismatch(base_sweep, s, &r.bundle, &base.bundle);
+                (!reasons.is_empty()).then(|| {
+                    format!(
+                        "{} ran a different {} workload than {}: {}. Its curves are drawn, but are not like for like.",
+                        r.label,
+                        kind_name(kind),
+                        base.label,
+                        reasons.join("; ")
+                    )
+                })
+            })
+            .collect()
+    }
+
+    /// What a tooltip adds to the hovered mark `at` of a `kind` chart: every shown run's value
+    /// at that level, with its change against the baseline. Empty with one run shown.
+    pub fn hover_across(&self, kind: ChartKind, at: PointRef) -> String {
+        let runs = self.chart_runs();
+        let base = self
+            .baseline()
+            .and_then(|id| self.shown().position(|r| r.id == id))
+            .unwrap_or(0);
+        across_runs(kind, &runs, at, base)
+    }
+
     /// The folder's name, once listed.
     pub fn folder_name(&self) -> Option<String> {
         match &self.folder {
@@ -299,7 +339,7 @@ impl ViewerState {
 mod tests {
     use llmsweep_shared::folder::FolderListing;
 
-    use super::super::tests::{bundle, two};
+    use super::super::tests::{bundle, two, with_requests};
     use super::*;
 
     #[test]
@@ -392,5 +432,82 @@ mod tests {
         assert_eq!(s.folder_status(), FolderStatus::Listed);
         assert_eq!(s.folder_name().as_deref(), Some("results"));
         assert_eq!(s.folder_urls(), Some(vec![url.to_string()]));
+    }
+
+    #[test]
+    fn different_workloads_overlaid_are_named_above_the_charts() {
+        let mut s = ViewerState::default();
+        s.add("a.json", with_requests("kpro5"));
+        let mut other = with_requests("kpro6");
+        other.sweeps[0].output_len = 64;
+        let b = s.add("b.json", other);
+        let w = s.workload_warnings(SweepKind::Throughput);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].starts_with("kpro6 ran a different throughput workload than kpro5: output lengths differ: 4 vs 64"),
+            "{}",
+            w[0]
+        );
+        assert!(s.workload_warnings(SweepKind::Context).is_empty());
+        s.toggle(b);
+        assert!(
+            s.workload_warnings(SweepKind::Throughput).is_empty(),
+            "hidden runs are not drawn"
+        );
+        s.toggle(b);
+        s.add("c.json", with_requests("kpro7"));
+        assert_eq!(
+            s.workload_warnings(SweepKind::Throughput).len(),
+            1,
+            "the same workload is fine"
+        );
+    }
+
+    #[test]
+    fn the_tooltip_lists_every_shown_run_against_the_baseline() {
+        let sample = Bundle::from_json(include_str!("../../../dist/sample.json")).unwrap();
+        let mut faster = sample.clone();
+        faster.label = "kpro6".into();
+        for p in faster.sweeps.iter_mut().flat_map(|s| &mut s.points) {
+            if let Some(s) = &mut p.summary {
+                s.agg_tok_s *= 2.0;
+            }
+        }
+        let mut s = ViewerState::default();
+        s.add("a.json", sample);
+        let b = s.add("b.json", faster);
+        let at = PointRef {
+            run: 1,
+            sweep: 0,
+            point: 2,
+        };
+        let text = s.hover_across(ChartKind::OutputTokS, at);
+        let agg = text
+            .split("aggregate output tok/s\n")
+            .nth(1)
+            .unwrap_or_default();
+        let lines: Vec<&str> = agg.lines().take(2).collect();
+        assert!(text.starts_with("every run at C=4:\n"), "{text}");
+        assert!(
+            lines[0].starts_with("  sample: ") && lines[0].ends_with(" (baseline)"),
+            "{text}"
+        );
+        assert!(
+            lines[1].starts_with("  kpro6: ") && lines[1].contains(": 338.8 (+100.0 "),
+            "{text}"
+        );
+        s.set_baseline(b);
+        let text = s.hover_across(ChartKind::OutputTokS, at);
+        assert!(
+            text.contains("  sample: 169.4 (-50.0 "),
+            "the chosen baseline: {text}"
+        );
+        assert!(text.contains("  kpro6: 338.8 (baseline)"), "{text}");
+        s.toggle(b);
+        assert_eq!(
+            s.hover_across(ChartKind::OutputTokS, at),
+            "",
+            "one run shown"
+        );
     }
 }

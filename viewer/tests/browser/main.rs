@@ -11,6 +11,7 @@
 mod bundles;
 mod harness;
 mod imported;
+mod verdict;
 mod view;
 
 use std::time::Duration;
@@ -80,8 +81,8 @@ async fn hover_some_point(s: &Session, run: usize) -> String {
                         for (let dx = -2; dx <= 2 && all; dx++) all = is(x + dx, y + dy);
                     if (all) {
                         const r = c.getBoundingClientRect();
-                        c.dispatchEvent(new MouseEvent('mousemove',
-                            { clientX: r.left + x, clientY: r.top + y, bubbles: true }));
+                        window.__point = { clientX: r.left + x, clientY: r.top + y, bubbles: true };
+                        c.dispatchEvent(new MouseEvent('mousemove', window.__point));
                         return [x, y];
                     }
                 }
@@ -98,6 +99,12 @@ async fn hover_some_point(s: &Session, run: usize) -> String {
         )
         .await;
     tip.as_str().unwrap().to_string()
+}
+
+/// Clicks the point [`hover_some_point`] last found.
+async fn click_that_point(s: &Session) {
+    s.js("document.querySelector('canvas[data-marks]').dispatchEvent(new MouseEvent('click', window.__point))")
+        .await;
 }
 
 /// Every export button of every chart and table gives no error.
@@ -198,6 +205,11 @@ async fn two_runs_every_view_and_a_broken_file() {
         "tooltip names run and concurrency: {tip}"
     );
     assert!(tip.contains("tok/s"), "tooltip gives the value: {tip}");
+    // Every run shown at that concurrency, with its change against the baseline.
+    assert!(tip.contains("\n\nevery run at C="), "{tip}");
+    assert!(tip.contains("\n  kpro5: "), "{tip}");
+    assert!(tip.contains(" (baseline)\n  kpro6: "), "{tip}");
+    assert!(tip.contains(" %)"), "a change: {tip}");
     s.screenshot("throughput").await;
     exports_work(&s).await;
 
@@ -276,7 +288,7 @@ async fn check_compare(s: &Session, made: &bundles::Made) {
     .await;
     for c in [1, 4] {
         let (a, b) = (steady_at(&made.a, c), steady_at(&made.b, c));
-        let want = format!("{:+.1} %", (b - a) / a * 100.0);
+        let want = format!("{:+.1} ±", (b - a) / a * 100.0);
         let cell: Value = s
             .js_with(
                 r#"const td = document.querySelector(
@@ -285,7 +297,11 @@ async fn check_compare(s: &Session, made: &bundles::Made) {
                 vec![json!(c)],
             )
             .await;
-        assert_eq!(cell[0], json!(want), "steady tok/s change at C={c}");
+        let delta = cell[0].as_str().unwrap();
+        assert!(
+            delta.starts_with(&want) && delta.ends_with(" %"),
+            "steady tok/s change at C={c}: {delta}, want {want}…"
+        );
         let class = cell[1].as_str().unwrap();
         let expect = if (b - a) / a * 100.0 >= 1.0 {
             "better"
@@ -296,6 +312,27 @@ async fn check_compare(s: &Session, made: &bundles::Made) {
         };
         assert!(class.contains(expect), "C={c}: {class} should be {expect}");
     }
+    // The verdict first: kpro6's simulator is twice as slow at everything.
+    let headlines = s
+        .js("return [...document.querySelectorAll('[data-testid=verdict] [data-testid=headline]')].map(h => [h.dataset.outcome, h.innerText, h.querySelector('.outcome').innerText])")
+        .await;
+    assert_eq!(
+        headlines[0],
+        json!([
+            "slower",
+            "throughput sweep: kpro6 is slower than kpro5 (C = 1, 2, 4)",
+            "slower"
+        ]),
+        "{headlines}"
+    );
+    let card = s
+        .js("return document.querySelector('[data-testid=verdict]').innerText")
+        .await;
+    let card = card.as_str().unwrap();
+    assert!(
+        card.contains("steady output tok/s: worse at all 3 levels; best "),
+        "{card}"
+    );
     let differs = s
         .js("return [...document.querySelectorAll('.meta-table tr.differs th')].map(e => e.innerText)")
         .await;
