@@ -51,6 +51,10 @@ pub struct OutputArgs {
     /// server's prefix cache.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// Show every column of the live table (agg tok/s, ITL, peak queue, tokens, tok/J) even
+    /// when the terminal is narrower than they need [default: when it is wide enough].
+    #[arg(long)]
+    pub wide: bool,
 }
 
 /// The throughput sweep's own flags (shared by `throughput` and `run`).

@@ -37,6 +37,8 @@ pub struct OutputPlan {
     /// Seed of the words each prompt starts with, new every run, so a rerun finds nothing in
     /// the server's prefix cache.
     pub prefix_seed: u64,
+    /// `--wide`: every column of the live table.
+    pub wide: bool,
 }
 
 /// A checked throughput sweep: its own values only (the target and output are the run's).
@@ -294,6 +296,7 @@ impl OutputPlan {
             out: a.out.clone(),
             seed: a.seed,
             prefix_seed: random_seed(),
+            wide: a.wide,
         })
     }
 }

@@ -16,6 +16,7 @@ use crate::load::probe::{Fingerprint, probe};
 use crate::load::tokenize;
 use crate::load::workload::{PREFIX_WORDS, PromptBuilder, SplitMix64, TokenModel, digest};
 use crate::output::store;
+use crate::output::terminal::Width;
 
 /// How long each fingerprint probe may take.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(4);
@@ -30,6 +31,8 @@ pub struct Session {
     pub interrupt: Interrupt,
     /// How long one request may take.
     pub timeout: Duration,
+    /// Which columns the live tables show.
+    pub width: Width,
     /// Prompt hashes of every recorded request, in order (for the workload digest).
     hashes: Vec<String>,
     /// Requests of the warm-up that were refused for a request option and resent.
@@ -116,6 +119,7 @@ impl Session {
             path,
             interrupt,
             timeout: target.timeout,
+            width: Width::choose(output.wide),
             hashes: Vec::new(),
             notes: Vec::new(),
         })

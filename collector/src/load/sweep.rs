@@ -48,9 +48,9 @@ pub async fn throughput(s: &mut Session, plan: &ThroughputPlan, warmup: u64) -> 
         prefill_fit: None,
         points: Vec::new(),
     })?;
-    let table = ThroughputTable;
+    let table = ThroughputTable(s.width);
     println!("{}", table.header());
-    for &c in &plan.concurrency {
+    for (i, &c) in plan.concurrency.iter().enumerate() {
         let spec = LoadSpec {
             concurrency: c,
             stop: plan.stop_at(c),
@@ -62,9 +62,53 @@ pub async fn throughput(s: &mut Session, plan: &ThroughputPlan, warmup: u64) -> 
             break;
         };
         println!("{}", table.row(&point));
+        let rest = &plan.concurrency[i + 1..];
+        if let Some(left) = remaining_s(plan, &point, rest).filter(|&s| s >= 20.0) {
+            println!(
+                "      about {} left for C = {} (at least: requests slow down as C grows)",
+                duration_words(left),
+                join(rest)
+            );
+        }
         s.add_point(sweep, point)?;
     }
+    if let Some(h) = llmsweep_shared::headline::headline(&s.bundle.sweeps[sweep]) {
+        println!("\n{h}");
+    }
     Ok(())
+}
+
+/// A lower bound on the time the levels `rest` will take: each sends its requests in rounds of
+/// `c`, and a request takes at least as long as one of `last`'s (the median), since a server
+/// gets no faster with more load; a `--duration` level takes its duration.
+fn remaining_s(plan: &ThroughputPlan, last: &Point, rest: &[u32]) -> Option<f64> {
+    if rest.is_empty() {
+        return None;
+    }
+    if let Some(d) = plan.duration {
+        return Some(d.as_secs_f64() * rest.len() as f64);
+    }
+    let e2e = last.summary.as_ref()?.e2e_s?.p50;
+    Some(
+        rest.iter()
+            .map(|&c| plan.requests_at(c).div_ceil(u64::from(c)) as f64 * e2e)
+            .sum(),
+    )
+}
+
+/// `45 s`, `12 min`, `1.5 h`.
+fn duration_words(s: f64) -> String {
+    if s < 90.0 {
+        format!("{s:.0} s")
+    } else if s < 5400.0 {
+        format!("{:.0} min", s / 60.0)
+    } else {
+        format!("{:.1} h", s / 3600.0)
+    }
+}
+
+fn join(v: &[u32]) -> String {
+    v.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
 }
 
 /// Runs a context sweep: every length at every concurrency; lengths that cannot fit the server's
@@ -84,7 +128,7 @@ pub async fn context(s: &mut Session, plan: &ContextPlan, warmup: u64) -> anyhow
         points: Vec::new(),
     })?;
     let max_context = s.bundle.target.max_context;
-    let table = ContextTable;
+    let table = ContextTable(s.width);
     println!("{}", table.header());
     'lengths: for &len in &plan.lengths {
         for &c in &plan.concurrency {
@@ -109,6 +153,9 @@ pub async fn context(s: &mut Session, plan: &ContextPlan, warmup: u64) -> anyhow
     let fit = fit_context(&mut s.bundle.sweeps[sweep]);
     s.checkpoint()?;
     print_fit(fit.as_ref(), &s.bundle.sweeps[sweep]);
+    if let Some(h) = llmsweep_shared::headline::headline(&s.bundle.sweeps[sweep]) {
+        println!("{h}");
+    }
     Ok(())
 }
 

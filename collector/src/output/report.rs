@@ -146,6 +146,15 @@ fn static_part(html: &mut String, runs: &[Embedded], title: &str) {
             }
         }
         for r in runs {
+            if let Some(h) = sweep_of(&r.bundle, kind).and_then(llmsweep_shared::headline::headline)
+            {
+                let _ = writeln!(
+                    html,
+                    "<p class=\"headline\">{}: {}</p>",
+                    escape(&r.bundle.label),
+                    escape(&h)
+                );
+            }
             summary_table(html, &r.bundle, kind);
         }
     }
@@ -365,6 +374,11 @@ mod tests {
         let mut one = String::new();
         static_part(&mut one, &[run("kpro5", 1.0)], "t");
         assert!(!one.contains("Verdict"), "one run has nothing to compare");
+        // Each sweep's one-sentence summary, as the terminal prints it.
+        assert!(
+            one.contains("<p class=\"headline\">kpro5: peak steady 356 tok/s at C=2;"),
+            "{one}"
+        );
         let mut html = String::new();
         static_part(&mut html, &[run("kpro5", 1.0), run("kpro6", 2.0)], "t");
         assert!(html.contains("<h2>Verdict</h2>"), "{html}");

@@ -5,42 +5,83 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressStyle};
 use llmsweep_shared::bundle::{Point, PointStatus, Summary};
 
-/// A table column: header and width (a cell wider than the width widens only its own row, so
-/// nothing is ever cut).
-struct Col(&'static str, usize);
+/// A table column: header, width (a cell wider than the width widens only its own row, so
+/// nothing is ever cut), and whether the narrow table shows it.
+struct Col(&'static str, usize, Show);
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Show {
+    Always,
+    WideOnly,
+}
+
+use Show::{Always, WideOnly};
 
 const THROUGHPUT: &[Col] = &[
-    Col("C", 4),
-    Col("ok/fail", 9),
-    Col("agg tok/s", 10),
-    Col("steady tok/s", 13),
-    Col("per-req tok/s p50", 18),
-    Col("TTFT p50 / p99 s", 17),
-    Col("ITL p50 ms", 11),
-    Col("peak queue", 10),
-    Col("tokens got/asked", 17),
-    Col("wall s", 8),
-    Col("tok/J", 6),
+    Col("C", 4, Always),
+    Col("ok/fail", 7, Always),
+    Col("agg tok/s", 10, WideOnly),
+    Col("steady tok/s", 12, Always),
+    Col("per-user tok/s", 14, Always),
+    Col("TTFT p50/p99 s", 15, Always),
+    Col("ITL p50 ms", 11, WideOnly),
+    Col("peak queue", 10, WideOnly),
+    Col("tokens got/asked", 17, WideOnly),
+    Col("wall s", 6, Always),
+    Col("tok/J", 6, WideOnly),
 ];
 
 const CONTEXT: &[Col] = &[
-    Col("input", 7),
-    Col("C", 3),
-    Col("ok/fail", 8),
-    Col("TTFT p50 s", 11),
-    Col("prefill tok/s", 14),
-    Col("decode tok/s", 13),
-    Col("e2e p50 s", 10),
-    Col("server input", 13),
+    Col("input", 7, Always),
+    Col("C", 3, Always),
+    Col("ok/fail", 8, Always),
+    Col("TTFT p50 s", 11, Always),
+    Col("prefill tok/s", 14, Always),
+    Col("decode tok/s", 13, Always),
+    Col("e2e p50 s", 10, WideOnly),
+    Col("server input", 13, WideOnly),
 ];
+
+/// Which columns the live tables show: the narrow table fits a 100-column terminal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Width {
+    #[default]
+    Narrow,
+    /// Every column (`--wide`, or a terminal wide enough for them).
+    Wide,
+}
+
+impl Width {
+    /// Wide when asked, or when standard output is a terminal wide enough for every column.
+    pub fn choose(wide: bool) -> Width {
+        let fits = console::Term::stdout()
+            .size_checked()
+            .is_some_and(|(_, cols)| usize::from(cols) >= table_width(THROUGHPUT, Width::Wide));
+        if wide || fits {
+            Width::Wide
+        } else {
+            Width::Narrow
+        }
+    }
+
+    fn shows(self, c: &Col) -> bool {
+        self == Width::Wide || c.2 == Always
+    }
+}
+
+/// Characters of a table's header line up to the flags column, plus room for a few flag words.
+fn table_width(cols: &[Col], w: Width) -> usize {
+    let shown: Vec<&Col> = cols.iter().filter(|c| w.shows(c)).collect();
+    shown.iter().map(|c| c.1).sum::<usize>() + 3 * shown.len() + 12
+}
 
 /// Prints the throughput table, a row at a time.
 #[derive(Debug, Default)]
-pub struct ThroughputTable;
+pub struct ThroughputTable(pub Width);
 
 impl ThroughputTable {
     pub fn header(&self) -> String {
-        header(THROUGHPUT)
+        header(THROUGHPUT, self.0)
     }
 
     /// The row for a point, followed by one indented line per flag or failure reason.
@@ -49,17 +90,17 @@ impl ThroughputTable {
             Some(s) => throughput_cells(p, s),
             None => vec![p.concurrency.to_string()],
         };
-        render(THROUGHPUT, cells, p)
+        render(THROUGHPUT, self.0, cells, p)
     }
 }
 
 /// Prints the context table, a row at a time.
 #[derive(Debug, Default)]
-pub struct ContextTable;
+pub struct ContextTable(pub Width);
 
 impl ContextTable {
     pub fn header(&self) -> String {
-        header(CONTEXT)
+        header(CONTEXT, self.0)
     }
 
     pub fn row(&self, p: &Point) -> String {
@@ -78,13 +119,14 @@ impl ContextTable {
                 counted.map_or("-".into(), |c| c.to_string()),
             ]);
         }
-        render(CONTEXT, cells, p)
+        render(CONTEXT, self.0, cells, p)
     }
 }
 
-fn header(cols: &[Col]) -> String {
+fn header(cols: &[Col], w: Width) -> String {
     let cells: Vec<String> = cols
         .iter()
+        .filter(|c| w.shows(c))
         .map(|c| format!("{:>w$}", c.0, w = c.1))
         .collect();
     format!("{} | flags", cells.join(" | "))
@@ -92,11 +134,12 @@ fn header(cols: &[Col]) -> String {
 
 /// A row: cells right-aligned to their column (missing cells shown as `-`), the flag words,
 /// then one indented line per reason or flag message.
-fn render(cols: &[Col], mut cells: Vec<String>, p: &Point) -> String {
+fn render(cols: &[Col], w: Width, mut cells: Vec<String>, p: &Point) -> String {
     cells.resize(cols.len(), "-".into());
     let cells: Vec<String> = cells
         .iter()
         .zip(cols)
+        .filter(|(_, c)| w.shows(c))
         .map(|(v, c)| format!("{v:>w$}", w = c.1))
         .collect();
     let mut out = format!("{} | {}", cells.join(" | "), flag_words(p));
@@ -110,7 +153,7 @@ fn render(cols: &[Col], mut cells: Vec<String>, p: &Point) -> String {
 fn throughput_cells(p: &Point, s: &Summary) -> Vec<String> {
     let ttft = s
         .ttft_s
-        .map_or("-".into(), |t| format!("{:.3} / {:.3}", t.p50, t.p99));
+        .map_or("-".into(), |t| format!("{:.3}/{:.3}", t.p50, t.p99));
     let peak_queue = p
         .server_samples
         .as_ref()
@@ -206,7 +249,7 @@ impl Progress {
             None => ProgressBar::no_length(),
         };
         let template = if total.is_some() {
-            "{spinner} {prefix} [{bar:30}] {pos}/{len} requests  {msg}  {elapsed}"
+            "{spinner} {prefix} [{bar:30}] {pos}/{len} requests  {msg}  {elapsed}, ~{eta} left in this level"
         } else {
             "{spinner} {prefix} {pos} requests  {msg}  {elapsed}"
         };
@@ -289,4 +332,54 @@ pub(crate) fn print_target(s: &crate::load::session::Session) {
         );
     }
     println!();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use llmsweep_shared::metrics::summarize;
+
+    fn point() -> Point {
+        let rec = |start: f64| llmsweep_shared::bundle::RequestRecord {
+            start_s: start,
+            ttft_s: Some(0.153),
+            e2e_s: 6.95,
+            input_tokens: 1000,
+            prompt_tokens: Some(1000),
+            output_tokens: 500,
+            tokens_estimated: false,
+            cached_tokens: None,
+            finish_reason: Some("length".into()),
+            error: None,
+            prompt_hash: String::new(),
+            content_hash: None,
+            chunks: 500,
+            itl: None,
+        };
+        let requests: Vec<_> = (0..64).map(|i| rec(f64::from(i) * 0.1)).collect();
+        let mut p = Point::empty(100, 1000, 500);
+        p.summary = Some(summarize(&requests, 100, 500, &[0.0136]));
+        p.requests = requests;
+        p
+    }
+
+    #[test]
+    fn the_narrow_table_fits_100_columns_and_the_wide_one_has_every_column() {
+        let narrow = ThroughputTable(Width::Narrow);
+        let row = narrow.row(&point());
+        let first = row.lines().next().unwrap();
+        assert!(
+            narrow.header().chars().count() <= 100,
+            "{}",
+            narrow.header()
+        );
+        assert!(first.chars().count() <= 100, "{first}");
+        assert!(!narrow.header().contains("tok/J"));
+        let wide = ThroughputTable(Width::Wide);
+        for c in THROUGHPUT {
+            assert!(wide.header().contains(c.0), "{}", c.0);
+        }
+        let ctx = ContextTable(Width::Narrow);
+        assert!(ctx.header().chars().count() <= 100, "{}", ctx.header());
+    }
 }

@@ -72,6 +72,7 @@ fn run_item(state: RwSignal<ViewerState>, id: RunId) -> Option<impl IntoView + u
             </div>
             {move || editing.get().then(|| rename_box(state, id, editing))}
             {badges(&f)}
+            {f.headlines.iter().map(|h| view! { <p class="headline" data-testid="headline">{h.clone()}</p> }).collect_view()}
             <dl class="facts">
                 <dt>"model"</dt>
                 <dd>{f.model.clone()}</dd>

@@ -144,6 +144,8 @@ pub struct RunFacts {
     /// For an imported run: the source's definitions, and what the import left out.
     pub source_definitions: Vec<(String, String)>,
     pub import_notes: Vec<String>,
+    /// One sentence per sweep, e.g. `throughput: peak steady 479 tok/s at C=16; …`.
+    pub headlines: Vec<String>,
 }
 
 impl RunFacts {
@@ -187,6 +189,17 @@ impl RunFacts {
                 .as_ref()
                 .map(|s| s.notes.clone())
                 .unwrap_or_default(),
+            headlines: b
+                .sweeps
+                .iter()
+                .filter_map(|s| {
+                    let h = llmsweep_shared::headline::headline(s)?;
+                    Some(format!(
+                        "{}: {h}",
+                        llmsweep_shared::compare::kind_name(s.kind)
+                    ))
+                })
+                .collect(),
         }
     }
 }

@@ -1,0 +1,151 @@
+//! One sentence per sweep: what a reader wants first, shown by the terminal after the sweep, on
+//! the viewer's run card and in a report.
+//!
+//! Throughput: the peak steady rate and where it is, the level from which the curve is within
+//! [`SATURATION_PCT`] of that peak, and the single-user experience at the lowest level. Context:
+//! TTFT and prefill speed from the shortest to the longest length measured, and what was skipped.
+
+use crate::bundle::{PointStatus, Sweep, SweepKind};
+use crate::curves::Metric;
+
+/// A level within this many percent of the peak counts as saturated.
+pub const SATURATION_PCT: f64 = 5.0;
+
+/// The sweep's headline, or `None` when it has no measured point.
+pub fn headline(sweep: &Sweep) -> Option<String> {
+    match sweep.kind {
+        SweepKind::Context => context(sweep),
+        _ => throughput(sweep),
+    }
+}
+
+fn ok(sweep: &Sweep) -> impl Iterator<Item = &crate::bundle::Point> {
+    sweep.points.iter().filter(|p| p.status == PointStatus::Ok)
+}
+
+fn throughput(sweep: &Sweep) -> Option<String> {
+    // Steady where the points have it (measured), else aggregate (imported).
+    let (metric, name) = if ok(sweep).any(|p| Metric::SteadyTokS.of(p).is_some()) {
+        (Metric::SteadyTokS, "steady")
+    } else {
+        (Metric::AggTokS, "aggregate")
+    };
+    let mut pts: Vec<(u32, f64)> = ok(sweep)
+        .filter_map(|p| Some((p.concurrency, metric.of(p)?)))
+        .collect();
+    pts.sort_by_key(|&(c, _)| c);
+    let &(peak_c, peak) = pts.iter().max_by(|a, b| a.1.total_cmp(&b.1))?;
+    let floor = peak * (1.0 - SATURATION_PCT / 100.0);
+    let mut out = format!("peak {name} {} tok/s at C={peak_c}", num(peak));
+    if let Some(&(sat_c, _)) = pts.iter().find(|&&(_, v)| v >= floor)
+        && pts.len() > 1
+    {
+        out.push_str(&format!(
+            "; saturates from C={sat_c} (within {SATURATION_PCT:.0} % of peak)"
+        ));
+    }
+    if let Some(low) = ok(sweep).min_by_key(|p| p.concurrency) {
+        let ttft = Metric::TtftP50.of(low);
+        let decode = Metric::DecodeTokSP50.of(low);
+        let mut parts = Vec::new();
+        if let Some(t) = ttft {
+            parts.push(format!("TTFT {}", secs(t)));
+        }
+        if let Some(d) = decode {
+            parts.push(format!("{} tok/s per user", num(d)));
+        }
+        if !parts.is_empty() {
+            out.push_str(&format!(
+                "; at C={} {}",
+                low.concurrency,
+                parts.join(" and ")
+            ));
+        }
+    }
+    Some(out)
+}
+
+fn context(sweep: &Sweep) -> Option<String> {
+    let c = ok(sweep).map(|p| p.concurrency).min()?;
+    let mut pts: Vec<&crate::bundle::Point> = ok(sweep).filter(|p| p.concurrency == c).collect();
+    pts.sort_by_key(|p| p.input_len);
+    let (first, last) = (pts.first()?, pts.last()?);
+    let t = |p: &crate::bundle::Point| Metric::TtftP50.of(p).map(secs);
+    let pf = |p: &crate::bundle::Point| Metric::PrefillTokSP50.of(p).map(num);
+    let mut out = match (t(first), t(last)) {
+        (Some(a), Some(b)) if pts.len() > 1 => format!(
+            "TTFT {a} at {} tokens → {b} at {}",
+            first.input_len, last.input_len
+        ),
+        (Some(a), _) => format!("TTFT {a} at {} tokens", first.input_len),
+        _ => return None,
+    };
+    if let (Some(a), Some(b)) = (pf(first), pf(last)) {
+        if pts.len() > 1 {
+            out.push_str(&format!("; prefill {a} → {b} tok/s"));
+        } else {
+            out.push_str(&format!("; prefill {a} tok/s"));
+        }
+    }
+    let skipped: Vec<String> = sweep
+        .points
+        .iter()
+        .filter(|p| p.status == PointStatus::Skipped && p.concurrency == c)
+        .map(|p| p.input_len.to_string())
+        .collect();
+    if !skipped.is_empty() {
+        out.push_str(&format!(
+            "; {} skipped (beyond the server's context)",
+            skipped.join(", ")
+        ));
+    }
+    Some(out)
+}
+
+fn num(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
+fn secs(v: f64) -> String {
+    if v >= 10.0 {
+        format!("{v:.1} s")
+    } else {
+        format!("{v:.2} s")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::curves::tests::bundle;
+
+    #[test]
+    fn throughput_headline_by_hand() {
+        // The fixture: steady = 100·C tok/s at C = 1, 2, 4, TTFT p50 0.1·C s, decode 50/C.
+        let b = bundle("a");
+        let h = headline(&b.sweeps[0]).unwrap();
+        assert_eq!(
+            h,
+            "peak steady 400 tok/s at C=4; saturates from C=4 (within 5 % of peak); at C=1 TTFT 0.10 s and 50.0 tok/s per user"
+        );
+    }
+
+    #[test]
+    fn context_headline_names_the_skipped_lengths() {
+        let b = bundle("a");
+        let h = headline(&b.sweeps[1]).unwrap();
+        // TTFT p50 0.1·k with k = 1 at 1000 tokens and 2 at 2000; prefill p50 1000 at both.
+        assert!(
+            h.starts_with("TTFT 0.10 s at 1000 tokens → 0.20 s at 2000; prefill 1000 → 1000 tok/s"),
+            "{h}"
+        );
+        assert!(
+            h.ends_with("; 8000 skipped (beyond the server's context)"),
+            "{h}"
+        );
+    }
+}
