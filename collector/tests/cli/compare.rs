@@ -313,6 +313,7 @@ async fn the_gate_passes_a_rerun_and_fails_a_server_half_as_fast() {
 
     let o = llmsweep(&["compare", a, c, "--fail-if-slower", "5"]);
     let out = text(&o.stdout);
+    println!("{out}");
     assert_eq!(o.status.code(), Some(1), "{out}");
     assert!(
         out.contains("throughput sweep: halfspeed is slower than first (C = 1, 2)"),

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 /// Metric name → definition, as written into [`crate::Bundle::definitions`].
 pub fn definitions() -> BTreeMap<String, String> {
     [
+        ("change_interval", "compare: a change's 95 % confidence interval, from the per-request records — for percentiles, the distribution-free order-statistic interval of each run's percentile (exact binomial ranks) as a standard error of its log; for token rates, batch means over 10 slices of the window with Student's t; combined as exp(ln(b/a) ± 1.96·√(se_a² + se_b²)) − 1. A change is better or worse only when its interval excludes zero and it is at least the threshold; an imported number has no spread and counts as exact"),
         ("ttft_s", "request start (just before the request is written) → first chunk carrying a non-empty generated token (text, content or reasoning content; a role-only chunk does not count); seconds"),
         ("e2e_s", "request start → end of stream; seconds"),
         ("output_tokens", "the server's usage.completion_tokens; without usage, the count of streamed token chunks, and the request is marked tokens_estimated"),
