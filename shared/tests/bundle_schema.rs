@@ -83,6 +83,7 @@ fn sample() -> Bundle {
             },
             notes: BTreeMap::from([("gpu".into(), "2x RTX A6000".into())]),
             gpus: vec![],
+            gpu_telemetry: Some(llmsweep_shared::bundle::GpuTelemetry::Local),
         },
         workload: Workload {
             seed: 7,

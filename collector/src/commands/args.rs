@@ -14,6 +14,17 @@ pub enum ApiArg {
     Chat,
 }
 
+/// `--gpu-telemetry`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum GpuArg {
+    /// This host's GPUs when the server is on this host, none otherwise.
+    Auto,
+    /// This host's GPUs: they are the server's.
+    Local,
+    /// No GPU readings.
+    Off,
+}
+
 #[derive(Debug, Clone, Args)]
 pub struct TargetArgs {
     /// Server base URL.
@@ -29,6 +40,10 @@ pub struct TargetArgs {
     /// written to a bundle.
     #[arg(long)]
     pub api_key: Option<String>,
+    /// Whose GPUs to read for power and tokens per joule: `auto` reads this host's only when the
+    /// server is on this host (loopback); `local` says this host's GPUs are the server's.
+    #[arg(long, value_enum, default_value_t = GpuArg::Auto)]
+    pub gpu_telemetry: GpuArg,
     /// Seconds one request may take before it counts as failed.
     #[arg(long, default_value_t = 600.0, value_name = "SECS")]
     pub timeout: f64,

@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use llmsweep_shared::bundle::Api;
+use llmsweep_shared::bundle::{Api, GpuTelemetry};
 
-use crate::commands::args::{ApiArg, ContextOpts, OutputArgs, TargetArgs, ThroughputOpts};
+use crate::commands::args::{ApiArg, ContextOpts, GpuArg, OutputArgs, TargetArgs, ThroughputOpts};
 use crate::load::generator::StopRule;
 
 /// Most concurrent requests one level may ask for.
@@ -24,6 +24,8 @@ pub struct TargetPlan {
     pub model: Option<String>,
     pub api_key: Option<String>,
     pub timeout: Duration,
+    /// Whether this host's GPUs are read as the server's.
+    pub gpu_telemetry: GpuTelemetry,
 }
 
 /// Where results go and what they are called.
@@ -215,6 +217,14 @@ impl RunPlan {
     }
 }
 
+/// Whether a URL's host is this machine.
+fn is_loopback(host: &str) -> bool {
+    let h = host.trim_matches(['[', ']']);
+    h == "localhost"
+        || h.parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
 fn check_concurrency(list: &[u32], flag: &str) -> anyhow::Result<()> {
     if list.is_empty() {
         bail!("{flag} needs at least one level, e.g. {flag} 1,2,4");
@@ -260,6 +270,12 @@ impl TargetPlan {
             .or_else(|| std::env::var("LLMSWEEP_API_KEY").ok())
             .or_else(|| std::env::var("OPENAI_API_KEY").ok())
             .filter(|k| !k.is_empty());
+        let gpu_telemetry = match a.gpu_telemetry {
+            GpuArg::Local => GpuTelemetry::Local,
+            GpuArg::Off => GpuTelemetry::Off,
+            GpuArg::Auto if is_loopback(&host) => GpuTelemetry::Local,
+            GpuArg::Auto => GpuTelemetry::NotThisHost,
+        };
         Ok(TargetPlan {
             url,
             host,
@@ -270,15 +286,13 @@ impl TargetPlan {
             model: a.model.clone(),
             api_key,
             timeout: Duration::from_secs_f64(a.timeout),
+            gpu_telemetry,
         })
     }
 
     /// Whether the target is this machine.
     pub fn is_loopback(&self) -> bool {
-        let h = self.host.trim_matches(['[', ']']);
-        h == "localhost"
-            || h.parse::<std::net::IpAddr>()
-                .is_ok_and(|ip| ip.is_loopback())
+        is_loopback(&self.host)
     }
 }
 
@@ -439,6 +453,27 @@ mod tests {
         assert_eq!(p.output.label, "kpro5");
         let local = plan(&["--url", "http://127.0.0.1:8080"]).unwrap();
         assert_eq!(local.output.label, crate::load::host::hostname());
+    }
+
+    #[test]
+    fn gpus_are_read_only_when_they_can_be_the_servers() {
+        let gpu = |args: &[&str]| plan(args).unwrap().target.gpu_telemetry;
+        assert_eq!(
+            gpu(&["--url", "http://127.0.0.1:8080"]),
+            GpuTelemetry::Local
+        );
+        assert_eq!(
+            gpu(&["--url", "http://kpro5:30000"]),
+            GpuTelemetry::NotThisHost
+        );
+        assert_eq!(
+            gpu(&["--url", "http://kpro5:30000", "--gpu-telemetry", "local"]),
+            GpuTelemetry::Local
+        );
+        assert_eq!(
+            gpu(&["--url", "http://[::1]:8080", "--gpu-telemetry", "off"]),
+            GpuTelemetry::Off
+        );
     }
 
     #[test]

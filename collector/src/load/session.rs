@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::bail;
-use llmsweep_shared::bundle::{Bundle, Calibration, Hosts, Target, Workload};
+use llmsweep_shared::bundle::{Bundle, Calibration, GpuTelemetry, Hosts, Target, Workload};
 use llmsweep_shared::metrics::definitions;
 
 use crate::load::client::{Client, http_client};
@@ -35,8 +35,10 @@ pub struct Session {
     pub width: Width,
     /// Prompt hashes of every recorded request, in order (for the workload digest).
     hashes: Vec<String>,
-    /// Requests of the warm-up that were refused for a request option and resent.
+    /// Things to tell the user before the first level (refused request options, GPU readings).
     pub notes: Vec<String>,
+    /// The `nvidia-smi` read during points, when this host's GPUs are the server's.
+    pub nvidia_smi: Option<&'static std::path::Path>,
 }
 
 impl Session {
@@ -94,11 +96,29 @@ impl Session {
             command_line,
             target_facts,
         );
+        let nvidia_smi = match target.gpu_telemetry {
+            GpuTelemetry::Local => crate::telemetry::gpu::nvidia_smi(),
+            _ => None,
+        };
         bundle.hosts = Hosts {
             client: crate::load::host::client_facts(),
             notes: output.notes.clone(),
-            gpus: crate::telemetry::gpu_inventory().await,
+            gpus: match nvidia_smi {
+                Some(p) => crate::telemetry::gpu::inventory_with(p).await,
+                None => Vec::new(),
+            },
+            gpu_telemetry: Some(target.gpu_telemetry),
         };
+        let mut notes = Vec::new();
+        match (target.gpu_telemetry, nvidia_smi) {
+            (GpuTelemetry::NotThisHost, _) => notes.push(
+                "GPU power is not read: the server is not this host (--gpu-telemetry local if its GPUs are this machine's), so there is no tok/J".to_string(),
+            ),
+            (GpuTelemetry::Local, None) => notes.push(
+                "no nvidia-smi on this host: no GPU power readings, so no tok/J".to_string(),
+            ),
+            _ => {}
+        }
         bundle.workload = Workload {
             seed: output.seed,
             calibration,
@@ -119,9 +139,10 @@ impl Session {
             path,
             interrupt,
             timeout: target.timeout,
-            width: Width::choose(output.wide),
+            width: Width::choose(output.wide, nvidia_smi.is_some()),
             hashes: Vec::new(),
-            notes: Vec::new(),
+            notes,
+            nvidia_smi,
         })
     }
 

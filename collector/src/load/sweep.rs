@@ -229,11 +229,12 @@ async fn measure(s: &mut Session, spec: LoadSpec, label: String) -> Option<Point
         return None;
     }
     let origin = Instant::now();
-    let sampler = Sampler::start(
+    let sampler = Sampler::start_with(
         s.client.http().clone(),
         &s.client.url(""),
         origin,
         SAMPLE_EVERY,
+        s.nvidia_smi,
     )
     .await;
     let cpu_before = crate::load::host::client_cpu_s();

@@ -12,10 +12,12 @@ struct Col(&'static str, usize, Show);
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Show {
     Always,
+    /// In the narrow table only when the GPUs are read (tokens per joule).
+    WithGpu,
     WideOnly,
 }
 
-use Show::{Always, WideOnly};
+use Show::{Always, WideOnly, WithGpu};
 
 const THROUGHPUT: &[Col] = &[
     Col("C", 4, Always),
@@ -28,7 +30,7 @@ const THROUGHPUT: &[Col] = &[
     Col("peak queue", 10, WideOnly),
     Col("tokens got/asked", 17, WideOnly),
     Col("wall s", 6, Always),
-    Col("tok/J", 6, WideOnly),
+    Col("tok/J", 6, WithGpu),
 ];
 
 const CONTEXT: &[Col] = &[
@@ -47,25 +49,31 @@ const CONTEXT: &[Col] = &[
 pub enum Width {
     #[default]
     Narrow,
+    /// The narrow table and tokens per joule, when the GPUs are read.
+    NarrowWithGpu,
     /// Every column (`--wide`, or a terminal wide enough for them).
     Wide,
 }
 
 impl Width {
-    /// Wide when asked, or when standard output is a terminal wide enough for every column.
-    pub fn choose(wide: bool) -> Width {
+    /// Wide when asked, or when standard output is a terminal wide enough for every column;
+    /// `gpu`: the GPUs are read, so tokens per joule is worth a column.
+    pub fn choose(wide: bool, gpu: bool) -> Width {
         let fits = console::Term::stdout()
             .size_checked()
             .is_some_and(|(_, cols)| usize::from(cols) >= table_width(THROUGHPUT, Width::Wide));
-        if wide || fits {
-            Width::Wide
-        } else {
-            Width::Narrow
+        match (wide || fits, gpu) {
+            (true, _) => Width::Wide,
+            (false, true) => Width::NarrowWithGpu,
+            (false, false) => Width::Narrow,
         }
     }
 
     fn shows(self, c: &Col) -> bool {
-        self == Width::Wide || c.2 == Always
+        matches!(
+            (self, c.2),
+            (Width::Wide, _) | (_, Always) | (Width::NarrowWithGpu, WithGpu)
+        )
     }
 }
 

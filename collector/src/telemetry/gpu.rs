@@ -51,14 +51,6 @@ fn find_on_path(program: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// The GPUs `nvidia-smi` on `PATH` lists; empty without it or when it fails.
-pub async fn gpu_inventory() -> Vec<GpuInfo> {
-    match nvidia_smi() {
-        Some(p) => inventory_with(p).await,
-        None => Vec::new(),
-    }
-}
-
 /// The GPUs `program` (an `nvidia-smi`) lists; empty when it cannot run or fails.
 pub async fn inventory_with(program: &Path) -> Vec<GpuInfo> {
     query(program, INVENTORY_QUERY)

@@ -19,7 +19,7 @@ use llmsweep_shared::bundle::{GpuSamples, ServerSamples};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-pub use gpu::{gpu_inventory, with_tokens};
+pub use gpu::with_tokens;
 
 /// Shortest sampling interval honoured, so a zero interval cannot spin.
 pub const MIN_INTERVAL: Duration = Duration::from_millis(10);

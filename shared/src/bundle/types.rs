@@ -234,6 +234,23 @@ pub struct Hosts {
     /// GPUs of the collector's host, when `nvidia-smi` is there (the server's when they share it).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub gpus: Vec<GpuInfo>,
+    /// Whose GPUs were read during the points; absent in bundles of earlier versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_telemetry: Option<GpuTelemetry>,
+}
+
+/// Whether the collector read GPUs during the points, and why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GpuTelemetry {
+    /// This host's GPUs, as the server's: the target is on this host, or the user said so.
+    Local,
+    /// Not read: the server is another machine, whose GPUs this host cannot see.
+    NotThisHost,
+    /// Not read: the user said so.
+    Off,
+    #[serde(other)]
+    Unknown,
 }
 
 /// Facts about one machine; unknown ones are absent.
