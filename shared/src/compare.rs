@@ -112,6 +112,9 @@ pub struct Comparison {
     /// Per input run: for an imported run, where its numbers come from, in one line (e.g.
     /// "imported from vllm bench serve (c1.json, c8.json): vLLM's definitions apply").
     pub sources: Vec<Option<String>>,
+    /// For every run but the baseline: whether it sent the same prompts (see
+    /// [`workload_checks`]).
+    pub workload: Vec<WorkloadCheck>,
 }
 
 /// One line saying where an imported run's numbers come from; `None` for a measured run.
@@ -156,13 +159,16 @@ pub fn compare(runs: &[RunInput], baseline: usize) -> Comparison {
         .into_iter()
         .filter_map(|kind| compare_sweep(runs, baseline, kind))
         .collect();
-    Comparison {
+    let mut cmp = Comparison {
         baseline,
         labels: runs.iter().map(|r| r.label.to_string()).collect(),
         sweeps,
         metadata: meta::metadata(runs),
         sources: runs.iter().map(|r| source_line(r.bundle)).collect(),
-    }
+        workload: Vec::new(),
+    };
+    cmp.workload = workload_checks(runs, &cmp);
+    cmp
 }
 
 fn compare_sweep(runs: &[RunInput], baseline: usize, kind: SweepKind) -> Option<SweepComparison> {

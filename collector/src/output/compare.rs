@@ -10,7 +10,7 @@ use llmsweep_shared::bundle::SweepKind;
 use llmsweep_shared::compare::verdict::{change_text, level_list};
 use llmsweep_shared::compare::{
     Comparison, NEUTRAL_PCT, RunInput, SweepComparison, Verdict, compare, definition, interval,
-    kind_name, verdicts, workload_checks,
+    kind_name, verdicts,
 };
 use llmsweep_shared::curves::Metric;
 
@@ -82,7 +82,7 @@ pub fn run(req: &CompareRequest) -> anyhow::Result<(String, Option<GateResult>)>
     let cmp = compare(&inputs, baseline);
     let mut out = String::new();
     render_verdicts(&mut out, &cmp, req.fail_if_slower.unwrap_or(NEUTRAL_PCT));
-    for w in workload_checks(&inputs, &cmp) {
+    for w in &cmp.workload {
         let mark = if w.same == Some(false) {
             "warning: "
         } else {

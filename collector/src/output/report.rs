@@ -182,7 +182,16 @@ fn comparison_part(html: &mut String, cmp: &Comparison) {
         }
         html.push_str("</ul></li>\n");
     }
-    html.push_str("</ul>\n</section>\n");
+    html.push_str("</ul>\n");
+    for w in &cmp.workload {
+        let _ = writeln!(
+            html,
+            "<p class=\"workload\">{}: {}</p>",
+            escape(&cmp.labels[w.run]),
+            escape(&w.line)
+        );
+    }
+    html.push_str("</section>\n");
     for s in &cmp.sweeps {
         delta_table(html, cmp, s);
     }

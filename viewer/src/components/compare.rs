@@ -87,10 +87,24 @@ fn verdict_card(c: &Comparison) -> impl IntoView + use<> {
         .iter()
         .map(|v| verdict_item(v, c))
         .collect_view();
+    let workload = c
+        .workload
+        .iter()
+        .map(|w| {
+            let class = match w.same {
+                Some(true) => "workload same",
+                Some(false) => "workload differs",
+                None => "workload unknown",
+            };
+            let line = format!("{}: {}", c.labels[w.run], w.line);
+            view! { <p class=class data-testid="workload">{line}</p> }
+        })
+        .collect_view();
     view! {
         <section class="verdict" data-testid="verdict" aria-label="Verdict">
             <h3>"Verdict"</h3>
             {items}
+            {workload}
         </section>
     }
 }
