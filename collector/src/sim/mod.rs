@@ -56,7 +56,10 @@ use server::Shared;
 /// Ready-made timing shapes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Preset {
-    /// Shaped like SGLang on 2× RTX A6000 serving a 27B model (see [`SimConfig::preset`]).
+    /// Shaped like SGLang on 2× RTX A6000 serving a 27B model: 73.5 tok/s for one stream, 16
+    /// running requests, 32K context, TTFT 0.15 s at 1000 tokens.
+    //
+    // The exact coefficients are listed on `SimConfig::preset`.
     Kpro5,
     /// Quick, for tests and the demo.
     Fast,

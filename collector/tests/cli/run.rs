@@ -192,3 +192,35 @@ fn bad_flags_get_clear_messages() {
         assert!(!err.contains("panicked"), "{args:?}: {err}");
     }
 }
+
+/// `report` writes through the one atomic writer: a write that fails leaves neither half a page
+/// nor a `.tmp` file behind.
+#[test]
+fn a_report_that_cannot_be_written_leaves_no_temporary_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let golden = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/tests/fixtures/bundle-v1-run.json"
+    );
+    // The output path is a folder with a file in it: the final rename onto it fails.
+    let out = dir.path().join("report.html");
+    std::fs::create_dir(&out).unwrap();
+    std::fs::write(out.join("keep"), b"x").unwrap();
+    let o = llmsweep(&["report", golden, "-o", out.to_str().unwrap()], None);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stdout));
+    assert!(
+        text(&o.stderr).contains("cannot write the report"),
+        "{}",
+        text(&o.stderr)
+    );
+    let left: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        left,
+        ["report.html"],
+        "nothing but the folder that was there"
+    );
+}
