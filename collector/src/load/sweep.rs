@@ -63,12 +63,13 @@ pub async fn throughput(s: &mut Session, plan: &ThroughputPlan, warmup: u64) -> 
         };
         println!("{}", table.row(&point));
         let rest = &plan.concurrency[i + 1..];
-        if let Some(left) = remaining_s(plan, &point, rest).filter(|&s| s >= 20.0) {
-            println!(
-                "      about {} left for C = {} (at least: requests slow down as C grows)",
-                duration_words(left),
-                join(rest)
-            );
+        if let Some((lo, hi)) = remaining_s(plan, &point, rest).filter(|&(_, hi)| hi >= 20.0) {
+            let left = if hi - lo < 1.0 {
+                format!("about {}", duration_words(lo))
+            } else {
+                format!("{} to {}", duration_words(lo), duration_words(hi))
+            };
+            println!("      {left} left for C = {}", join(rest));
         }
         s.add_point(sweep, point)?;
     }
@@ -78,22 +79,34 @@ pub async fn throughput(s: &mut Session, plan: &ThroughputPlan, warmup: u64) -> 
     Ok(())
 }
 
-/// A lower bound on the time the levels `rest` will take: each sends its requests in rounds of
-/// `c`, and a request takes at least as long as one of `last`'s (the median), since a server
-/// gets no faster with more load; a `--duration` level takes its duration.
-fn remaining_s(plan: &ThroughputPlan, last: &Point, rest: &[u32]) -> Option<f64> {
+/// How long the levels `rest` will take, as a range. Low end: a level sends its requests in
+/// rounds of `c`, and a request takes at least as long as one of `last`'s (its median). High
+/// end: a level's tokens at the last level's rate, which a server only grows on until it
+/// saturates. A `--duration` level takes its duration.
+fn remaining_s(plan: &ThroughputPlan, last: &Point, rest: &[u32]) -> Option<(f64, f64)> {
     if rest.is_empty() {
         return None;
     }
     if let Some(d) = plan.duration {
-        return Some(d.as_secs_f64() * rest.len() as f64);
+        let t = d.as_secs_f64() * rest.len() as f64;
+        return Some((t, t));
     }
-    let e2e = last.summary.as_ref()?.e2e_s?.p50;
-    Some(
+    let s = last.summary.as_ref()?;
+    let e2e = s.e2e_s?.p50;
+    let rate = s.steady_tok_s.unwrap_or(s.agg_tok_s);
+    let lo: f64 = rest
+        .iter()
+        .map(|&c| plan.requests_at(c).div_ceil(u64::from(c)) as f64 * e2e)
+        .sum();
+    let hi: f64 = if rate > 0.0 {
         rest.iter()
-            .map(|&c| plan.requests_at(c).div_ceil(u64::from(c)) as f64 * e2e)
-            .sum(),
-    )
+            .map(|&c| (plan.requests_at(c) * plan.output_len) as f64 / rate)
+            .sum::<f64>()
+            .max(lo)
+    } else {
+        lo
+    };
+    Some((lo, hi))
 }
 
 /// `45 s`, `12 min`, `1.5 h`.
@@ -382,4 +395,34 @@ fn is_cancelled(r: &RequestRecord) -> bool {
     r.error
         .as_ref()
         .is_some_and(|e| e.kind == ErrorKind::Cancelled)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::commands::args::ThroughputOpts;
+
+    #[test]
+    fn the_time_left_is_a_range_from_request_rounds_to_tokens_at_the_last_rate() {
+        let plan = ThroughputPlan::new(&ThroughputOpts {
+            concurrency: vec![4, 8, 16],
+            input_len: 1000,
+            output_len: 500,
+            requests: None,
+            duration: None,
+        })
+        .unwrap();
+        let mut last = Point::empty(4, 1000, 500);
+        let mut s = llmsweep_shared::metrics::summarize(&[], 4, 500, &[]);
+        s.steady_tok_s = Some(250.0);
+        s.e2e_s = llmsweep_shared::metrics::Stats::from_values([10.0]);
+        last.summary = Some(s);
+        // C=8 and C=16 send 16 and 32 requests: 2 rounds each at ≥ 10 s, and 24,000 tokens at
+        // ≤ 250 tok/s.
+        let (lo, hi) = remaining_s(&plan, &last, &[8, 16]).unwrap();
+        assert_eq!((lo, hi), (40.0, 96.0));
+        assert_eq!(remaining_s(&plan, &last, &[]), None);
+        assert_eq!(duration_words(89.0), "89 s");
+        assert_eq!(duration_words(978.0), "16 min");
+    }
 }
