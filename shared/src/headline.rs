@@ -34,7 +34,9 @@ fn throughput(sweep: &Sweep) -> Option<String> {
         .filter_map(|p| Some((p.concurrency, metric.of(p)?)))
         .collect();
     pts.sort_by_key(|&(c, _)| c);
-    let &(peak_c, peak) = pts.iter().max_by(|a, b| a.1.total_cmp(&b.1))?;
+    let peak = pts.iter().map(|p| p.1).fold(f64::NEG_INFINITY, f64::max);
+    // Where the peak is first reached: a flat top is named by its lowest level.
+    let &(peak_c, peak) = pts.iter().find(|p| p.1 >= peak * 0.999)?;
     let floor = peak * (1.0 - SATURATION_PCT / 100.0);
     let mut out = format!("peak {name} {} tok/s at C={peak_c}", num(peak));
     if let Some(&(sat_c, _)) = pts.iter().find(|&&(_, v)| v >= floor)
@@ -103,7 +105,7 @@ fn context(sweep: &Sweep) -> Option<String> {
 }
 
 fn num(v: f64) -> String {
-    if v >= 100.0 {
+    if v >= 1000.0 {
         format!("{v:.0}")
     } else {
         format!("{v:.1}")
@@ -130,7 +132,7 @@ mod tests {
         let h = headline(&b.sweeps[0]).unwrap();
         assert_eq!(
             h,
-            "peak steady 400 tok/s at C=4; saturates from C=4 (within 5 % of peak); at C=1 TTFT 0.10 s and 50.0 tok/s per user"
+            "peak steady 400.0 tok/s at C=4; saturates from C=4 (within 5 % of peak); at C=1 TTFT 0.10 s and 50.0 tok/s per user"
         );
     }
 

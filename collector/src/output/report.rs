@@ -385,7 +385,7 @@ mod tests {
         assert!(!one.contains("Verdict"), "one run has nothing to compare");
         // Each sweep's one-sentence summary, as the terminal prints it.
         assert!(
-            one.contains("<p class=\"headline\">kpro5: peak steady 356 tok/s at C=2;"),
+            one.contains("<p class=\"headline\">kpro5: peak steady 356.3 tok/s at C=2;"),
             "{one}"
         );
         let mut html = String::new();

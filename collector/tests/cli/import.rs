@@ -293,3 +293,74 @@ fn the_wrong_format_names_the_file_and_what_was_expected() {
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o.stderr).contains("cannot read tests/fixtures/import/missing.txt"));
 }
+
+/// The user's story: the old host's numbers exist only as the truncated table in DESIGN.md
+/// (1000 input, 500 output tokens, C = 1, 2, 4 and a cut-off C = 8); the new host is measured
+/// fresh. Against a server faster at every level the gate passes; the other way round it fails
+/// with exit 1 (a regression), never 2 (a refusal).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_design_table_gates_against_a_fresh_run_both_ways() {
+    use llmsweep::sim::{Preset, SimConfig, SimServer};
+    let dir = tempfile::tempdir().unwrap();
+    let (old, o) = import(
+        dir.path(),
+        "table",
+        &["design-kpro6.txt"],
+        &["--input-len", "1000", "--output-len", "500"],
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    // A server well faster than the table everywhere: 1 ms per token, TTFT in milliseconds.
+    let cfg = SimConfig {
+        decode_d0_s: 0.001,
+        decode_d1_s: 0.0,
+        ..SimConfig::preset(Preset::Fast)
+    };
+    let sim = SimServer::start(cfg, 0).await.unwrap();
+    let out = dir.path().join("results");
+    let url = sim.url();
+    let o = llmsweep(&[
+        "throughput",
+        "--url",
+        &url,
+        "--label",
+        "kpro5",
+        "--out",
+        out.to_str().unwrap(),
+        "--concurrency",
+        "1,2,4,8,16",
+        "--requests",
+        "8",
+        "--warmup",
+        "0",
+    ]);
+    sim.shutdown().await;
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let new = std::fs::read_dir(&out)
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    let (old, new) = (old.to_str().unwrap(), new.to_str().unwrap());
+
+    let o = llmsweep(&["compare", old, new, "--fail-if-slower", "5"]);
+    let out = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(
+        out.contains("throughput sweep: kpro5 is faster than kpro6 (C = 1, 2, 4, 8)"),
+        "{out}"
+    );
+    assert!(out.contains("only in kpro5: C = 16 — not gated"), "{out}");
+    // The cut-off C=8 row is compared on what it kept.
+    assert!(out.contains("cut off in the source"), "{out}");
+
+    let o = llmsweep(&["compare", new, old, "--fail-if-slower", "5"]);
+    let out = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains("throughput sweep: kpro6 is slower than kpro5"),
+        "{out}"
+    );
+    assert!(out.contains("kpro6: aggregate output tok/s -"), "{out}");
+    assert!(out.contains("kpro6: TTFT p50 (s) +"), "{out}");
+}
