@@ -88,7 +88,7 @@ pub fn run(req: &CompareRequest) -> anyhow::Result<(String, Option<GateResult>)>
         } else {
             ""
         };
-        let _ = writeln!(out, "{mark}{}: {}\n", cmp.labels[w.run], w.line);
+        let _ = writeln!(out, "{mark}{}\n", w.line);
     }
     for sweep in &cmp.sweeps {
         render_sweep(&mut out, &cmp, sweep);

@@ -184,12 +184,7 @@ fn comparison_part(html: &mut String, cmp: &Comparison) {
     }
     html.push_str("</ul>\n");
     for w in &cmp.workload {
-        let _ = writeln!(
-            html,
-            "<p class=\"workload\">{}: {}</p>",
-            escape(&cmp.labels[w.run]),
-            escape(&w.line)
-        );
+        let _ = writeln!(html, "<p class=\"workload\">{}</p>", escape(&w.line));
     }
     html.push_str("</section>\n");
     for s in &cmp.sweeps {

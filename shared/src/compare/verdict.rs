@@ -329,7 +329,7 @@ pub struct WorkloadCheck {
     /// `Some(true)`: the same prompts at every level compared; `Some(false)`: different;
     /// `None`: cannot tell (an imported run, or a bundle of an earlier version).
     pub same: Option<bool>,
-    /// The sentence to show, e.g. "same workload ✓ (digest 2f6c1a0b93d4)".
+    /// The sentence to show, naming the run, e.g. "kpro6: same workload ✓ (digest 2f6c…)".
     pub line: String,
 }
 
@@ -409,13 +409,14 @@ pub fn workload_checks(runs: &[super::RunInput], cmp: &Comparison) -> Vec<Worklo
         } else if same {
             (
                 Some(true),
-                format!("same workload ✓ (digest {digest:016x})"),
+                format!("{}: same workload ✓ (digest {digest:016x})", label(run)),
             )
         } else {
             (
                 Some(false),
                 format!(
-                    "different prompts at {} (seeds {seed_a} and {seed_b}): not the same workload; the same seed, lengths and tokenizer give the same prompts",
+                    "{}: different prompts at {} (seeds {seed_a} and {seed_b}): not the same workload; the same seed, lengths and tokenizer give the same prompts",
+                    label(run),
                     differs.join(", ")
                 ),
             )

@@ -96,7 +96,7 @@ fn verdict_card(c: &Comparison) -> impl IntoView + use<> {
                 Some(false) => "workload differs",
                 None => "workload unknown",
             };
-            let line = format!("{}: {}", c.labels[w.run], w.line);
+            let line = w.line.clone();
             view! { <p class=class data-testid="workload">{line}</p> }
         })
         .collect_view();
