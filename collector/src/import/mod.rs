@@ -66,10 +66,11 @@ pub fn import(req: &Request) -> anyhow::Result<Bundle> {
             None => {
                 let parsed = table::parse(&text).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
                 notes.extend(parsed.notes.iter().map(|n| format!("{name} {n}")));
+                let lens = stated_lengths(req, &parsed, &name, &mut notes);
                 for t in parsed.tables {
                     for r in t.rows {
                         let origin = format!("{name} line {}", r.line);
-                        let point = table_point(req, t.kind, r)
+                        let point = table_point(&lens, t.kind, r)
                             .map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
                         let found = Found { point, origin };
                         match t.kind {
@@ -191,6 +192,31 @@ fn read_text(file: &Path) -> anyhow::Result<String> {
     let bytes = std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
     String::from_utf8(bytes)
         .map_err(|_| anyhow::anyhow!("{} is not a text file (not UTF-8)", file.display()))
+}
+
+/// The lengths a table ran: the flags', else what the file's title says; a flag that
+/// contradicts the title wins, with a note.
+fn stated_lengths(
+    req: &Request,
+    parsed: &table::Parsed,
+    name: &str,
+    notes: &mut Vec<String>,
+) -> Request {
+    let pick = |flag: Option<u64>, title: Option<u64>, what: &str, notes: &mut Vec<String>| {
+        if let (Some(f), Some(t)) = (flag, title)
+            && f != t
+        {
+            notes.push(format!(
+                "{name} says {what} {t} above the table; --{what}-len {f} was used"
+            ));
+        }
+        flag.or(title)
+    };
+    Request {
+        input_len: pick(req.input_len, parsed.input_len, "input", notes),
+        output_len: pick(req.output_len, parsed.output_len, "output", notes),
+        ..req.clone()
+    }
 }
 
 fn table_point(req: &Request, kind: TableKind, r: Row) -> anyhow::Result<Point> {

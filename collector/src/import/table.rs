@@ -88,6 +88,10 @@ pub struct Table {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Parsed {
     pub tables: Vec<Table>,
+    /// The lengths a line above the first table states, e.g. `input=1000, output=500` or the
+    /// script's own `--input-len 1000 --output-len 500`.
+    pub input_len: Option<u64>,
+    pub output_len: Option<u64>,
     /// What was left out and why, one line each, with line numbers.
     pub notes: Vec<String>,
 }
@@ -133,6 +137,9 @@ pub fn parse(text: &str) -> Result<Parsed, String> {
             continue;
         }
         let Some((cols, sep, table)) = current.as_mut() else {
+            // Above the first table: a title or the command that printed it.
+            out.input_len = out.input_len.or(stated_len(line, "input"));
+            out.output_len = out.output_len.or(stated_len(line, "output"));
             continue;
         };
         match row(n, line, cols, *sep, table.kind) {
@@ -338,6 +345,32 @@ fn number(cell: &str) -> Option<f64> {
         .ok()
         .filter(|v| v.is_finite())
         .map(|v| v * mult)
+}
+
+/// The token count a title line gives for `what` (`input` or `output`): `input=1000`,
+/// `input: 1k`, `input_len 1000`, `--input-len 1000`, `input tokens = 1000`.
+fn stated_len(line: &str, what: &str) -> Option<u64> {
+    let lower = line.to_lowercase();
+    let mut rest = lower.as_str();
+    while let Some(at) = rest.find(what) {
+        let after = &rest[at + what.len()..];
+        let after = after
+            .trim_start_matches(['-', '_'])
+            .trim_start_matches("len")
+            .trim_start_matches("gth")
+            .trim_start();
+        let after = after.strip_prefix("tokens").unwrap_or(after).trim_start();
+        let after = after.trim_start_matches(['=', ':']).trim_start();
+        let token: String = after
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || matches!(c, '.' | 'k'))
+            .collect();
+        if let Some(v) = number(&token).filter(|v| *v >= 1.0 && v.fract() == 0.0) {
+            return Some(v as u64);
+        }
+        rest = &rest[at + what.len()..];
+    }
+    None
 }
 
 /// Cells that say "no value" rather than "not a number".
@@ -574,6 +607,28 @@ some log line before the table
                 "line 3: the row was cut off with 1 of 2 columns intact, none of them a measurement; left out"
             ]
         );
+    }
+
+    #[test]
+    fn lengths_stated_above_the_table_are_read() {
+        for (line, input, output) in [
+            ("input=1000, output=500", Some(1000), Some(500)),
+            (
+                "# bench --input-len 1k --output-len 128",
+                Some(1000),
+                Some(128),
+            ),
+            ("Input tokens: 2048 / output_len 64", Some(2048), Some(64)),
+            ("a run about input processing", None, None),
+        ] {
+            assert_eq!(
+                (stated_len(line, "input"), stated_len(line, "output")),
+                (input, output),
+                "{line}"
+            );
+        }
+        let p = parse("input=1000, output=500\nC | Agg tok/s\n1 | 70.2\n").unwrap();
+        assert_eq!((p.input_len, p.output_len), (Some(1000), Some(500)));
     }
 
     #[test]

@@ -152,17 +152,51 @@ fn an_old_text_table_joins_the_comparison_with_its_cut_off_row_kept_as_far_as_it
 #[test]
 fn a_table_needs_the_lengths_it_does_not_state() {
     let dir = tempfile::tempdir().unwrap();
-    let (path, o) = import(
+    // The fixture without the command line above it, which states the lengths.
+    let full = std::fs::read_to_string(
+        fixture("kpro6-throughput.txt")
+            .replace("tests/", concat!(env!("CARGO_MANIFEST_DIR"), "/tests/")),
+    )
+    .unwrap();
+    let bare = dir.path().join("bare.txt");
+    std::fs::write(&bare, full.split_once('\n').unwrap().1).unwrap();
+    let out = dir.path().join("bare.json");
+    let o = llmsweep(&[
+        "import",
+        "--from",
+        "table",
+        bare.to_str().unwrap(),
+        "--label",
+        "kpro6",
+        "--output-len",
+        "4",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = text(&o.stderr);
+    assert!(err.contains("bare.txt line 4"), "{err}");
+    assert!(err.contains("give --input-len N"), "{err}");
+    assert!(!out.exists(), "nothing is written on error");
+
+    // With its first line, the table says them itself: no flag needed.
+    let (path, o) = import(dir.path(), "table", &["kpro6-throughput.txt"], &[]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let s = &read(&path).sweeps[0];
+    assert_eq!((s.input_lens.as_slice(), s.output_len), (&[64][..], 4));
+    // A flag that contradicts it wins, and says so.
+    let (_, o) = import(
         dir.path(),
         "table",
         &["kpro6-throughput.txt"],
-        &["--output-len", "4"],
+        &["--input-len", "128"],
     );
-    assert_eq!(o.status.code(), Some(2));
-    let err = text(&o.stderr);
-    assert!(err.contains("kpro6-throughput.txt line 5"), "{err}");
-    assert!(err.contains("give --input-len N"), "{err}");
-    assert!(!path.exists(), "nothing is written on error");
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("says input 64 above the table; --input-len 128 was used"),
+        "{}",
+        text(&o.stderr)
+    );
 }
 
 #[test]
