@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 use crate::bundle::{Api, Bundle, Point, PointStatus, Sweep, SweepKind};
 use crate::curves::{Metric, sweep_of};
 
-pub use interval::{Change, Estimate, Spread};
+pub use interval::{Change, Estimate, RESOLUTION_S, Spread};
 pub use verdict::{Outcome, SweepVerdict, WorkloadCheck, verdicts, workload_checks};
 
 /// Changes smaller than this many percent are shown as unchanged, not better or worse, even when
@@ -385,7 +385,13 @@ fn row_cells(
         .map(|(n, (est, note, caveat))| {
             let change = match (n, base, est) {
                 (0, _, _) => None,
-                (_, Some(b), Some(e)) => Change::between(b, e),
+                (_, Some(b), Some(e)) => Change::between(b, e).map(|c| {
+                    if metric.is_latency() {
+                        c.of_latency(b.value, e.value)
+                    } else {
+                        c
+                    }
+                }),
                 _ => None,
             };
             Cell {
@@ -541,6 +547,7 @@ mod tests {
             pct,
             interval: Some((pct - 0.1, pct + 0.1)),
             no_interval: None,
+            below_resolution: false,
         };
         let v = |m, pct| verdict(m, Some(&sure(pct)));
         assert_eq!(v(Metric::SteadyTokS, 25.0), Verdict::Better);
@@ -652,6 +659,7 @@ mod tests {
             format: crate::bundle::ImportFormat::Table,
             files: vec!["old.txt".into()],
             notes: Vec::new(),
+            measured_at: None,
         });
         for p in &mut b.sweeps[0].points {
             p.summary = None;

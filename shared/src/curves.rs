@@ -134,6 +134,12 @@ impl Metric {
         }
     }
 
+    /// A request latency in seconds, whose changes under the client's timing resolution are
+    /// never significant (see `compare::RESOLUTION_S`).
+    pub fn is_latency(self) -> bool {
+        matches!(self, Metric::TtftP50 | Metric::TtftP99 | Metric::E2eP50)
+    }
+
     /// Which way is better: throughput up, latency down.
     pub fn better(self) -> Better {
         match self {

@@ -55,6 +55,9 @@ pub struct BundleFacts {
     pub label: String,
     /// RFC 3339 UTC.
     pub created_at: String,
+    /// An imported run whose source does not say when it ran: `created_at` is the import's.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub date_unknown: bool,
     pub complete: bool,
     /// Measured against llmsweep's simulated server.
     #[serde(default)]
@@ -74,6 +77,7 @@ impl BundleFacts {
         BundleFacts {
             label: b.label.clone(),
             created_at: b.created_at.clone(),
+            date_unknown: b.run_date().is_none(),
             complete: b.complete,
             simulated: b.target.simulated,
             model: b.target.model.clone(),

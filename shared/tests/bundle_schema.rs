@@ -28,6 +28,7 @@ fn sample() -> Bundle {
             p99_s: 0.1,
             max_s: 0.1,
         }),
+        repeat: None,
     };
     let failed = RequestRecord {
         ttft_s: None,

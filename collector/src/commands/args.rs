@@ -90,14 +90,15 @@ pub struct ThroughputOpts {
     /// Seconds per level instead of a request count: no request starts after it, those in flight finish.
     #[arg(long, value_name = "SECS")]
     pub duration: Option<f64>,
+    /// Run each level this many times back to back, with fresh prompts each pass; the level's
+    /// numbers pool every pass, and a comparison's intervals tighten.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub repeats: u64,
 }
 
 /// Context-sweep flags shared by `context` and `run`.
 #[derive(Debug, Clone, Args)]
 pub struct ContextOpts {
-    /// Requests per length and concurrency slot (a point sends repeats × concurrency requests).
-    #[arg(long, default_value_t = 3)]
-    pub repeats: u64,
     /// Send lengths longer than the server's context anyway, and record its error.
     #[arg(long)]
     pub force: bool,

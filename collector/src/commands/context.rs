@@ -22,6 +22,9 @@ pub struct ContextArgs {
     /// Concurrency at which each length runs (one or more levels).
     #[arg(long, value_delimiter = ',', default_value = "1")]
     pub concurrency: Vec<u32>,
+    /// Times each length runs per concurrency slot (a point sends repeats × concurrency requests).
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    pub repeats: u64,
     #[command(flatten)]
     pub opts: ContextOpts,
     /// Unrecorded requests before the sweep.
@@ -38,6 +41,7 @@ impl ContextArgs {
             lengths: &self.lengths,
             output_len: (self.output_len, "--output-len"),
             concurrency: (&self.concurrency, "--concurrency"),
+            repeats: (self.repeats, "--repeats"),
             opts: &self.opts,
         })?;
         Ok(RunPlan {
@@ -65,7 +69,7 @@ mod tests {
             panic!("not context")
         };
         assert_eq!(a.lengths, [1000, 8000, 16000, 30000, 60000, 100_000]);
-        assert_eq!((a.output_len, a.opts.repeats, a.warmup), (128, 3, 1));
+        assert_eq!((a.output_len, a.repeats, a.warmup), (128, 3, 1));
         assert_eq!(a.concurrency, [1]);
     }
 }

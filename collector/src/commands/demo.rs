@@ -55,7 +55,7 @@ pub(crate) async fn run(a: DemoArgs) -> anyhow::Result<ExitCode> {
         "1k,4k,8k,16k,30k,60k",
         "--context-output-len",
         "32",
-        "--repeats",
+        "--context-repeats",
         "2",
     ];
     let plan = match Cli::try_parse_from(args).map(|c| c.command) {

@@ -33,6 +33,9 @@ pub struct RunArgs {
     /// Context sweep: concurrency at which each length runs.
     #[arg(long, value_delimiter = ',', default_value = "1")]
     pub context_concurrency: Vec<u32>,
+    /// Context sweep: times each length runs per concurrency slot.
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    pub context_repeats: u64,
     #[command(flatten)]
     pub context: ContextOpts,
     /// Unrecorded requests before the first sweep.
@@ -54,6 +57,7 @@ impl RunArgs {
                 lengths: &self.lengths,
                 output_len: (self.context_output_len, "--context-output-len"),
                 concurrency: (&self.context_concurrency, "--context-concurrency"),
+                repeats: (self.context_repeats, "--context-repeats"),
                 opts: &self.context,
             })
         };
@@ -88,7 +92,7 @@ mod tests {
             panic!("not run")
         };
         assert_eq!(a.throughput.output_len, 500);
-        assert_eq!((a.context_output_len, a.context.repeats), (128, 3));
+        assert_eq!((a.context_output_len, a.context_repeats), (128, 3));
         assert_eq!(a.only, Some(OnlyArg::Context));
     }
 }

@@ -123,16 +123,16 @@ pub fn import(req: &Request) -> anyhow::Result<Bundle> {
             "the run's date {raw} is the benchmark host's local time, recorded as if UTC"
         ));
     }
-    let created_at = dated
-        .map(|(_, d)| d)
-        .or_else(|| modified(&req.files[0]))
-        .unwrap_or_else(now);
+    // A file's modification time says when it was last copied, not when the run was measured.
+    let measured_at = dated.map(|(_, d)| d);
+    let created_at = measured_at.clone().unwrap_or_else(now);
     let source = Source {
         tool: bench.map_or("a text table", Bench::tool).into(),
         version: facts.tool_version.clone(),
         format: req.format,
         files: req.files.iter().map(|f| f.display().to_string()).collect(),
         notes,
+        measured_at,
     };
     let target = Target {
         url: String::new(),
@@ -401,12 +401,6 @@ fn sweep(kind: SweepKind, found: Vec<Found>, notes: &mut Vec<String>) -> anyhow:
     })
 }
 
-fn modified(file: &Path) -> Option<String> {
-    let t = std::fs::metadata(file).ok()?.modified().ok()?;
-    let t: chrono::DateTime<chrono::Utc> = t.into();
-    Some(t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
-}
-
 fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
@@ -598,6 +592,9 @@ mod tests {
         );
         assert!(s.points[0].flags.is_empty());
         assert!(b.definitions["agg_tok_s"].contains("as printed"));
+        // A table does not say when it was measured, and the file's time is not that either.
+        assert_eq!(b.source.as_ref().unwrap().measured_at, None);
+        assert_eq!(b.run_date(), None);
         // A round trip keeps every imported number.
         let back = Bundle::from_json(&b.to_json()).unwrap();
         assert_eq!(back, b);
@@ -639,6 +636,7 @@ mod tests {
         assert_eq!(s.input_lens, [1001]);
         assert_eq!(s.output_len, 500);
         assert_eq!(bundle.created_at, "2025-11-03T14:15:00Z");
+        assert_eq!(bundle.run_date(), Some("2025-11-03T14:15:00Z"));
         assert_eq!(bundle.target.api, Api::Completions);
         let src = bundle.source.as_ref().unwrap();
         assert_eq!(src.tool, "vllm bench serve");

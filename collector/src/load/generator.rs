@@ -46,6 +46,18 @@ pub struct LoadSpec {
     pub output_len: u64,
     /// Which prompt stream (see [`PromptBuilder::prompt`]).
     pub stream: u64,
+    /// The pass over the level this run is (`--repeats`): its records are tagged with it, and
+    /// its prompts continue the stream where the previous pass ended.
+    pub pass: Option<Pass>,
+}
+
+/// One pass of a level that runs several.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pass {
+    /// 0-based.
+    pub index: u32,
+    /// The stream index of this pass's first prompt.
+    pub first_prompt: u64,
 }
 
 /// What a point produced, in request order.
@@ -59,8 +71,8 @@ pub struct LoadResult {
     pub interrupted: bool,
 }
 
-/// Runs one point; `origin` is its clock's zero. `on_done` sees each finished request as it
-/// completes (for progress display).
+/// Runs one point (or one pass of it); `origin` is its clock's zero, and a deadline counts from
+/// the call. `on_done` sees each finished request as it completes (for progress display).
 pub async fn run(
     client: Arc<Client>,
     prompts: Arc<PromptBuilder>,
@@ -70,6 +82,7 @@ pub async fn run(
     mut on_done: impl FnMut(&Finished),
 ) -> LoadResult {
     let started_at = chrono::Utc::now();
+    let begun = Instant::now();
     let next = Arc::new(AtomicU64::new(0));
     let (tx, mut rx) = mpsc::unbounded_channel();
     for _ in 0..spec.concurrency {
@@ -81,6 +94,7 @@ pub async fn run(
             interrupt: interrupt.clone(),
             spec,
             origin,
+            begun,
         };
         tokio::spawn(worker.run());
     }
@@ -107,6 +121,8 @@ struct Worker {
     interrupt: Interrupt,
     spec: LoadSpec,
     origin: Instant,
+    /// When this run began, for its deadline.
+    begun: Instant,
 }
 
 impl Worker {
@@ -116,7 +132,7 @@ impl Worker {
                 return;
             }
             if let StopRule::Deadline(d) = self.spec.stop
-                && self.origin.elapsed() >= d
+                && self.begun.elapsed() >= d
             {
                 return;
             }
@@ -126,10 +142,11 @@ impl Worker {
             {
                 return;
             }
+            let first = self.spec.pass.map_or(0, |p| p.first_prompt);
             let prompt = self
                 .prompts
-                .prompt(self.spec.stream, index, self.spec.input_len);
-            let f = self
+                .prompt(self.spec.stream, first + index, self.spec.input_len);
+            let mut f = self
                 .client
                 .generate(
                     &prompt,
@@ -138,6 +155,7 @@ impl Worker {
                     &self.interrupt.abort,
                 )
                 .await;
+            f.record.repeat = self.spec.pass.map(|p| p.index);
             if self.tx.send((index, f)).is_err() {
                 return;
             }

@@ -52,7 +52,12 @@ pub struct ThroughputPlan {
     /// Requests per level when fixed by `--requests`; `None` means the default rule.
     pub requests: Option<u64>,
     pub duration: Option<Duration>,
+    /// Passes over each level (`--repeats`).
+    pub repeats: u32,
 }
+
+/// Most passes `--repeats` may ask for per level.
+pub const MAX_REPEATS: u64 = 100;
 
 impl ThroughputPlan {
     pub fn new(a: &ThroughputOpts) -> anyhow::Result<ThroughputPlan> {
@@ -73,16 +78,23 @@ impl ThroughputPlan {
             Some(d) => Some(Duration::from_secs_f64(d)),
             None => None,
         };
+        if !(1..=MAX_REPEATS).contains(&a.repeats) {
+            bail!(
+                "--repeats must be 1 to {MAX_REPEATS} passes per level, got {}",
+                a.repeats
+            );
+        }
         Ok(ThroughputPlan {
             concurrency: a.concurrency.clone(),
             input_len: a.input_len,
             output_len: a.output_len,
             requests: a.requests,
             duration,
+            repeats: a.repeats as u32,
         })
     }
 
-    /// Requests sent at concurrency `c`: `--requests`, else `max(8, 2c)`.
+    /// Requests one pass sends at concurrency `c`: `--requests`, else `max(8, 2c)`.
     pub fn requests_at(&self, c: u32) -> u64 {
         self.requests.unwrap_or((2 * c as u64).max(8))
     }
@@ -113,6 +125,7 @@ pub struct ContextFlags<'a> {
     pub lengths: &'a [u64],
     pub output_len: (u64, &'static str),
     pub concurrency: (&'a [u32], &'static str),
+    pub repeats: (u64, &'static str),
     pub opts: &'a ContextOpts,
 }
 
@@ -133,14 +146,15 @@ impl ContextPlan {
         if output_len == 0 {
             bail!("{flag} must be at least 1 token");
         }
-        if f.opts.repeats == 0 {
-            bail!("--repeats must be at least 1");
+        let (repeats, flag) = f.repeats;
+        if repeats == 0 {
+            bail!("{flag} must be at least 1");
         }
         Ok(ContextPlan {
             lengths: f.lengths.to_vec(),
             output_len,
             concurrency: concurrency.to_vec(),
-            repeats: f.opts.repeats,
+            repeats,
             force: f.opts.force,
         })
     }
@@ -379,6 +393,8 @@ mod tests {
         assert!(err(&["--input-len", "0"]).contains("--input-len"));
         assert!(err(&["--output-len", "0"]).contains("--output-len"));
         assert!(err(&["--requests", "0"]).contains("--requests"));
+        assert!(err(&["--repeats", "0"]).contains("--repeats must be 1 to 100"));
+        assert!(err(&["--repeats", "101"]).contains("got 101"));
         assert!(err(&["--duration=-1"]).contains("--duration"));
         assert!(err(&["--url", "nonsense"]).contains("--url"));
         assert!(err(&["--url", "ftp://x"]).contains("http://"));
@@ -418,6 +434,11 @@ mod tests {
             run(&["--context-concurrency", "0"])
                 .unwrap_err()
                 .contains("--context-concurrency 0")
+        );
+        assert!(
+            run(&["--context-repeats", "0"])
+                .unwrap_err()
+                .contains("--context-repeats must be at least 1")
         );
         let only = run(&["--only", "throughput"]).unwrap();
         assert!(matches!(only.sweeps, Sweeps::Throughput(_)));

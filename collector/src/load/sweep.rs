@@ -10,7 +10,7 @@ use llmsweep_shared::metrics::{
 
 use std::time::{Duration, Instant};
 
-use crate::load::generator::{self, LoadResult, LoadSpec, StopRule};
+use crate::load::generator::{self, LoadResult, LoadSpec, Pass, StopRule};
 use crate::load::plan::{ContextPlan, ThroughputPlan};
 use crate::load::session::Session;
 use crate::load::stream::trace::Finished;
@@ -44,7 +44,7 @@ pub async fn throughput(s: &mut Session, plan: &ThroughputPlan, warmup: u64) -> 
         duration_s: plan.duration.map(|d| d.as_secs_f64()),
         warmup,
         timeout_s: s.timeout.as_secs_f64(),
-        repeats: None,
+        repeats: (plan.repeats > 1).then_some(u64::from(plan.repeats)),
         prefill_fit: None,
         points: Vec::new(),
     })?;
@@ -57,8 +57,9 @@ pub async fn throughput(s: &mut Session, plan: &ThroughputPlan, warmup: u64) -> 
             input_len: plan.input_len,
             output_len: plan.output_len,
             stream: stream_id(SweepKind::Throughput, c, plan.input_len),
+            pass: None,
         };
-        let Some(point) = measure(s, spec, format!("C={c}")).await else {
+        let Some(point) = measure(s, spec, plan.repeats, format!("C={c}")).await else {
             break;
         };
         println!("{}", table.row(&point));
@@ -87,8 +88,9 @@ fn remaining_s(plan: &ThroughputPlan, last: &Point, rest: &[u32]) -> Option<(f64
     if rest.is_empty() {
         return None;
     }
+    let passes = f64::from(plan.repeats);
     if let Some(d) = plan.duration {
-        let t = d.as_secs_f64() * rest.len() as f64;
+        let t = d.as_secs_f64() * rest.len() as f64 * passes;
         return Some((t, t));
     }
     let s = last.summary.as_ref()?;
@@ -106,7 +108,7 @@ fn remaining_s(plan: &ThroughputPlan, last: &Point, rest: &[u32]) -> Option<(f64
     } else {
         lo
     };
-    Some((lo, hi))
+    Some((lo * passes, hi * passes))
 }
 
 /// `45 s`, `12 min`, `1.5 h`.
@@ -151,10 +153,11 @@ pub async fn context(s: &mut Session, plan: &ContextPlan, warmup: u64) -> anyhow
                 input_len: len,
                 output_len: plan.output_len,
                 stream: stream_id(SweepKind::Context, c, len),
+                pass: None,
             };
             let point = match too_long(&spec, max_context) {
                 Some(reason) if !plan.force => skipped_point(&spec, reason),
-                _ => match measure(s, spec, format!("{len} tokens, C={c}")).await {
+                _ => match measure(s, spec, 1, format!("{len} tokens, C={c}")).await {
                     Some(p) => p,
                     None => break 'lengths,
                 },
@@ -236,8 +239,9 @@ fn print_fit(fit: Option<&PrefillFit>, sweep: &Sweep) {
     }
 }
 
-/// Runs one point and builds its bundle entry; `None` when interrupted before anything was sent.
-async fn measure(s: &mut Session, spec: LoadSpec, label: String) -> Option<Point> {
+/// Runs one point in `passes` passes back to back and builds its bundle entry; `None` when
+/// interrupted before anything was sent.
+async fn measure(s: &mut Session, spec: LoadSpec, passes: u32, label: String) -> Option<Point> {
     if s.interrupt.is_stopped() {
         return None;
     }
@@ -251,7 +255,27 @@ async fn measure(s: &mut Session, spec: LoadSpec, label: String) -> Option<Point
     )
     .await;
     let cpu_before = crate::load::host::client_cpu_s();
-    let result = run_point(s, spec, label, origin).await;
+    let mut result = run_point(
+        s,
+        pass_spec(spec, 0, passes),
+        label_of(&label, 0, passes),
+        origin,
+    )
+    .await;
+    for pass in 1..passes {
+        if s.interrupt.is_stopped() {
+            break;
+        }
+        let more = run_point(
+            s,
+            pass_spec(spec, pass, passes),
+            label_of(&label, pass, passes),
+            origin,
+        )
+        .await;
+        result.finished.extend(more.finished);
+        result.interrupted |= more.interrupted;
+    }
     let (server_samples, gpu_samples) = sampler.stop().await;
     if result.finished.is_empty() {
         return None;
@@ -281,6 +305,30 @@ async fn measure(s: &mut Session, spec: LoadSpec, label: String) -> Option<Point
         .flags
         .extend(client_cpu.and_then(|cores| client_bound_flag(cores, wall)));
     Some(point)
+}
+
+/// The spec of pass `pass` of `passes`: untagged when the level runs once.
+fn pass_spec(spec: LoadSpec, pass: u32, passes: u32) -> LoadSpec {
+    let per_pass = match spec.stop {
+        StopRule::Count(n) => n,
+        // A timed pass sends as many as it can: give each pass its own range of prompts.
+        StopRule::Deadline(_) => 1 << 32,
+    };
+    LoadSpec {
+        pass: (passes > 1).then_some(Pass {
+            index: pass,
+            first_prompt: u64::from(pass) * per_pass,
+        }),
+        ..spec
+    }
+}
+
+fn label_of(label: &str, pass: u32, passes: u32) -> String {
+    if passes > 1 {
+        format!("{label} pass {}/{passes}", pass + 1)
+    } else {
+        label.to_string()
+    }
 }
 
 async fn run_point(s: &Session, spec: LoadSpec, label: String, origin: Instant) -> LoadResult {
@@ -410,6 +458,7 @@ mod tests {
             output_len: 500,
             requests: None,
             duration: None,
+            repeats: 1,
         })
         .unwrap();
         let mut last = Point::empty(4, 1000, 500);

@@ -89,7 +89,7 @@ fn deltas_against_the_baseline_are_exact() {
     // The verdict comes first.
     assert!(out.starts_with("verdict"), "{out}");
     assert!(
-        out.contains("throughput sweep: kpro6 is slower than kpro5 (C = 1, 2)"),
+        out.contains("throughput sweep: kpro6 is slower than kpro5 at every level (C = 1, 2)"),
         "{out}"
     );
     assert!(
@@ -113,7 +113,7 @@ fn deltas_against_the_baseline_are_exact() {
         "{out}"
     );
     assert!(
-        out.contains("throughput sweep: kpro5 is faster than kpro6 (C = 1, 2)"),
+        out.contains("throughput sweep: kpro5 is faster than kpro6 at every level (C = 1, 2)"),
         "{out}"
     );
 }
@@ -231,7 +231,11 @@ fn gzipped_bundles_and_bad_files_are_handled() {
 
 /// Runs `llmsweep throughput` against `sim` with the same small workload every time.
 fn sweep_sim(url: &str, out: &Path, label: &str) -> PathBuf {
-    let o = llmsweep(&[
+    sweep_sim_with(url, out, label, &[])
+}
+
+fn sweep_sim_with(url: &str, out: &Path, label: &str, extra: &[&str]) -> PathBuf {
+    let mut args = vec![
         "throughput",
         "--url",
         url,
@@ -249,7 +253,9 @@ fn sweep_sim(url: &str, out: &Path, label: &str) -> PathBuf {
         "6",
         "--warmup",
         "0",
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    let o = llmsweep(&args);
     assert!(o.status.success(), "{}", text(&o.stderr));
     std::fs::read_dir(out)
         .unwrap()
@@ -279,6 +285,7 @@ async fn the_gate_passes_a_rerun_and_fails_a_server_half_as_fast() {
     let sim = SimServer::start(cfg, 0).await.unwrap();
     let a = sweep_sim(&sim.url(), dir.path(), "first");
     let b = sweep_sim(&sim.url(), dir.path(), "again");
+    let r = sweep_sim_with(&sim.url(), dir.path(), "thrice", &["--repeats", "3"]);
     sim.shutdown().await;
     let slow = SimServer::start(half, 0).await.unwrap();
     let c = sweep_sim(&slow.url(), dir.path(), "halfspeed");
@@ -311,12 +318,26 @@ async fn the_gate_passes_a_rerun_and_fails_a_server_half_as_fast() {
     assert_eq!(first(&ba).content_hash, first(&bb).content_hash);
     assert_ne!(ba.workload.prefix_seed, bb.workload.prefix_seed);
 
+    // Three passes per level continue the same prompt stream: the same workload, more of it.
+    let o = llmsweep(&["compare", a, r.to_str().unwrap(), "--fail-if-slower", "5"]);
+    let out = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(
+        out.contains("no significant change from first to thrice (C = 1, 2)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("thrice: same workload ✓ (digest ")
+            && out.contains("different numbers of requests at C=1 (18 vs 6), C=2 (18 vs 6)"),
+        "{out}"
+    );
+
     let o = llmsweep(&["compare", a, c, "--fail-if-slower", "5"]);
     let out = text(&o.stdout);
     println!("{out}");
     assert_eq!(o.status.code(), Some(1), "{out}");
     assert!(
-        out.contains("throughput sweep: halfspeed is slower than first (C = 1, 2)"),
+        out.contains("throughput sweep: halfspeed is slower than first at every level (C = 1, 2)"),
         "{out}"
     );
     for level in ["C=1", "C=2"] {

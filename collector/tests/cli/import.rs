@@ -381,7 +381,9 @@ async fn the_design_table_gates_against_a_fresh_run_both_ways() {
     let out = text(&o.stdout);
     assert_eq!(o.status.code(), Some(0), "{out}");
     assert!(
-        out.contains("throughput sweep: kpro5 is faster than kpro6 (C = 1, 2, 4, 8)"),
+        out.contains(
+            "throughput sweep: kpro5 is faster than kpro6 at every level (C = 1, 2, 4, 8)"
+        ),
         "{out}"
     );
     assert!(out.contains("only in kpro5: C = 16 — not gated"), "{out}");

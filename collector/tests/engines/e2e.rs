@@ -190,7 +190,7 @@ async fn llama_server_context_sweep_knows_the_slot_context_and_samples_its_metri
         "128,256,512,2k",
         "--context-output-len",
         "16",
-        "--repeats",
+        "--context-repeats",
         "2",
     ];
     let Command::Run(a) = Cli::try_parse_from(args).unwrap().command else {

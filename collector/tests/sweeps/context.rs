@@ -240,7 +240,7 @@ async fn run_puts_both_sweeps_in_one_bundle() {
             "512,1k,8k",
             "--context-output-len",
             "8",
-            "--repeats",
+            "--context-repeats",
             "1",
         ],
     )

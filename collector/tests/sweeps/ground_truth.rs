@@ -157,3 +157,68 @@ async fn queueing_beyond_max_running_shows_in_ttft() {
         ttft.max
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn repeated_passes_pool_to_the_model_rate_with_fresh_prompts() {
+    // The batched-decode level above run in three passes: each pass is a full closed loop of 8
+    // requests, every prompt is new, and the pooled steady rate is still 4 / step_s(4).
+    let cfg = SimConfig {
+        prefill_a_s: 0.001,
+        prefill_b_s: 0.0,
+        ..instrument()
+    };
+    let step = cfg.step_s(4);
+    let s = sweep(
+        cfg,
+        &[
+            "--concurrency",
+            "4",
+            "--input-len",
+            "50",
+            "--output-len",
+            "40",
+            "--requests",
+            "8",
+            "--repeats",
+            "3",
+            "--warmup",
+            "0",
+        ],
+    )
+    .await;
+    let sw = &s.bundle.sweeps[0];
+    assert_eq!(sw.repeats, Some(3));
+    assert_eq!(sw.requests, Some(8), "requests per pass");
+    let p = &sw.points[0];
+    assert_eq!(p.requests.len(), 24);
+    for pass in 0..3 {
+        let n = p.requests.iter().filter(|r| r.repeat == Some(pass)).count();
+        assert_eq!(n, 8, "pass {pass}");
+    }
+    let hashes: std::collections::HashSet<_> = p.requests.iter().map(|r| &r.prompt_hash).collect();
+    assert_eq!(hashes.len(), 24, "no pass resends another's prompt");
+    // Passes run one after another: each starts after the one before has ended.
+    let span = |pass| {
+        let rs: Vec<_> = p
+            .requests
+            .iter()
+            .filter(|r| r.repeat == Some(pass))
+            .collect();
+        let lo = rs.iter().map(|r| r.start_s).fold(f64::INFINITY, f64::min);
+        let hi = rs.iter().map(|r| r.start_s + r.e2e_s).fold(0.0, f64::max);
+        (lo, hi)
+    };
+    assert!(span(1).0 >= span(0).1 && span(2).0 >= span(1).1);
+    let sum = p.summary.clone().unwrap();
+    assert_eq!(sum.requests, 24);
+    assert_close(
+        "pooled steady tok/s",
+        sum.steady_tok_s.unwrap(),
+        4.0 / step,
+        0.0,
+        0.12,
+    );
+    // The wall time is the three passes', not the pauses between them.
+    let passes: f64 = (0..3).map(|k| span(k).1 - span(k).0).sum();
+    assert_close("wall (s)", sum.wall_s, passes, 1e-9, 0.0);
+}

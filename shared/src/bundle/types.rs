@@ -15,7 +15,8 @@ pub struct Bundle {
     pub id: String,
     /// Human name of the run, e.g. the host (`kpro5`).
     pub label: String,
-    /// When the run started, RFC 3339 UTC.
+    /// When the run started, RFC 3339 UTC. An imported bundle: when its source says it ran,
+    /// else when it was imported (see [`Source::measured_at`] and [`Bundle::run_date`]).
     pub created_at: String,
     /// `false` while the run is going on, or when it was interrupted; the bundle is valid either way.
     pub complete: bool,
@@ -50,6 +51,10 @@ pub struct Source {
     /// What the import left out or guessed, one line each (e.g. a truncated row).
     #[serde(default)]
     pub notes: Vec<String>,
+    /// When the source says the run was measured, RFC 3339; absent when it does not say (a text
+    /// table), and then the run's date is unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_at: Option<String>,
 }
 
 /// The formats `llmsweep import` reads (`--from`), as recorded in [`Source::format`].
@@ -144,6 +149,15 @@ impl Bundle {
     /// `true` when another tool measured these numbers (see [`Source`]).
     pub fn is_imported(&self) -> bool {
         self.source.is_some()
+    }
+
+    /// When the run was measured, RFC 3339; `None` for an imported run whose source does not
+    /// say (the bundle's `created_at` is then only when it was imported).
+    pub fn run_date(&self) -> Option<&str> {
+        match &self.source {
+            Some(src) => src.measured_at.as_deref(),
+            None => Some(&self.created_at),
+        }
     }
 }
 
@@ -332,7 +346,9 @@ pub struct Sweep {
     #[serde(default)]
     pub warmup: u64,
     pub timeout_s: f64,
-    /// Context sweeps: requests per point are `repeats × concurrency`.
+    /// How many times each level ran. Context sweeps: requests per point are
+    /// `repeats × concurrency`. Throughput sweeps (`--repeats`, absent when 1): each level ran
+    /// this many passes back to back, its records tagged with [`RequestRecord::repeat`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeats: Option<u64>,
     /// Context sweeps: TTFT against input length, fitted over the successful requests.
@@ -585,6 +601,10 @@ pub struct RequestRecord {
     /// This request's inter-token latencies, when it had at least two token chunks.
     #[serde(default)]
     pub itl: Option<ItlSummary>,
+    /// Which pass over the level sent it (0-based), when the level ran more than once
+    /// (`throughput --repeats`); absent for a level run once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeat: Option<u32>,
 }
 
 impl RequestRecord {

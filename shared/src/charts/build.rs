@@ -548,6 +548,7 @@ mod tests {
             format: crate::bundle::ImportFormat::Vllm,
             files: Vec::new(),
             notes: Vec::new(),
+            measured_at: None,
         });
         b.definitions
             .insert("ttft_s".into(), "vLLM's TTFT definition".into());

@@ -11,7 +11,8 @@
 //!   honestly when a sample is too small: with 4 requests a p99 has no interval at all.
 //! - **Token rates** (steady and aggregate tok/s): batch means — the window cut into
 //!   [`BATCHES`] equal slices, the token rate of each slice, the standard error of their mean
-//!   (with Student's t for the few batches).
+//!   (with Student's t for the few batches). A level run several times (`--repeats`) pools the
+//!   slices of every pass's window, so a difference between passes widens the interval.
 //!
 //! A number imported from another tool has no spread: it is taken as exact, so a comparison with
 //! an imported run carries the measured run's uncertainty alone, and two imported runs are
@@ -19,7 +20,7 @@
 
 use crate::bundle::{Point, PointStatus, RequestRecord};
 use crate::curves::Metric;
-use crate::metrics::{decode_tok_s, end_s, prefill_tok_s, steady_window, tokens_between};
+use crate::metrics::{decode_tok_s, passes, prefill_tok_s, span, steady_windows, tokens_between};
 
 /// The confidence level of every interval.
 pub const CONFIDENCE: f64 = 0.95;
@@ -29,9 +30,6 @@ const Z: f64 = 1.959_963_985;
 
 /// Slices of a window for the batch means of a token rate.
 pub const BATCHES: usize = 10;
-
-/// Student's t at 97.5 % for `BATCHES − 1` = 9 degrees of freedom.
-const T_BATCHES: f64 = 2.262_157;
 
 /// How well one run's number is known.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -60,7 +58,14 @@ pub struct Change {
     pub interval: Option<(f64, f64)>,
     /// Why there is no interval, when there is none.
     pub no_interval: Option<&'static str>,
+    /// Why the change is never significant whatever its interval: a latency change smaller
+    /// than the client's timing resolution ([`RESOLUTION_S`]).
+    pub below_resolution: bool,
 }
+
+/// Latency changes smaller than this are not told apart from the noise of the client's and the
+/// machine's scheduling between two runs, however tight each run's own interval.
+pub const RESOLUTION_S: f64 = 0.001;
 
 impl Change {
     /// The change between two estimates; `None` when the baseline is not a positive number.
@@ -91,6 +96,7 @@ impl Change {
             pct,
             interval,
             no_interval,
+            below_resolution: false,
         })
     }
 
@@ -98,11 +104,23 @@ impl Change {
     /// imported numbers, there is no noise to be beyond) and the change is at least the
     /// threshold. A change whose runs were too small to judge is never significant.
     pub fn significant(&self, threshold_pct: f64) -> bool {
+        if self.below_resolution {
+            return false;
+        }
         let beyond_noise = match self.interval {
             Some((lo, hi)) => lo > 0.0 || hi < 0.0,
             None => self.no_interval == Some(NO_SPREAD),
         };
         beyond_noise && self.pct.abs() >= threshold_pct
+    }
+
+    /// The change of a latency in seconds from `base_s` to `other_s`, marked when the two differ
+    /// by less than [`RESOLUTION_S`].
+    pub fn of_latency(self, base_s: f64, other_s: f64) -> Change {
+        Change {
+            below_resolution: (other_s - base_s).abs() < RESOLUTION_S,
+            ..self
+        }
     }
 
     /// Half the interval's width in percentage points, for a short `±` display.
@@ -148,21 +166,16 @@ fn spread_of(metric: Metric, p: &Point) -> Option<f64> {
         Metric::DecodeTokSP50 => percentile_log_se(values(&decode_tok_s), 0.5),
         Metric::PrefillTokSP50 => percentile_log_se(values(&prefill_tok_s), 0.5),
         Metric::SteadyTokS => {
-            let w = steady_window(&p.requests, p.concurrency)?;
-            rate_log_se(&p.requests, w.start_s, w.end_s)
+            let windows: Vec<(f64, f64)> = steady_windows(&p.requests, p.concurrency)
+                .iter()
+                .map(|w| (w.start_s, w.end_s))
+                .collect();
+            rate_log_se(&p.requests, &windows)
         }
         Metric::AggTokS => {
-            let lo = p
-                .requests
-                .iter()
-                .map(|r| r.start_s)
-                .fold(f64::INFINITY, f64::min);
-            let hi = p
-                .requests
-                .iter()
-                .map(end_s)
-                .fold(f64::NEG_INFINITY, f64::max);
-            rate_log_se(&p.requests, lo, hi)
+            let spans: Vec<(f64, f64)> =
+                passes(&p.requests).iter().filter_map(|r| span(r)).collect();
+            rate_log_se(&p.requests, &spans)
         }
         // The level's ITL is over every gap, which the records keep only as per-request
         // summaries; requests/s moves in whole requests. Neither has an interval.
@@ -232,14 +245,17 @@ fn normal_quantile(p: f64) -> f64 {
     if upper { z } else { -z }
 }
 
-/// The standard error of the log of the token rate over `[lo, hi]`, by batch means.
-pub fn rate_log_se(records: &[RequestRecord], lo: f64, hi: f64) -> Option<f64> {
-    if !(hi > lo && lo.is_finite() && hi.is_finite()) {
-        return None;
-    }
-    let step = (hi - lo) / BATCHES as f64;
-    let rates: Vec<f64> = (0..BATCHES)
-        .map(|i| {
+/// The standard error of the log of the token rate over `windows` (one per pass of the level),
+/// by batch means: each window cut into [`BATCHES`] equal slices, the token rate of every slice
+/// of every window pooled, and Student's t for their number less one.
+pub fn rate_log_se(records: &[RequestRecord], windows: &[(f64, f64)]) -> Option<f64> {
+    let mut rates = Vec::with_capacity(windows.len() * BATCHES);
+    for &(lo, hi) in windows {
+        if !(hi > lo && lo.is_finite() && hi.is_finite()) {
+            continue;
+        }
+        let step = (hi - lo) / BATCHES as f64;
+        rates.extend((0..BATCHES).map(|i| {
             let (a, b) = (lo + step * i as f64, lo + step * (i + 1) as f64);
             let tokens: f64 = records
                 .iter()
@@ -247,8 +263,11 @@ pub fn rate_log_se(records: &[RequestRecord], lo: f64, hi: f64) -> Option<f64> {
                 .map(|r| tokens_between(r, a, b))
                 .sum();
             tokens / step
-        })
-        .collect();
+        }));
+    }
+    if rates.len() < 2 {
+        return None;
+    }
     let k = rates.len() as f64;
     let mean = rates.iter().sum::<f64>() / k;
     if mean <= 0.0 {
@@ -256,7 +275,17 @@ pub fn rate_log_se(records: &[RequestRecord], lo: f64, hi: f64) -> Option<f64> {
     }
     let var = rates.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / (k - 1.0);
     // Student's t for the few batches, expressed as the equivalent normal standard error.
-    Some(var.sqrt() / k.sqrt() / mean * (T_BATCHES / Z))
+    Some(var.sqrt() / k.sqrt() / mean * (t_quantile(k - 1.0) / Z))
+}
+
+/// Student's t at 97.5 % for `df` degrees of freedom (the Cornish–Fisher expansion around the
+/// normal quantile; within 0.002 of the exact value from 9 degrees of freedom up).
+fn t_quantile(df: f64) -> f64 {
+    let z = Z;
+    let (z3, z5, z7) = (z.powi(3), z.powi(5), z.powi(7));
+    z + (z3 + z) / (4.0 * df)
+        + (5.0 * z5 + 16.0 * z3 + 3.0 * z) / (96.0 * df * df)
+        + (3.0 * z7 + 19.0 * z5 + 17.0 * z3 - 15.0 * z) / (384.0 * df.powi(3))
 }
 
 #[cfg(test)]
@@ -403,12 +432,75 @@ mod tests {
         use crate::metrics::request::tests::rec;
         // One slot, ten back-to-back requests of 101 tokens over 1 s each: a steady stream.
         let steady: Vec<RequestRecord> = (0..10).map(|i| rec(i as f64, 0.0, 1.0, 101)).collect();
-        let se = rate_log_se(&steady, 0.0, 10.0).unwrap();
+        let se = rate_log_se(&steady, &[(0.0, 10.0)]).unwrap();
         assert!(se < 0.01, "{se}");
         // The same tokens with a 1 s TTFT gap every other second: the batch rates alternate.
         let bursty: Vec<RequestRecord> =
             (0..5).map(|i| rec(2.0 * i as f64, 1.0, 2.0, 101)).collect();
-        let se2 = rate_log_se(&bursty, 0.0, 10.0).unwrap();
+        let se2 = rate_log_se(&bursty, &[(0.0, 10.0)]).unwrap();
         assert!(se2 > 10.0 * se, "{se2} vs {se}");
+    }
+
+    #[test]
+    fn students_t_matches_the_tables() {
+        // Exact 97.5 % quantiles for 9, 19 and 29 degrees of freedom.
+        for (df, t) in [(9.0, 2.262_157), (19.0, 2.093_024), (29.0, 2.045_230)] {
+            assert!(
+                (t_quantile(df) - t).abs() < 0.002,
+                "{df}: {}",
+                t_quantile(df)
+            );
+        }
+    }
+
+    #[test]
+    fn repeated_passes_pool_their_batches() {
+        use crate::metrics::request::tests::rec;
+        // Two passes of the steady stream above, 20 s apart.
+        let pass = |offset: f64, tokens: u64, repeat: u32| -> Vec<RequestRecord> {
+            (0..10)
+                .map(|i| RequestRecord {
+                    repeat: Some(repeat),
+                    ..rec(offset + i as f64, 0.0, 1.0, tokens)
+                })
+                .collect()
+        };
+        let same: Vec<_> = pass(0.0, 101, 0)
+            .into_iter()
+            .chain(pass(30.0, 101, 1))
+            .collect();
+        let se = rate_log_se(&same, &[(0.0, 10.0), (30.0, 40.0)]).unwrap();
+        assert!(se < 0.01, "{se}");
+        // A second pass 20 % slower than the first: the pooled batches disagree.
+        let apart: Vec<_> = pass(0.0, 101, 0)
+            .into_iter()
+            .chain(pass(30.0, 81, 1))
+            .collect();
+        let wide = rate_log_se(&apart, &[(0.0, 10.0), (30.0, 40.0)]).unwrap();
+        assert!(wide > 0.02, "{wide}");
+        // The point's estimate finds both windows itself.
+        let mut p = Point::empty(1, 1000, 101);
+        p.requests = apart;
+        p.summary = Some(crate::metrics::summarize(&p.requests, 1, 101, &[]));
+        let Some(Spread::LogSe(got)) = estimate(Metric::SteadyTokS, &p).map(|e| e.spread) else {
+            panic!("no spread");
+        };
+        assert!((got - wide).abs() < 1e-12, "{got} vs {wide}");
+    }
+
+    #[test]
+    fn a_latency_change_under_a_millisecond_is_never_significant() {
+        let tight = |v: f64| Estimate {
+            value: v,
+            spread: Spread::LogSe(0.001),
+        };
+        // 6.0 → 5.2 ms: −13 % with a tight interval, but 0.8 ms.
+        let c = Change::between(tight(0.0060), tight(0.0052)).unwrap();
+        assert!(c.significant(1.0));
+        let c = c.of_latency(0.0060, 0.0052);
+        assert!(!c.significant(1.0) && c.below_resolution);
+        // 150 → 160 ms is 10 ms: it stays significant.
+        let c = Change::between(tight(0.150), tight(0.160)).unwrap();
+        assert!(c.of_latency(0.150, 0.160).significant(1.0));
     }
 }

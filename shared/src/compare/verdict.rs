@@ -250,7 +250,16 @@ pub fn change_text(c: &Change) -> String {
 }
 
 impl SweepVerdict {
-    /// The verdict's first line, e.g. `throughput sweep: kpro5 is faster than kpro6 (C = 1, 2, 4)`.
+    /// The levels where any headline metric is in `pick` (its better or its worse levels).
+    fn levels_where(&self, pick: impl Fn(&MetricVerdict) -> &Vec<u64>) -> Vec<u64> {
+        let mut keys: Vec<u64> = self.metrics.iter().flat_map(|m| pick(m).clone()).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        keys
+    }
+
+    /// The verdict's first line, e.g.
+    /// `throughput sweep: kpro5 is faster than kpro6 at every level (C = 1, 2, 4)`.
     pub fn headline(&self, labels: &[String], baseline: usize) -> String {
         let name = kind_name(self.kind);
         let (run, base) = (&labels[self.run], &labels[baseline]);
@@ -259,9 +268,26 @@ impl SweepVerdict {
         } else {
             format!(" ({})", level_list(self.kind, &self.levels))
         };
+        let direction = |word: &str, keys: Vec<u64>| {
+            if keys.len() == self.levels.len() {
+                format!("{name} sweep: {run} is {word} than {base} at every level{at}")
+            } else {
+                let rest: Vec<u64> = self
+                    .levels
+                    .iter()
+                    .copied()
+                    .filter(|k| !keys.contains(k))
+                    .collect();
+                format!(
+                    "{name} sweep: {run} is {word} than {base} at {}; no significant change at {}",
+                    level_list(self.kind, &keys),
+                    level_list(self.kind, &rest)
+                )
+            }
+        };
         match self.outcome {
-            Outcome::Faster => format!("{name} sweep: {run} is faster than {base}{at}"),
-            Outcome::Slower => format!("{name} sweep: {run} is slower than {base}{at}"),
+            Outcome::Faster => direction("faster", self.levels_where(|m| &m.better)),
+            Outcome::Slower => direction("slower", self.levels_where(|m| &m.worse)),
             Outcome::Mixed => {
                 format!(
                     "{name} sweep: {run} is faster than {base} in some ways, slower in others{at}"
@@ -291,6 +317,12 @@ impl SweepVerdict {
                 }
                 if judged.is_empty() {
                     judged.push("no level beyond the noise".into());
+                }
+                if m.changes.iter().any(|a| a.change.below_resolution) {
+                    judged.push(format!(
+                        "changes under {:.0} ms are within timing resolution",
+                        super::RESOLUTION_S * 1e3
+                    ));
                 }
                 let key = |a: &AtLevel| format!("{}={}", level_name(self.kind), a.key);
                 let range = if total == 1 {
@@ -362,6 +394,7 @@ pub fn workload_checks(runs: &[super::RunInput], cmp: &Comparison) -> Vec<Worklo
         let mut same = true;
         let mut known = true;
         let mut differs: Vec<String> = Vec::new();
+        let mut more: Vec<String> = Vec::new();
         let mut digest = FNV_START;
         for s in &cmp.sweeps {
             if !s.runs.contains(&run) {
@@ -383,9 +416,25 @@ pub fn workload_checks(runs: &[super::RunInput], cmp: &Comparison) -> Vec<Worklo
                 match (hashes(base), hashes(run)) {
                     (Some(a), Some(b)) if a.is_empty() && b.is_empty() => {}
                     (Some(a), Some(b)) => {
-                        if a == b {
-                            for x in &a {
+                        // A run that sent more requests (more passes, a larger --requests)
+                        // continues the same prompt stream: the smaller set is inside it.
+                        let (small, big) = if a.len() <= b.len() {
+                            (&a, &b)
+                        } else {
+                            (&b, &a)
+                        };
+                        if contains_all(big, small) {
+                            for x in small {
                                 digest = fnv(digest, x.as_bytes());
+                            }
+                            if a.len() != b.len() {
+                                more.push(format!(
+                                    "{}={} ({} vs {})",
+                                    level_name(s.kind),
+                                    level.key,
+                                    b.len(),
+                                    a.len()
+                                ));
                             }
                         } else {
                             same = false;
@@ -406,10 +455,19 @@ pub fn workload_checks(runs: &[super::RunInput], cmp: &Comparison) -> Vec<Worklo
                     label(run)
                 ),
             )
-        } else if same {
+        } else if same && more.is_empty() {
             (
                 Some(true),
                 format!("{}: same workload ✓ (digest {digest:016x})", label(run)),
+            )
+        } else if same {
+            (
+                Some(true),
+                format!(
+                    "{}: same workload ✓ (digest {digest:016x} over the prompts both sent; the runs sent different numbers of requests at {})",
+                    label(run),
+                    more.join(", ")
+                ),
             )
         } else {
             (
@@ -424,6 +482,12 @@ pub fn workload_checks(runs: &[super::RunInput], cmp: &Comparison) -> Vec<Worklo
         out.push(WorkloadCheck { run, same, line });
     }
     out
+}
+
+/// Whether the sorted `big` holds every element of the sorted `small`, as many times.
+fn contains_all(big: &[&str], small: &[&str]) -> bool {
+    let mut it = big.iter();
+    small.iter().all(|x| it.by_ref().any(|y| y == x))
 }
 
 const FNV_START: u64 = 0xcbf2_9ce4_8422_2325;
@@ -493,7 +557,7 @@ mod tests {
         assert_eq!(v.levels, [1, 2, 4]);
         assert_eq!(
             v.headline(&cmp.labels, 0),
-            "throughput sweep: kpro5 is faster than kpro6 (C = 1, 2, 4)"
+            "throughput sweep: kpro5 is faster than kpro6 at every level (C = 1, 2, 4)"
         );
         let ttft = v
             .metrics
@@ -532,6 +596,28 @@ mod tests {
                 .iter()
                 .all(|m| m.better.is_empty() && m.worse.is_empty())
         );
+    }
+
+    #[test]
+    fn a_host_faster_at_one_level_says_where() {
+        let old = run("a", 0.3, 2.0);
+        let mut new = run("b", 0.3, 2.0);
+        new.sweeps[0].points[0] = point(1, 32, 0.2, 2.0);
+        let (cmp, v) = verdict_of(&old, &new);
+        assert_eq!(v.outcome, Outcome::Faster);
+        assert_eq!(
+            v.headline(&cmp.labels, 0),
+            "throughput sweep: b is faster than a at C = 1; no significant change at C = 2, 4"
+        );
+    }
+
+    #[test]
+    fn a_faster_ttft_by_less_than_a_millisecond_is_no_change() {
+        // 5.0 → 4.5 ms TTFT: −10 % with a tight interval, but under the timing resolution.
+        let (_, v) = verdict_of(&run("a", 0.005, 2.0), &run("b", 0.0045, 2.0));
+        assert_eq!(v.outcome, Outcome::NoSignificantChange);
+        let (_, v) = verdict_of(&run("a", 0.050, 2.0), &run("b", 0.045, 2.0));
+        assert_eq!(v.outcome, Outcome::Faster);
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 /// Metric name → definition, as written into [`crate::Bundle::definitions`].
 pub fn definitions() -> BTreeMap<String, String> {
     [
-        ("change_interval", "compare: a change's 95 % confidence interval, from the per-request records — for percentiles, the distribution-free order-statistic interval of each run's percentile (exact binomial ranks) as a standard error of its log; for token rates, batch means over 10 slices of the window with Student's t; combined as exp(ln(b/a) ± 1.96·√(se_a² + se_b²)) − 1. A change is better or worse only when its interval excludes zero and it is at least the threshold; an imported number has no spread and counts as exact"),
+        ("change_interval", "compare: a change's 95 % confidence interval, from the per-request records — for percentiles, the distribution-free order-statistic interval of each run's percentile (exact binomial ranks) as a standard error of its log; for token rates, batch means over 10 slices of the window (of every pass's window, pooled, when the level ran several passes) with Student's t; combined as exp(ln(b/a) ± 1.96·√(se_a² + se_b²)) − 1. A change is better or worse only when its interval excludes zero and it is at least the threshold, and for a latency only when it is at least 1 ms; an imported number has no spread and counts as exact"),
         ("ttft_s", "request start (just before the request is written) → first chunk carrying a non-empty generated token (text, content or reasoning content; a role-only chunk does not count); seconds"),
         ("e2e_s", "request start → end of stream; seconds"),
         ("output_tokens", "the server's usage.completion_tokens; without usage, the count of streamed token chunks, and the request is marked tokens_estimated"),
@@ -17,6 +17,7 @@ pub fn definitions() -> BTreeMap<String, String> {
         ("prefill_tok_s", "prompt tokens (as the server counted them) / ttft"),
         ("request_s", "successful requests / wall"),
         ("percentiles", "p50/p90/p99 by linear interpolation between closest ranks; every summary gives mean, p50, p90, p99, min, max and the count it is over"),
+        ("repeats", "throughput --repeats N: each level runs N passes back to back, each a full closed loop with new prompts continuing the level's prompt stream; percentiles pool every pass's requests, rates are the pooled steady tokens over the summed steady windows, and wall time is the passes' own (not the pauses between them)"),
         ("short", "a successful request that produced fewer tokens than asked; a point with short requests is flagged"),
     ]
     .into_iter()

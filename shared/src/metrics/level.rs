@@ -21,7 +21,10 @@ pub fn summarize(
     let output_tokens: u64 = ok.iter().map(|r| r.output_tokens).sum();
     let wall_s = wall_s(records);
     let per_wall = |x: f64| if wall_s > 0.0 { x / wall_s } else { 0.0 };
-    let steady = steady_window(records, concurrency);
+    let windows = steady_windows(records, concurrency);
+    let steady_len: f64 = windows.iter().map(SteadyWindow::len_s).sum();
+    let steady_tokens: f64 = windows.iter().map(|w| w.tokens).sum();
+    let steady = (!windows.is_empty()).then_some((steady_tokens, steady_len));
     Summary {
         requests: records.len() as u64,
         ok: ok.len() as u64,
@@ -31,8 +34,8 @@ pub fn summarize(
         output_tokens_asked: records.len() as u64 * output_len,
         wall_s,
         agg_tok_s: per_wall(output_tokens as f64),
-        steady_tok_s: steady.map(|w| w.tokens / w.len_s()),
-        steady_window_s: steady.map(|w| w.len_s()),
+        steady_tok_s: steady.map(|(tokens, len)| tokens / len),
+        steady_window_s: steady.map(|(_, len)| len),
         request_s: per_wall(ok.len() as f64),
         ttft_s: Stats::from_values(ok.iter().filter_map(|r| r.ttft_s)),
         e2e_s: Stats::from_values(ok.iter().map(|r| r.e2e_s)),
@@ -43,18 +46,42 @@ pub fn summarize(
     }
 }
 
-/// First request start → last request end, over all requests (failed ones held a slot too).
+/// A level's records split by the pass that sent them ([`RequestRecord::repeat`]), in pass
+/// order; a level run once is one pass.
+pub fn passes(records: &[RequestRecord]) -> Vec<Vec<&RequestRecord>> {
+    let mut by_pass: std::collections::BTreeMap<Option<u32>, Vec<&RequestRecord>> =
+        Default::default();
+    for r in records {
+        by_pass.entry(r.repeat).or_default().push(r);
+    }
+    by_pass.into_values().collect()
+}
+
+/// The time the level was sending: first request start → last request end of each pass, summed
+/// over its passes (failed requests held a slot too; the pause between passes is not counted).
 pub fn wall_s(records: &[RequestRecord]) -> f64 {
+    passes(records).iter().map(|p| span_s(p)).sum()
+}
+
+/// First start → last end of `records`, or 0.
+fn span_s(records: &[&RequestRecord]) -> f64 {
+    match span(records) {
+        Some((first, last)) => last - first,
+        None => 0.0,
+    }
+}
+
+/// First start and last end of `records`, when they enclose some time.
+pub fn span(records: &[&RequestRecord]) -> Option<(f64, f64)> {
     let first = records
         .iter()
         .map(|r| r.start_s)
         .fold(f64::INFINITY, f64::min);
-    let last = records.iter().map(end_s).fold(f64::NEG_INFINITY, f64::max);
-    if first.is_finite() && last > first {
-        last - first
-    } else {
-        0.0
-    }
+    let last = records
+        .iter()
+        .map(|r| end_s(r))
+        .fold(f64::NEG_INFINITY, f64::max);
+    (first.is_finite() && last > first).then_some((first, last))
 }
 
 /// The interval in which all `concurrency` slots were busy, and the output tokens in it.
@@ -80,8 +107,22 @@ impl SteadyWindow {
 /// counted from the records: each successful request's first token at `start + ttft`, its other
 /// `n − 1` tokens spread evenly over `(start + ttft, start + e2e]`.
 ///
-/// `None` when fewer requests than slots were sent or the window is empty.
+/// `None` when fewer requests than slots were sent or the window is empty. For a level run in
+/// several passes, see [`steady_windows`].
 pub fn steady_window(records: &[RequestRecord], concurrency: u32) -> Option<SteadyWindow> {
+    let refs: Vec<&RequestRecord> = records.iter().collect();
+    window_of(&refs, concurrency)
+}
+
+/// The steady window of each pass of a level that has one, in pass order.
+pub fn steady_windows(records: &[RequestRecord], concurrency: u32) -> Vec<SteadyWindow> {
+    passes(records)
+        .iter()
+        .filter_map(|p| window_of(p, concurrency))
+        .collect()
+}
+
+fn window_of(records: &[&RequestRecord], concurrency: u32) -> Option<SteadyWindow> {
     let c = concurrency as usize;
     if c == 0 || records.len() < c {
         return None;
@@ -92,7 +133,7 @@ pub fn steady_window(records: &[RequestRecord], concurrency: u32) -> Option<Stea
     let last_start = starts[starts.len() - 1];
     let end_s = records
         .iter()
-        .map(end_s)
+        .map(|r| end_s(r))
         .filter(|&e| e > last_start)
         .fold(f64::INFINITY, f64::min);
     if !end_s.is_finite() || end_s <= start_s {
@@ -193,5 +234,38 @@ mod tests {
         assert_eq!(steady_window(&rs, 2), None);
         assert_eq!(steady_window(&[], 1), None);
         assert_eq!(summarize(&[], 4, 10, &[]).agg_tok_s, 0.0);
+    }
+
+    #[test]
+    fn passes_are_summarised_each_on_its_own_and_pooled() {
+        // Two passes of one slot, with a 10 s pause between them that is no one's throughput.
+        // Pass 0: two requests of 11 tokens over [0, 3]; pass 1: one of 21 tokens over [13, 15].
+        let tag = |mut r: RequestRecord, pass| {
+            r.repeat = Some(pass);
+            r
+        };
+        let rs = [
+            tag(rec(0.0, 0.5, 1.5, 11), 0),
+            tag(rec(1.5, 0.5, 1.5, 11), 0),
+            tag(rec(13.0, 0.0, 2.0, 21), 1),
+        ];
+        assert_eq!(passes(&rs).len(), 2);
+        let s = summarize(&rs, 1, 11, &[]);
+        assert!((s.wall_s - 5.0).abs() < 1e-12, "{}", s.wall_s);
+        assert!((s.agg_tok_s - 43.0 / 5.0).abs() < 1e-12);
+        // The windows are [0, 3] with 22 tokens and [13, 15] with 21: 43 tokens in 5 s.
+        assert_eq!(steady_windows(&rs, 1).len(), 2);
+        assert!((s.steady_tok_s.unwrap() - 43.0 / 5.0).abs() < 1e-9);
+        assert!((s.steady_window_s.unwrap() - 5.0).abs() < 1e-12);
+        // Untagged, the same records would be one level with the pause inside it.
+        let untagged: Vec<_> = rs
+            .iter()
+            .cloned()
+            .map(|mut r| {
+                r.repeat = None;
+                r
+            })
+            .collect();
+        assert!((wall_s(&untagged) - 15.0).abs() < 1e-12);
     }
 }

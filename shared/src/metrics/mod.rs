@@ -14,6 +14,6 @@ pub mod stats;
 pub use checks::{cache_counter_flag, client_bound_flag, degenerate_text, level_flags};
 pub use definitions::definitions;
 pub use fit::{PrefillFit, fit_prefill};
-pub use level::{steady_window, summarize, tokens_between};
+pub use level::{passes, span, steady_window, steady_windows, summarize, tokens_between};
 pub use request::{decode_tok_s, end_s, prefill_tok_s};
 pub use stats::{Stats, percentile};

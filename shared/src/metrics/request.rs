@@ -56,6 +56,7 @@ pub(crate) mod tests {
             content_hash: None,
             chunks: n,
             itl: None,
+            repeat: None,
         }
     }
 

@@ -87,7 +87,11 @@ impl FolderRow {
                 } else {
                     kinds.join(" + ")
                 };
-                (f.label.clone(), short_date(&f.created_at), Some(sweeps))
+                (
+                    f.label.clone(),
+                    run_date((!f.date_unknown).then_some(f.created_at.as_str())),
+                    Some(sweeps),
+                )
             }
             None => (
                 e.name.clone(),
@@ -167,7 +171,7 @@ impl RunFacts {
             model: b.target.model.clone(),
             engine,
             hardware: hw.join(" · "),
-            date: short_date(&b.created_at),
+            date: run_date(b.run_date()),
             complete: b.complete,
             simulated: b.target.simulated,
             points: point_counts(b),
@@ -225,6 +229,11 @@ fn point_counts(b: &Bundle) -> String {
     } else {
         parts.join(", ")
     }
+}
+
+/// The run's date as shown, or "date unknown" for an imported run whose source does not say.
+fn run_date(date: Option<&str>) -> String {
+    date.map_or_else(|| "date unknown".to_string(), short_date)
 }
 
 /// `2025-01-01T12:34:56Z` → `2025-01-01 12:34 UTC`; anything else as it is.

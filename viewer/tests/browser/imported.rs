@@ -67,6 +67,14 @@ async fn an_imported_table_sits_next_to_a_measured_run() {
         .js("return [...document.querySelectorAll('[data-testid=imported]')].map(b => b.closest('[data-testid=run]').dataset.label)")
         .await;
     assert_eq!(badge, json!(["kpro6"]));
+    let dates = s
+        .js("return [...document.querySelectorAll('[data-testid=run]')].map(r => r.textContent.includes('date unknown'))")
+        .await;
+    assert_eq!(
+        dates,
+        json!([false, true]),
+        "a table does not say when it ran"
+    );
     charts_drawn(&s, 4).await;
     let tip = hover_some_point(&s, 1).await;
     assert!(tip.starts_with("kpro6 · C="), "{tip}");

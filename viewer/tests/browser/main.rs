@@ -320,7 +320,7 @@ async fn check_compare(s: &Session, made: &bundles::Made) {
         headlines[0],
         json!([
             "slower",
-            "throughput sweep: kpro6 is slower than kpro5 (C = 1, 2, 4)",
+            "throughput sweep: kpro6 is slower than kpro5 at every level (C = 1, 2, 4)",
             "slower"
         ]),
         "{headlines}"

@@ -126,6 +126,7 @@ impl Trace {
             content_hash: meta.content_hash,
             chunks,
             itl,
+            repeat: None,
         };
         Finished {
             record,
