@@ -55,6 +55,9 @@ pub struct SimArgs {
     /// Fault: generate this word over and over (degenerate output).
     #[arg(long, value_name = "WORD", help_heading = "Fault modes")]
     pub repeat_word: Option<String>,
+    /// Fault: end every stream after N token chunks, without finish reason, usage or [DONE].
+    #[arg(long, value_name = "N", help_heading = "Fault modes")]
+    pub cut_after: Option<u32>,
     /// Fault: never report usage, like llama-cpp-python's server.
     #[arg(long, help_heading = "Fault modes")]
     pub no_usage: bool,
@@ -110,6 +113,7 @@ fn sim_config(a: &SimArgs) -> SimConfig {
     cfg.cached_tokens = a.cached_tokens;
     cfg.repeat_word = a.repeat_word.clone();
     cfg.no_usage = a.no_usage;
+    cfg.cut_after = a.cut_after.map(|n| n.max(1));
     cfg.tokens_per_chunk = a.tokens_per_chunk.max(1);
     cfg.no_tokenize = a.no_tokenize;
     cfg

@@ -97,8 +97,10 @@ impl Client {
                 content_hash: prompt.content_hash.clone(),
             };
             let mut trace = Trace::new();
-            let run =
-                tokio::time::timeout(self.timeout, self.stream_into(&body, start, &mut trace));
+            let run = tokio::time::timeout(
+                self.timeout,
+                self.stream_into(&body, output_len, start, &mut trace),
+            );
             let outcome = tokio::select! {
                 r = run => match r {
                     Ok(Sent::Stale) if stale_retry => Outcome::Stale,
@@ -136,6 +138,7 @@ impl Client {
     async fn stream_into(
         &self,
         body: &serde_json::Value,
+        output_len: u64,
         start: Instant,
         trace: &mut Trace,
     ) -> Sent {
@@ -174,8 +177,13 @@ impl Client {
             match item {
                 Ok(chunk) => {
                     for ev in decoder.push(&chunk) {
-                        if handle_event(&ev.data, t, trace) {
-                            return Sent::Done;
+                        match handle_event(&ev.data, t, trace) {
+                            Step::Next => {}
+                            Step::Done => {
+                                trace.on_done(output_len);
+                                return Sent::Done;
+                            }
+                            Step::Failed => return Sent::Done,
                         }
                     }
                 }
@@ -189,8 +197,11 @@ impl Client {
                 }
             }
         }
-        if let Some(ev) = decoder.finish() {
-            handle_event(&ev.data, start.elapsed().as_secs_f64(), trace);
+        let last = decoder.finish();
+        match last.map(|ev| handle_event(&ev.data, start.elapsed().as_secs_f64(), trace)) {
+            Some(Step::Done) => trace.on_done(output_len),
+            Some(Step::Failed) => {}
+            Some(Step::Next) | None => trace.ended_without_done(),
         }
         Sent::Done
     }
@@ -221,19 +232,33 @@ enum Outcome {
     Aborted,
 }
 
-/// Feeds one event's data to the trace; `true` when the stream is done.
-fn handle_event(data: &str, t: f64, trace: &mut Trace) -> bool {
+/// What one event means for the stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Step {
+    Next,
+    /// `[DONE]`.
+    Done,
+    /// An error event, or one that is not JSON: the request failed.
+    Failed,
+}
+
+/// Feeds one event's data to the trace.
+fn handle_event(data: &str, t: f64, trace: &mut Trace) -> Step {
     let data = data.trim();
     if data == "[DONE]" {
-        return true;
+        return Step::Done;
     }
     if data.is_empty() {
-        return false;
+        return Step::Next;
     }
     match api::parse_chunk(data) {
         Some(ev) => {
             trace.on_chunk(t, &ev);
-            ev.error.is_some()
+            if ev.error.is_some() {
+                Step::Failed
+            } else {
+                Step::Next
+            }
         }
         None => {
             let shown: String = data.chars().take(200).collect();
@@ -242,7 +267,7 @@ fn handle_event(data: &str, t: f64, trace: &mut Trace) -> bool {
                 None,
                 format!("a stream event is not JSON: {shown}"),
             );
-            true
+            Step::Failed
         }
     }
 }

@@ -128,6 +128,9 @@ pub struct SimConfig {
     pub cached_tokens: u32,
     /// Fault: every output token is this word (degenerate output).
     pub repeat_word: Option<String>,
+    /// Fault: every stream ends after this many token chunks (at least 1), without a finish
+    /// reason, usage or `[DONE]`, as when a proxy or a crashing worker closes the response.
+    pub cut_after: Option<u32>,
     /// Fault: never report usage (as llama-cpp-python's server), and stream some chunks with
     /// empty text.
     pub no_usage: bool,
@@ -176,6 +179,7 @@ impl SimConfig {
             early_stop_after: None,
             overshoot: 0,
             fail_every: None,
+            cut_after: None,
             reject_all: None,
             cached_tokens: 0,
             repeat_word: None,

@@ -270,6 +270,7 @@ fn admit(
         ),
         keepalive: cfg.keepalive,
         no_usage: cfg.no_usage,
+        cut_after: cfg.cut_after,
     })
 }
 
@@ -343,6 +344,7 @@ struct Generation {
     text: OutputText,
     keepalive: bool,
     no_usage: bool,
+    cut_after: Option<u32>,
 }
 
 impl Generation {
@@ -434,6 +436,11 @@ impl SseState {
             .push_back(g.shape.text_chunk(&text, p.done.then_some(g.plan.finish)));
         if g.keepalive {
             self.pending.push_back(wire::PING);
+        }
+        if !p.done && g.cut_after.is_some_and(|n| self.token_chunks >= n) {
+            // Fault: the response ends here, with nothing that says why.
+            self.finished = true;
+            return;
         }
         if p.done {
             if g.plan.include_usage && !g.no_usage {

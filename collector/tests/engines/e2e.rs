@@ -11,7 +11,7 @@ use llmsweep::cli::{Cli, Command};
 use llmsweep::load::Interrupt;
 use llmsweep::load::run_plan;
 use llmsweep_shared::Bundle;
-use llmsweep_shared::bundle::{Calibration, FlagKind, PointStatus};
+use llmsweep_shared::bundle::{Calibration, ErrorKind, FlagKind, PointStatus};
 use llmsweep_shared::metrics::degenerate_text;
 
 async fn sweep(server: &EngineServer, args: &[&str]) -> Bundle {
@@ -158,6 +158,48 @@ async fn llama_cpp_python_without_usage_counts_chunks() {
                 .all(|r| r.tokens_estimated && r.prompt_tokens.is_none())
         );
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn llama_cpp_python_cutting_off_a_stream_is_a_failure_with_advice() {
+    // Its default: a new request ends the stream in progress with [DONE] and no finish_reason.
+    let config = ServerConfig {
+        extra_args: vec!["--interrupt_requests".into(), "True".into()],
+        ..ServerConfig::default()
+    };
+    let Some(server) = engines::start_with(Engine::LlamaCppPython, &config) else {
+        return;
+    };
+    let b = sweep(
+        &server,
+        &[
+            "--concurrency",
+            "2",
+            "--input-len",
+            "200",
+            "--output-len",
+            "32",
+            "--requests",
+            "4",
+        ],
+    )
+    .await;
+    let p = &b.sweeps[0].points[0];
+    let cut: Vec<_> = p
+        .requests
+        .iter()
+        .filter_map(|r| r.error.as_ref())
+        .filter(|e| e.kind == ErrorKind::EndedEarly)
+        .collect();
+    assert!(!cut.is_empty(), "{:?}", p.requests);
+    assert!(
+        cut[0].message.contains("--interrupt_requests False"),
+        "{}",
+        cut[0].message
+    );
+    let s = p.summary.as_ref().unwrap();
+    assert_eq!(s.failed, cut.len() as u64);
+    assert_eq!(s.short, 0, "a cut stream is not an early stop");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -145,6 +145,46 @@ async fn early_stop_is_flagged_short() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_cut_before_its_end_is_a_failure_not_an_early_stop() {
+    let cfg = SimConfig {
+        cut_after: Some(5),
+        ..fast()
+    };
+    let s = sweep(
+        cfg,
+        &[
+            "--concurrency",
+            "2",
+            "--input-len",
+            "50",
+            "--output-len",
+            "20",
+        ],
+    )
+    .await;
+    let p = &s.bundle.sweeps[0].points[0];
+    assert_eq!(p.status, PointStatus::Failed);
+    let sum = p.summary.as_ref().unwrap();
+    assert_eq!((sum.ok, sum.failed, sum.short), (0, 8, 0));
+    for r in &p.requests {
+        let e = r.error.as_ref().unwrap();
+        assert_eq!(e.kind, ErrorKind::EndedEarly);
+        assert_eq!(
+            e.message,
+            "the stream ended early: the connection closed after 5 token chunks without [DONE], a finish_reason or usage"
+        );
+    }
+    assert!(
+        p.reason
+            .as_deref()
+            .unwrap()
+            .contains("the stream ended early"),
+        "{:?}",
+        p.reason
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn overshoot_and_cache_hits_and_repeats_are_flagged() {
     let cfg = SimConfig {
         overshoot: 3,

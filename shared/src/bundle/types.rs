@@ -646,6 +646,9 @@ pub enum ErrorKind {
     Http,
     /// The stream broke off or carried an error event.
     Stream,
+    /// The connection closed before `[DONE]`, with no finish reason and no usage: the answer was
+    /// cut, not ended by the model.
+    EndedEarly,
     /// The server's answer could not be understood.
     Protocol,
     /// The run was interrupted while the request was in flight.

@@ -50,8 +50,14 @@ pub fn level_flags(records: &[RequestRecord], output_len: u64, expected_cached: 
         ),
     );
 
-    let over = ok.iter().filter(|r| r.output_tokens > output_len).count();
-    let most = ok.iter().map(|r| r.output_tokens).max().unwrap_or(0);
+    // Only the server's own count can show that it ignored max_tokens: a count of chunks may
+    // include one that carried no token.
+    let counted: Vec<&&RequestRecord> = ok.iter().filter(|r| !r.tokens_estimated).collect();
+    let over = counted
+        .iter()
+        .filter(|r| r.output_tokens > output_len)
+        .count();
+    let most = counted.iter().map(|r| r.output_tokens).max().unwrap_or(0);
     push(
         FlagKind::Overshoot,
         over,
@@ -61,12 +67,21 @@ pub fn level_flags(records: &[RequestRecord], output_len: u64, expected_cached: 
         ),
     );
 
-    let est = ok.iter().filter(|r| r.tokens_estimated).count();
+    let est: Vec<&&RequestRecord> = ok.iter().filter(|r| r.tokens_estimated).collect();
+    let chunks_over = est.iter().filter(|r| r.output_tokens > output_len).count();
+    let beyond = if chunks_over > 0 {
+        format!(
+            "; {chunks_over} streamed more chunks than the {output_len} tokens asked, so a chunk count is not exact here"
+        )
+    } else {
+        String::new()
+    };
     push(
         FlagKind::TokensEstimated,
-        est,
+        est.len(),
         format!(
-            "{est} of {} requests had no usage from the server; output tokens were counted from stream chunks",
+            "{} of {} requests had no usage from the server; output tokens were counted from stream chunks{beyond}",
+            est.len(),
             ok.len()
         ),
     );
@@ -265,6 +280,22 @@ mod tests {
             flags[1].message.contains("fewest: 7"),
             "{}",
             flags[1].message
+        );
+    }
+
+    #[test]
+    fn a_chunk_count_over_the_asked_tokens_does_not_blame_the_server() {
+        // 33 chunks for 32 tokens from a server without usage.
+        let mut r = rec(0.0, 0.1, 1.0, 33);
+        r.tokens_estimated = true;
+        let flags = level_flags(&[r], 32, 0);
+        assert_eq!(kinds(&flags), [FlagKind::TokensEstimated]);
+        assert!(
+            flags[0]
+                .message
+                .ends_with("; 1 streamed more chunks than the 32 tokens asked, so a chunk count is not exact here"),
+            "{}",
+            flags[0].message
         );
     }
 

@@ -77,6 +77,36 @@ impl Trace {
         }
     }
 
+    /// The connection closed before `[DONE]`. With a finish reason or usage the answer was
+    /// complete (some servers omit `[DONE]`); without either it was cut, and the request failed.
+    pub fn ended_without_done(&mut self) {
+        if self.finish_reason.is_none() && self.usage.is_none() {
+            let n = self.token_chunks.len();
+            self.fail(
+                ErrorKind::EndedEarly,
+                None,
+                format!(
+                    "the stream ended early: the connection closed after {n} token chunks without [DONE], a finish_reason or usage"
+                ),
+            );
+        }
+    }
+
+    /// `[DONE]` arrived. Without a finish reason or usage and with fewer token chunks than
+    /// `asked`, the server abandoned the request rather than finished it.
+    pub fn on_done(&mut self, asked: u64) {
+        let n = self.token_chunks.len() as u64;
+        if self.finish_reason.is_none() && self.usage.is_none() && n < asked {
+            self.fail(
+                ErrorKind::EndedEarly,
+                None,
+                format!(
+                    "the stream ended early: [DONE] after {n} of {asked} token chunks without a finish_reason or usage, so the server abandoned the request (llama-cpp-python does this when another request arrives, unless started with --interrupt_requests False)"
+                ),
+            );
+        }
+    }
+
     /// Records a failure; the first one wins.
     pub fn fail(&mut self, kind: ErrorKind, status: Option<u16>, message: String) {
         if self.error.is_none() {
@@ -174,6 +204,57 @@ mod tests {
 
     fn feed(trace: &mut Trace, t: f64, json: &str) {
         trace.on_chunk(t, &parse_chunk(json).unwrap());
+    }
+
+    #[test]
+    fn a_stream_that_stops_without_its_end_is_a_failure() {
+        let token = r#"{"choices":[{"text":" a","finish_reason":null}]}"#;
+        // The connection closed after two tokens: no [DONE], finish_reason or usage.
+        let mut tr = Trace::new();
+        feed(&mut tr, 0.1, token);
+        feed(&mut tr, 0.2, token);
+        tr.ended_without_done();
+        let e = tr.finish(0.3, meta()).record.error.unwrap();
+        assert_eq!(e.kind, ErrorKind::EndedEarly);
+        assert!(
+            e.message.contains("after 2 token chunks without [DONE]"),
+            "{}",
+            e.message
+        );
+        // [DONE] after 1 of 32 tokens with no finish_reason: abandoned by the server.
+        let mut tr = Trace::new();
+        feed(&mut tr, 0.1, token);
+        tr.on_done(32);
+        let e = tr.finish(0.2, meta()).record.error.unwrap();
+        assert_eq!(e.kind, ErrorKind::EndedEarly);
+        assert!(
+            e.message.contains("[DONE] after 1 of 32 token chunks"),
+            "{}",
+            e.message
+        );
+        // A finish_reason makes it a finished answer, with or without [DONE].
+        for done in [true, false] {
+            let mut tr = Trace::new();
+            feed(&mut tr, 0.1, token);
+            feed(
+                &mut tr,
+                0.2,
+                r#"{"choices":[{"text":"","finish_reason":"stop"}]}"#,
+            );
+            if done {
+                tr.on_done(32);
+            } else {
+                tr.ended_without_done();
+            }
+            let r = tr.finish(0.3, meta()).record;
+            assert!(r.is_ok() && r.output_tokens == 1, "{:?}", r.error);
+        }
+        // Every asked token and [DONE], but no finish_reason: complete.
+        let mut tr = Trace::new();
+        feed(&mut tr, 0.1, token);
+        feed(&mut tr, 0.2, token);
+        tr.on_done(2);
+        assert!(tr.finish(0.3, meta()).record.is_ok());
     }
 
     #[test]
