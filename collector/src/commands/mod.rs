@@ -17,7 +17,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use crate::cli::{Cli, Command};
-use crate::load::{Interrupt, RunPlan, redacted_command_line, run_plan};
+use crate::load::{Interrupt, RunPlan, Signal, redacted_command_line, run_plan};
 
 /// Seconds requests in flight get to finish after the first Ctrl-C.
 const GRACE: Duration = Duration::from_secs(5);
@@ -50,24 +50,32 @@ fn command_line() -> Vec<String> {
     redacted_command_line(std::env::args())
 }
 
-/// Runs a checked sweep plan with Ctrl-C handling and reports the outcome.
+/// Runs a checked sweep plan with signal handling and reports the outcome.
 async fn sweep(plan: RunPlan) -> anyhow::Result<ExitCode> {
-    let outcome = run_plan(&plan, command_line(), watch_ctrl_c()).await?;
+    let outcome = run_plan(&plan, command_line(), watch_signals()).await?;
     Ok(outcome.report())
 }
 
-/// First Ctrl-C: stop sending and give requests in flight [`GRACE`] to finish. Second: abort now.
-fn watch_ctrl_c() -> Interrupt {
+/// The first Ctrl-C, SIGTERM or SIGHUP: stop sending and give requests in flight [`GRACE`] to
+/// finish, then write the bundle as incomplete. A second signal: abort them now.
+fn watch_signals() -> Interrupt {
     let interrupt = Interrupt::default();
     let i = interrupt.clone();
     tokio::spawn(async move {
-        while tokio::signal::ctrl_c().await.is_ok() {
+        let mut signals = Signals::new();
+        while let Some(sig) = signals.next().await {
             if i.stop_sending.is_cancelled() {
+                crate::output::terminal::note_line(&format!(
+                    "{}: aborting the requests in flight",
+                    sig.name()
+                ));
                 i.abort.cancel();
                 return;
             }
+            let _ = i.signal.set(sig);
             crate::output::terminal::note_line(&format!(
-                "stopping: no new requests; waiting up to {} s for those in flight (Ctrl-C again to abort them)",
+                "{}: stopping: no new requests; waiting up to {} s for those in flight (Ctrl-C again to abort them)",
+                sig.name(),
                 GRACE.as_secs()
             ));
             i.stop_sending.cancel();
@@ -79,4 +87,49 @@ fn watch_ctrl_c() -> Interrupt {
         }
     });
     interrupt
+}
+
+/// The signals a run listens for.
+struct Signals {
+    #[cfg(unix)]
+    term: Option<tokio::signal::unix::Signal>,
+    #[cfg(unix)]
+    hup: Option<tokio::signal::unix::Signal>,
+}
+
+impl Signals {
+    fn new() -> Signals {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            Signals {
+                term: signal(SignalKind::terminate()).ok(),
+                hup: signal(SignalKind::hangup()).ok(),
+            }
+        }
+        #[cfg(not(unix))]
+        Signals {}
+    }
+
+    /// The next signal; `None` when none can be received any more.
+    async fn next(&mut self) -> Option<Signal> {
+        #[cfg(unix)]
+        {
+            async fn recv(s: &mut Option<tokio::signal::unix::Signal>) -> Option<()> {
+                match s {
+                    Some(s) => s.recv().await,
+                    None => std::future::pending().await,
+                }
+            }
+            tokio::select! {
+                r = tokio::signal::ctrl_c() => r.ok().map(|()| Signal::Int),
+                r = recv(&mut self.term) => r.map(|()| Signal::Term),
+                r = recv(&mut self.hup) => r.map(|()| Signal::Hup),
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            tokio::signal::ctrl_c().await.ok().map(|()| Signal::Int)
+        }
+    }
 }

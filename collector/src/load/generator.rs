@@ -29,6 +29,38 @@ pub enum StopRule {
 pub struct Interrupt {
     pub stop_sending: CancellationToken,
     pub abort: CancellationToken,
+    /// The signal that stopped the run, when one did.
+    pub signal: Arc<std::sync::OnceLock<Signal>>,
+}
+
+/// The signals a run stops on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Signal {
+    /// Ctrl-C.
+    Int,
+    /// `kill`, `timeout`, `docker stop`, systemd, CI cancellation.
+    Term,
+    /// The terminal closed.
+    Hup,
+}
+
+impl Signal {
+    pub fn name(self) -> &'static str {
+        match self {
+            Signal::Int => "Ctrl-C",
+            Signal::Term => "SIGTERM",
+            Signal::Hup => "SIGHUP",
+        }
+    }
+
+    /// The conventional exit status of a process stopped by it: 128 + its number.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Signal::Int => 130,
+            Signal::Term => 143,
+            Signal::Hup => 129,
+        }
+    }
 }
 
 impl Interrupt {

@@ -20,7 +20,7 @@ pub(crate) mod sweep;
 pub(crate) mod tokenize;
 pub(crate) mod workload;
 
-pub use generator::Interrupt;
+pub use generator::{Interrupt, Signal};
 pub use plan::{
     ContextFlags, ContextPlan, OutputPlan, RunPlan, Sweeps, TargetPlan, ThroughputPlan,
     redacted_command_line,

@@ -4,9 +4,9 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use llmsweep_shared::bundle::PointStatus;
+use llmsweep_shared::bundle::{PointStatus, SweepKind};
 
-use super::generator::Interrupt;
+use super::generator::{Interrupt, Signal};
 use super::plan::{RunPlan, Sweeps};
 use super::session::Session;
 use super::sweep;
@@ -17,24 +17,38 @@ use crate::output::terminal::print_target;
 pub struct Outcome {
     pub path: PathBuf,
     pub interrupted: bool,
+    /// The signal that interrupted the run, when one did.
+    pub signal: Option<Signal>,
     /// Points with at least one successful request.
     pub points_ok: usize,
+    /// Points that could not be measured, as the table names them (`C=64`, `8000 tokens`).
+    pub failed: Vec<String>,
 }
 
 impl Outcome {
-    /// Says where the bundle is; exit code 130 when interrupted, 1 when no point succeeded.
+    /// Says where the bundle is. Exit status: 128 + the signal's number when interrupted (130
+    /// for Ctrl-C, 143 for SIGTERM), 1 when a level could not be measured, else 0.
     pub fn report(&self) -> ExitCode {
         if self.interrupted {
             eprintln!(
                 "interrupted: the results so far are in {} (\"complete\": false)",
                 self.path.display()
             );
-            return ExitCode::from(130);
+            return ExitCode::from(self.signal.map_or(130, Signal::exit_code));
         }
         println!("\nbundle: {}", self.path.display());
         if self.points_ok == 0 {
             eprintln!(
                 "error: no level had a successful request; the server's errors are in the table above and in the bundle"
+            );
+            return ExitCode::from(1);
+        }
+        if !self.failed.is_empty() {
+            eprintln!(
+                "error: {} level{} could not be measured: {} (the reasons are in the table above and in the bundle)",
+                self.failed.len(),
+                if self.failed.len() == 1 { "" } else { "s" },
+                self.failed.join(", ")
             );
             return ExitCode::from(1);
         }
@@ -81,16 +95,27 @@ fn finish(mut s: Session) -> anyhow::Result<Outcome> {
     let interrupted = s.interrupt.is_stopped();
     s.bundle.complete = !interrupted;
     s.checkpoint()?;
-    let points_ok = s
-        .bundle
-        .sweeps
-        .iter()
-        .flat_map(|w| &w.points)
-        .filter(|p| p.status == PointStatus::Ok)
+    let points = || {
+        s.bundle
+            .sweeps
+            .iter()
+            .flat_map(|w| w.points.iter().map(move |p| (w, p)))
+    };
+    let points_ok = points()
+        .filter(|(_, p)| p.status == PointStatus::Ok)
         .count();
+    let failed = points()
+        .filter(|(_, p)| p.status == PointStatus::Failed)
+        .map(|(w, p)| match w.kind {
+            SweepKind::Context => format!("{} tokens at C={}", p.input_len, p.concurrency),
+            _ => format!("C={}", p.concurrency),
+        })
+        .collect();
     Ok(Outcome {
+        signal: s.interrupt.signal.get().copied(),
         path: s.path,
         interrupted,
         points_ok,
+        failed,
     })
 }
