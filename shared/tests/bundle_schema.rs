@@ -122,6 +122,7 @@ fn sample() -> Bundle {
                 client_cpu: Some(0.12),
                 predicted_ttft_s: None,
                 imported: None,
+                discarded: Vec::new(),
             }],
         }],
         source: None,

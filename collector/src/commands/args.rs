@@ -47,6 +47,10 @@ pub struct TargetArgs {
     /// Seconds one request may take before it counts as failed.
     #[arg(long, default_value_t = 600.0, value_name = "SECS")]
     pub timeout: f64,
+    /// When the server stops answering during a level, seconds to wait for it to answer again
+    /// before the level counts as failed; the level is then run again from its start.
+    #[arg(long, default_value_t = 300.0, value_name = "SECS")]
+    pub wait_server: f64,
 }
 
 #[derive(Debug, Clone, Args)]

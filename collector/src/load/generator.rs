@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use llmsweep_shared::bundle::{ErrorKind, RequestRecord};
+
 use crate::load::client::Client;
 use crate::load::stream::trace::Finished;
 use crate::load::workload::PromptBuilder;
@@ -101,6 +103,84 @@ pub struct LoadResult {
     pub started_at: chrono::DateTime<chrono::Utc>,
     /// The run was interrupted while this point was running.
     pub interrupted: bool,
+    /// Why the point stopped early because the server looked down, when it did.
+    pub outage: Option<String>,
+}
+
+/// Consecutive failures that look like the server is down before a point stops: a blip of one
+/// or two is recorded as failures, an outage is waited out.
+const OUTAGE_FAILURES: u32 = 3;
+
+/// Follows finished requests for signs that the server is down: connections refused, or a
+/// proxy's 502/503/504, one after another with nothing else in between.
+///
+/// A 502/503/504 is also what a server says when it refuses work it cannot take: when the
+/// server still answers `/v1/models`, those are its answers, and the point goes on (see
+/// [`OutageWatch::server_answers`]).
+#[derive(Debug, Default)]
+pub struct OutageWatch {
+    count: u32,
+    first: Option<String>,
+    /// The last sign was an HTTP status, which the caller should check with a probe.
+    http: bool,
+    /// The server answered a probe while refusing requests: statuses no longer count.
+    refusing: bool,
+}
+
+impl OutageWatch {
+    /// Sees one finished request; the reason once the server looks down.
+    pub fn see(&mut self, r: &RequestRecord) -> Option<String> {
+        let Some((sign, http)) = outage_sign(r).filter(|(_, http)| !(*http && self.refusing))
+        else {
+            let refusing = self.refusing;
+            *self = OutageWatch {
+                refusing,
+                ..OutageWatch::default()
+            };
+            return None;
+        };
+        self.count += 1;
+        self.http = http;
+        let first = self.first.get_or_insert(sign);
+        (self.count >= OUTAGE_FAILURES).then(|| format!("the server stopped answering ({first})"))
+    }
+
+    /// Whether the outage just seen needs a probe to tell it from a server refusing work.
+    pub fn needs_probe(&self) -> bool {
+        self.http
+    }
+
+    /// The probe found the server answering: its statuses are refusals, not an outage.
+    pub fn server_answers(&mut self) {
+        *self = OutageWatch {
+            refusing: true,
+            ..OutageWatch::default()
+        };
+    }
+}
+
+/// What in a failed request says the server is not there, and whether it is an HTTP status.
+fn outage_sign(r: &RequestRecord) -> Option<(String, bool)> {
+    let e = r.error.as_ref()?;
+    match (e.kind, e.status) {
+        (ErrorKind::Connect, _) => Some((e.message.clone(), false)),
+        (ErrorKind::Http, Some(code @ (502..=504))) => {
+            Some((format!("HTTP {code}: {}", e.message), true))
+        }
+        _ => None,
+    }
+}
+
+/// Whether the server answers at all: any HTTP answer to `GET /v1/models` but a gateway's
+/// 502/503/504.
+pub async fn server_answers(client: &Client) -> bool {
+    let answer = client
+        .http()
+        .get(client.url("/v1/models"))
+        .timeout(Duration::from_secs(2))
+        .send()
+        .await;
+    answer.is_ok_and(|r| !matches!(r.status().as_u16(), 502..=504))
 }
 
 /// Runs one point (or one pass of it); `origin` is its clock's zero, and a deadline counts from
@@ -116,6 +196,10 @@ pub async fn run(
     let started_at = chrono::Utc::now();
     let begun = Instant::now();
     let next = Arc::new(AtomicU64::new(0));
+    // An outage stops this point's sending and aborts what it has in flight; an interrupt does
+    // both for the whole run.
+    let down = CancellationToken::new();
+    let abort = interrupt.abort.child_token();
     let (tx, mut rx) = mpsc::unbounded_channel();
     for _ in 0..spec.concurrency {
         let worker = Worker {
@@ -123,7 +207,9 @@ pub async fn run(
             prompts: prompts.clone(),
             next: next.clone(),
             tx: tx.clone(),
-            interrupt: interrupt.clone(),
+            stop_sending: interrupt.stop_sending.clone(),
+            down: down.clone(),
+            abort: abort.clone(),
             spec,
             origin,
             begun,
@@ -132,8 +218,21 @@ pub async fn run(
     }
     drop(tx);
     let mut finished = Vec::new();
+    let mut watch = OutageWatch::default();
+    let mut outage = None;
     while let Some((index, f)) = rx.recv().await {
         on_done(&f);
+        if outage.is_none()
+            && let Some(why) = watch.see(&f.record)
+        {
+            if watch.needs_probe() && server_answers(&client).await {
+                watch.server_answers();
+            } else {
+                outage = Some(why);
+                down.cancel();
+                abort.cancel();
+            }
+        }
         finished.push((index, f));
     }
     finished.sort_by_key(|(i, _)| *i);
@@ -142,6 +241,7 @@ pub async fn run(
         origin,
         started_at,
         interrupted: interrupt.is_stopped(),
+        outage,
     }
 }
 
@@ -150,7 +250,10 @@ struct Worker {
     prompts: Arc<PromptBuilder>,
     next: Arc<AtomicU64>,
     tx: mpsc::UnboundedSender<(u64, Finished)>,
-    interrupt: Interrupt,
+    stop_sending: CancellationToken,
+    /// The server looks down: stop sending.
+    down: CancellationToken,
+    abort: CancellationToken,
     spec: LoadSpec,
     origin: Instant,
     /// When this run began, for its deadline.
@@ -160,7 +263,7 @@ struct Worker {
 impl Worker {
     async fn run(self) {
         loop {
-            if self.interrupt.is_stopped() {
+            if self.stop_sending.is_cancelled() || self.down.is_cancelled() {
                 return;
             }
             if let StopRule::Deadline(d) = self.spec.stop
@@ -180,17 +283,80 @@ impl Worker {
                 .prompt(self.spec.stream, first + index, self.spec.input_len);
             let mut f = self
                 .client
-                .generate(
-                    &prompt,
-                    self.spec.output_len,
-                    self.origin,
-                    &self.interrupt.abort,
-                )
+                .generate(&prompt, self.spec.output_len, self.origin, &self.abort)
                 .await;
             f.record.repeat = self.spec.pass.map(|p| p.index);
             if self.tx.send((index, f)).is_err() {
                 return;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use llmsweep_shared::bundle::RequestError;
+
+    fn failed(kind: ErrorKind, status: Option<u16>) -> RequestRecord {
+        RequestRecord {
+            start_s: 0.0,
+            ttft_s: None,
+            e2e_s: 0.001,
+            input_tokens: 10,
+            prompt_tokens: None,
+            output_tokens: 0,
+            tokens_estimated: false,
+            cached_tokens: None,
+            finish_reason: None,
+            error: Some(RequestError {
+                kind,
+                status,
+                message: "connection refused".into(),
+            }),
+            prompt_hash: String::new(),
+            content_hash: None,
+            chunks: 0,
+            itl: None,
+            repeat: None,
+        }
+    }
+
+    #[test]
+    fn an_outage_is_three_refusals_in_a_row() {
+        let refused = failed(ErrorKind::Connect, None);
+        let mut w = OutageWatch::default();
+        assert_eq!(w.see(&refused), None);
+        assert_eq!(w.see(&refused), None, "a blip");
+        assert_eq!(
+            w.see(&refused).as_deref(),
+            Some("the server stopped answering (connection refused)")
+        );
+        // Anything else in between starts the count again: a success, a timeout, a 400.
+        let mut w = OutageWatch::default();
+        w.see(&refused);
+        w.see(&refused);
+        w.see(&failed(ErrorKind::Timeout, None));
+        w.see(&refused);
+        assert_eq!(w.see(&refused), None);
+        assert!(w.see(&refused).is_some());
+        // A proxy's 503 counts, to be checked with a probe; a server's own 500 does not.
+        let mut w = OutageWatch::default();
+        for _ in 0..5 {
+            assert_eq!(w.see(&failed(ErrorKind::Http, Some(500))), None);
+        }
+        w.see(&failed(ErrorKind::Http, Some(503)));
+        w.see(&failed(ErrorKind::Http, Some(502)));
+        let why = w.see(&failed(ErrorKind::Http, Some(503))).unwrap();
+        assert!(why.contains("HTTP 503") && w.needs_probe(), "{why}");
+        // The server answers the probe: from then on its 503s are its answers, but a refused
+        // connection still means it went away.
+        w.server_answers();
+        for _ in 0..5 {
+            assert_eq!(w.see(&failed(ErrorKind::Http, Some(503))), None);
+        }
+        w.see(&refused);
+        w.see(&refused);
+        assert!(w.see(&refused).is_some() && !w.needs_probe());
     }
 }

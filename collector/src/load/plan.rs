@@ -24,6 +24,8 @@ pub struct TargetPlan {
     pub model: Option<String>,
     pub api_key: Option<String>,
     pub timeout: Duration,
+    /// How long to wait for a server that stopped answering (`--wait-server`).
+    pub wait_server: Duration,
     /// Whether this host's GPUs are read as the server's.
     pub gpu_telemetry: GpuTelemetry,
 }
@@ -278,6 +280,12 @@ impl TargetPlan {
                 a.timeout
             );
         }
+        if !(a.wait_server.is_finite() && a.wait_server >= 0.0) {
+            bail!(
+                "--wait-server must be 0 or more seconds, got {}",
+                a.wait_server
+            );
+        }
         let api_key = a
             .api_key
             .clone()
@@ -300,6 +308,7 @@ impl TargetPlan {
             model: a.model.clone(),
             api_key,
             timeout: Duration::from_secs_f64(a.timeout),
+            wait_server: Duration::from_secs_f64(a.wait_server),
             gpu_telemetry,
         })
     }
@@ -399,6 +408,7 @@ mod tests {
         assert!(err(&["--url", "nonsense"]).contains("--url"));
         assert!(err(&["--url", "ftp://x"]).contains("http://"));
         assert!(err(&["--timeout", "0"]).contains("--timeout"));
+        assert!(err(&["--wait-server=-1"]).contains("--wait-server must be 0 or more"));
         assert!(err(&["--label", " "]).contains("--label"));
     }
 

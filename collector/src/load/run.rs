@@ -93,7 +93,8 @@ pub async fn run_plan(
 /// Marks the bundle complete unless interrupted and writes it.
 fn finish(mut s: Session) -> anyhow::Result<Outcome> {
     let interrupted = s.interrupt.is_stopped();
-    s.bundle.complete = !interrupted;
+    // Interrupted, or stopped because the server went away: not every level was run.
+    s.bundle.complete = !interrupted && !s.gave_up;
     s.checkpoint()?;
     let points = || {
         s.bundle

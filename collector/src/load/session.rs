@@ -31,6 +31,10 @@ pub struct Session {
     pub interrupt: Interrupt,
     /// How long one request may take.
     pub timeout: Duration,
+    /// How long to wait for a server that stopped answering.
+    pub wait_server: Duration,
+    /// The server stopped answering and did not come back: no more levels are run.
+    pub gave_up: bool,
     /// Which columns the live tables show.
     pub width: Width,
     /// Prompt hashes of every recorded request, in order (for the workload digest).
@@ -139,6 +143,8 @@ impl Session {
             path,
             interrupt,
             timeout: target.timeout,
+            wait_server: target.wait_server,
+            gave_up: false,
             width: Width::choose(output.wide, nvidia_smi.is_some()),
             hashes: Vec::new(),
             notes,

@@ -1,7 +1,8 @@
 //! Sweeps: run each point, summarise it, flag it, write the bundle, print its row.
 
 use llmsweep_shared::bundle::{
-    ErrorKind, Flag, FlagKind, Point, PointStatus, RequestRecord, Sweep, SweepKind,
+    DiscardedAttempt, ErrorKind, Flag, FlagKind, Point, PointStatus, RequestRecord, Sweep,
+    SweepKind,
 };
 use llmsweep_shared::metrics::{
     PrefillFit, cache_counter_flag, client_bound_flag, degenerate_text, fit_prefill, level_flags,
@@ -14,7 +15,7 @@ use crate::load::generator::{self, LoadResult, LoadSpec, Pass, StopRule};
 use crate::load::plan::{ContextPlan, ThroughputPlan};
 use crate::load::session::Session;
 use crate::load::stream::trace::Finished;
-use crate::output::terminal::{ContextTable, Progress, ThroughputTable};
+use crate::output::terminal::{ContextTable, Progress, ThroughputTable, note_line};
 use crate::telemetry::{Sampler, with_tokens};
 
 /// How often server metrics and GPUs are sampled during a point.
@@ -35,6 +36,9 @@ pub fn stream_id(kind: SweepKind, concurrency: u32, input_len: u64) -> u64 {
 
 /// Runs a throughput sweep into the session's bundle, writing it after every level.
 pub async fn throughput(s: &mut Session, plan: &ThroughputPlan, warmup: u64) -> anyhow::Result<()> {
+    if s.gave_up {
+        return Ok(());
+    }
     let sweep = s.start_sweep(Sweep {
         kind: SweepKind::Throughput,
         concurrency: plan.concurrency.clone(),
@@ -63,6 +67,16 @@ pub async fn throughput(s: &mut Session, plan: &ThroughputPlan, warmup: u64) -> 
             break;
         };
         println!("{}", table.row(&point));
+        if s.gave_up {
+            s.add_point(sweep, point)?;
+            gave_up(
+                &plan.concurrency[i + 1..]
+                    .iter()
+                    .map(|c| format!("C={c}"))
+                    .collect::<Vec<_>>(),
+            );
+            break;
+        }
         let rest = &plan.concurrency[i + 1..];
         if let Some((lo, hi)) = remaining_s(plan, &point, rest).filter(|&(_, hi)| hi >= 20.0) {
             let left = if hi - lo < 1.0 {
@@ -78,6 +92,16 @@ pub async fn throughput(s: &mut Session, plan: &ThroughputPlan, warmup: u64) -> 
         println!("\n{h}");
     }
     Ok(())
+}
+
+/// Says that the run stops because the server did not come back, and what is left unrun.
+fn gave_up(rest: &[String]) {
+    let left = if rest.is_empty() {
+        String::new()
+    } else {
+        format!("; not run: {}", rest.join(", "))
+    };
+    note_line(&format!("stopping: the server did not answer again{left}"));
 }
 
 /// How long the levels `rest` will take, as a range. Low end: a level sends its requests in
@@ -129,6 +153,9 @@ fn join(v: &[u32]) -> String {
 /// Runs a context sweep: every length at every concurrency; lengths that cannot fit the server's
 /// context are skipped with the reason, then the prefill curve is fitted and predicts them.
 pub async fn context(s: &mut Session, plan: &ContextPlan, warmup: u64) -> anyhow::Result<()> {
+    if s.gave_up {
+        return Ok(());
+    }
     let sweep = s.start_sweep(Sweep {
         kind: SweepKind::Context,
         concurrency: plan.concurrency.clone(),
@@ -164,6 +191,10 @@ pub async fn context(s: &mut Session, plan: &ContextPlan, warmup: u64) -> anyhow
             };
             println!("{}", table.row(&point));
             s.add_point(sweep, point)?;
+            if s.gave_up {
+                gave_up(&[]);
+                break 'lengths;
+            }
         }
     }
     let fit = fit_context(&mut s.bundle.sweeps[sweep]);
@@ -239,9 +270,137 @@ fn print_fit(fit: Option<&PrefillFit>, sweep: &Sweep) {
     }
 }
 
-/// Runs one point in `passes` passes back to back and builds its bundle entry; `None` when
-/// interrupted before anything was sent.
+/// Most attempts at one point when the server keeps going away during it.
+const MAX_ATTEMPTS: usize = 3;
+
+/// How often a server that stopped answering is asked whether it is back.
+const PROBE_EVERY: Duration = Duration::from_secs(1);
+
+/// Runs one point and builds its bundle entry; `None` when interrupted before anything was
+/// sent. When the server stops answering during it, the attempt is kept as discarded, the
+/// server is waited for (`--wait-server`), and the point runs again from its start.
 async fn measure(s: &mut Session, spec: LoadSpec, passes: u32, label: String) -> Option<Point> {
+    let mut discarded: Vec<DiscardedAttempt> = Vec::new();
+    loop {
+        let (mut point, outage) = match measure_once(s, spec, passes, &label).await {
+            Some(attempt) => attempt,
+            None if discarded.is_empty() => return None,
+            None => {
+                return Some(failed_after(
+                    &spec,
+                    discarded,
+                    "the run was interrupted".into(),
+                ));
+            }
+        };
+        let Some(why) = outage else {
+            let hashes = point.requests.iter().map(|r| r.prompt_hash.clone());
+            let hashes: Vec<String> = hashes.collect();
+            s.add_hashes(hashes.iter().map(String::as_str));
+            if let Some(last) = discarded.last() {
+                let waited: f64 = discarded.iter().filter_map(|d| d.waited_s).sum();
+                point.flags.push(Flag {
+                    kind: FlagKind::Rerun,
+                    message: format!(
+                        "run again from its start: {} (waited {waited:.1} s for it); the {} discarded attempt{} kept in the bundle",
+                        last.reason,
+                        discarded.len(),
+                        if discarded.len() == 1 { " is" } else { "s are" }
+                    ),
+                    count: Some(discarded.len() as u64),
+                });
+            }
+            point.discarded = discarded;
+            return Some(point);
+        };
+        discarded.push(DiscardedAttempt {
+            started_at: point.started_at.clone(),
+            reason: why.clone(),
+            waited_s: None,
+            requests: std::mem::take(&mut point.requests),
+        });
+        if discarded.len() >= MAX_ATTEMPTS {
+            let reason = format!("{why}, in each of {MAX_ATTEMPTS} attempts");
+            return Some(failed_after(&spec, discarded, reason));
+        }
+        note_line(&format!(
+            "{label}: {why}; waiting up to {} s for it to answer again (--wait-server)",
+            s.wait_server.as_secs()
+        ));
+        let waited = wait_for_server(s).await;
+        if let Some(last) = discarded.last_mut() {
+            last.waited_s = Some(waited.elapsed_s);
+        }
+        match waited.back {
+            true => note_line(&format!(
+                "{label}: the server answers again after {:.1} s; running {label} again from its start",
+                waited.elapsed_s
+            )),
+            false if s.interrupt.is_stopped() => {
+                let reason = format!("{why}; the run was interrupted while waiting for it");
+                return Some(failed_after(&spec, discarded, reason));
+            }
+            false => {
+                s.gave_up = true;
+                let reason = format!(
+                    "{why} and did not answer again within {} s (--wait-server)",
+                    s.wait_server.as_secs()
+                );
+                return Some(failed_after(&spec, discarded, reason));
+            }
+        }
+    }
+}
+
+/// A point that could not be measured, with the attempts that were thrown away.
+fn failed_after(spec: &LoadSpec, discarded: Vec<DiscardedAttempt>, reason: String) -> Point {
+    Point {
+        status: PointStatus::Failed,
+        reason: Some(reason),
+        discarded,
+        ..empty_point(spec)
+    }
+}
+
+/// How waiting for the server ended.
+struct Waited {
+    back: bool,
+    elapsed_s: f64,
+}
+
+/// Asks the server every [`PROBE_EVERY`] whether it answers (any HTTP answer but a proxy's
+/// 502/503/504), until it does, `--wait-server` runs out, or the run is interrupted.
+async fn wait_for_server(s: &Session) -> Waited {
+    let began = Instant::now();
+    loop {
+        if generator::server_answers(&s.client).await {
+            return Waited {
+                back: true,
+                elapsed_s: began.elapsed().as_secs_f64(),
+            };
+        }
+        let left = s.wait_server.saturating_sub(began.elapsed());
+        if left.is_zero() || s.interrupt.is_stopped() {
+            return Waited {
+                back: false,
+                elapsed_s: began.elapsed().as_secs_f64(),
+            };
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(PROBE_EVERY.min(left)) => {}
+            _ = s.interrupt.stop_sending.cancelled() => {}
+        }
+    }
+}
+
+/// One attempt at a point, in `passes` passes back to back: its bundle entry, and why it
+/// stopped early when the server looked down. `None` when interrupted before anything was sent.
+async fn measure_once(
+    s: &mut Session,
+    spec: LoadSpec,
+    passes: u32,
+    label: &str,
+) -> Option<(Point, Option<String>)> {
     if s.interrupt.is_stopped() {
         return None;
     }
@@ -258,23 +417,24 @@ async fn measure(s: &mut Session, spec: LoadSpec, passes: u32, label: String) ->
     let mut result = run_point(
         s,
         pass_spec(spec, 0, passes),
-        label_of(&label, 0, passes),
+        label_of(label, 0, passes),
         origin,
     )
     .await;
     for pass in 1..passes {
-        if s.interrupt.is_stopped() {
+        if s.interrupt.is_stopped() || result.outage.is_some() {
             break;
         }
         let more = run_point(
             s,
             pass_spec(spec, pass, passes),
-            label_of(&label, pass, passes),
+            label_of(label, pass, passes),
             origin,
         )
         .await;
         result.finished.extend(more.finished);
         result.interrupted |= more.interrupted;
+        result.outage = more.outage;
     }
     let (server_samples, gpu_samples) = sampler.stop().await;
     if result.finished.is_empty() {
@@ -285,11 +445,6 @@ async fn measure(s: &mut Session, spec: LoadSpec, passes: u32, label: String) ->
         (Some(a), Some(b)) if wall > 0.0 => Some((b - a) / wall),
         _ => None,
     };
-    let hashes = result
-        .finished
-        .iter()
-        .map(|f| f.record.prompt_hash.as_str());
-    s.add_hashes(hashes);
     let mut point = build_point(&spec, &result);
     point.client_cpu = client_cpu;
     if !point.flags.iter().any(|f| f.kind == FlagKind::PrefixCache)
@@ -304,7 +459,7 @@ async fn measure(s: &mut Session, spec: LoadSpec, passes: u32, label: String) ->
     point
         .flags
         .extend(client_cpu.and_then(|cores| client_bound_flag(cores, wall)));
-    Some(point)
+    Some((point, result.outage))
 }
 
 /// The spec of pass `pass` of `passes`: untagged when the level runs once.

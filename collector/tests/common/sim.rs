@@ -45,7 +45,7 @@ pub async fn sweep(cfg: SimConfig, args: &[&str]) -> Swept {
 
 /// Sweeps in one test process run one at a time: timing and client-CPU checks would otherwise
 /// measure each other.
-static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+pub static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// Like [`sweep`], interrupted `after` the sweep starts, as a first Ctrl-C does; with `abort`
 /// requests in flight are aborted at once, as a second Ctrl-C does.

@@ -18,7 +18,8 @@ pub struct Bundle {
     /// When the run started, RFC 3339 UTC. An imported bundle: when its source says it ran,
     /// else when it was imported (see [`Source::measured_at`] and [`Bundle::run_date`]).
     pub created_at: String,
-    /// `false` while the run is going on, or when it was interrupted; the bundle is valid either way.
+    /// `false` while the run is going on, when it was interrupted, or when it stopped because the
+    /// server went away; the bundle is valid either way.
     pub complete: bool,
     pub tool: Tool,
     pub target: Target,
@@ -412,6 +413,26 @@ pub struct Point {
     /// Imported points have no `summary` and no `requests`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub imported: Option<Imported>,
+    /// Earlier attempts at this point that were thrown away, in order: the server stopped
+    /// answering during them, so the point was run again from its start once it answered.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub discarded: Vec<DiscardedAttempt>,
+}
+
+/// A measurement of a point that does not count: kept with its reason, never summarised.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DiscardedAttempt {
+    /// When its first request started, RFC 3339 UTC.
+    #[serde(default)]
+    pub started_at: Option<String>,
+    /// Why it was thrown away, e.g. "the server stopped answering (connection refused)".
+    pub reason: String,
+    /// How long the collector then waited for the server to answer again, seconds.
+    #[serde(default)]
+    pub waited_s: Option<f64>,
+    /// Its requests, as recorded (times from the attempt's start).
+    #[serde(default)]
+    pub requests: Vec<RequestRecord>,
 }
 
 impl Point {
@@ -433,6 +454,7 @@ impl Point {
             client_cpu: None,
             predicted_ttft_s: None,
             imported: None,
+            discarded: Vec::new(),
         }
     }
 }
@@ -729,6 +751,9 @@ pub enum FlagKind {
     /// Imported: the source's row was cut off (a terminal's width, a truncated log); only its
     /// intact leading cells were read.
     CutOff,
+    /// The server stopped answering during an earlier attempt at this point; it was run again
+    /// from its start once the server answered (the attempts are in `discarded`).
+    Rerun,
     #[serde(other)]
     Unknown,
 }
@@ -747,6 +772,7 @@ impl FlagKind {
             FlagKind::ClientBound => "client-bound",
             FlagKind::Interrupted => "interrupted",
             FlagKind::CutOff => "cut-off",
+            FlagKind::Rerun => "rerun",
             FlagKind::Unknown => "unknown",
         }
     }
