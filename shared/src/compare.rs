@@ -84,10 +84,9 @@ pub struct ServerPeaks {
 impl ServerPeaks {
     fn of(p: &Point) -> ServerPeaks {
         let s = p.server_samples.as_ref();
-        let finite = |v: Option<f64>| v.filter(|v| v.is_finite());
         ServerPeaks {
-            queue: finite(s.and_then(|s| s.peak_queue)),
-            kv: finite(s.and_then(|s| s.peak_kv)),
+            queue: s.and_then(|s| s.queue_peak()),
+            kv: s.and_then(|s| s.kv_peak()),
         }
     }
 }

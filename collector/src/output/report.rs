@@ -270,8 +270,8 @@ fn summary_table(html: &mut String, b: &Bundle, kind: SweepKind) {
             .filter_map(|p| p.server_samples.as_ref())
     };
     let (queue, kv) = (
-        samples().any(|s| s.peak_queue.is_some()),
-        samples().any(|s| s.peak_kv.is_some()),
+        samples().any(|s| s.queue_peak().is_some()),
+        samples().any(|s| s.kv_peak().is_some()),
     );
     let peak_heads = format!(
         "{}{}",
@@ -331,11 +331,11 @@ fn summary_table(html: &mut String, b: &Bundle, kind: SweepKind) {
             num(Metric::TtftP99, 3).unwrap_or_else(dash),
         ];
         if queue {
-            let q = ss.and_then(|s| s.peak_queue).map(|q| format!("{q:.0}"));
+            let q = ss.and_then(|s| s.queue_peak()).map(|q| format!("{q:.0}"));
             cells.push(q.unwrap_or_else(dash));
         }
         if kv {
-            let k = ss.and_then(|s| s.peak_kv).map(kv_percent_text);
+            let k = ss.and_then(|s| s.kv_peak()).map(kv_percent_text);
             cells.push(k.unwrap_or_else(dash));
         }
         let _ = writeln!(

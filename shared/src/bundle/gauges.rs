@@ -71,6 +71,22 @@ impl ServerSamples {
             .find(|g| self.gauges.contains_key(*g))
     }
 
+    /// The point's peak queue: [`ServerSamples::peak_queue`], else (a bundle written before
+    /// it was stored) the highest value of the queue gauge's series.
+    pub fn queue_peak(&self) -> Option<f64> {
+        self.peak_queue
+            .or_else(|| self.peak_of(self.scheme.queue_gauge()?))
+            .filter(|v| v.is_finite())
+    }
+
+    /// The point's peak KV-cache usage, a fraction: [`ServerSamples::peak_kv`], else (a bundle
+    /// written before it was stored) the highest value of the KV gauge's series.
+    pub fn kv_peak(&self) -> Option<f64> {
+        self.peak_kv
+            .or_else(|| self.peak_of(self.kv_gauge()?))
+            .filter(|v| v.is_finite())
+    }
+
     /// Highest finite value of gauge `name`.
     pub fn peak_of(&self, name: &str) -> Option<f64> {
         self.gauges
@@ -110,7 +126,7 @@ pub struct RunPeaks {
     pub kv: Option<PeakAt>,
 }
 
-/// The highest `peak_queue` and `peak_kv` over `b`'s points that were not skipped; the first
+/// The highest peak queue and peak KV usage ([`ServerSamples::queue_peak`], [`ServerSamples::kv_peak`]) over `b`'s points that were not skipped; the first
 /// level reaching it names it.
 pub fn run_peaks(b: &Bundle) -> RunPeaks {
     let mut out = RunPeaks::default();
@@ -132,8 +148,8 @@ pub fn run_peaks(b: &Bundle) -> RunPeaks {
                     });
                 }
             };
-            keep(&mut out.queue, ss.peak_queue);
-            keep(&mut out.kv, ss.peak_kv);
+            keep(&mut out.queue, ss.queue_peak());
+            keep(&mut out.kv, ss.kv_peak());
         }
     }
     out
@@ -252,6 +268,25 @@ mod tests {
         );
         assert!(s.segments("vllm:absent").is_empty());
         assert_eq!(s.peak_of("vllm:num_requests_waiting"), Some(3.0));
+        // A bundle from before the peaks were stored: they come from the series.
+        assert_eq!((s.peak_queue, s.queue_peak()), (None, Some(3.0)));
+        let kv = samples(
+            MetricScheme::Sglang,
+            &[(
+                "sglang:token_usage",
+                vec![Some(0.5), Some(0.75), None, None],
+            )],
+        );
+        assert_eq!(kv.kv_peak(), Some(0.75));
+        let stored = ServerSamples {
+            peak_kv: Some(0.5),
+            ..kv
+        };
+        assert_eq!(
+            stored.kv_peak(),
+            Some(0.5),
+            "the stored peak is the authority"
+        );
     }
 
     #[test]
