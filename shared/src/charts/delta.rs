@@ -52,8 +52,11 @@ pub struct DeltaPoint {
     pub better_pct: f64,
     /// The interval of `better_pct`, when the change has one.
     pub better_interval: Option<(f64, f64)>,
-    /// Drawn at ±[`CLAMP_PCT`] since it (or its interval) lies beyond.
+    /// Drawn at ±[`CLAMP_PCT`] since it lies beyond.
     pub clamped: bool,
+    /// The interval's bar is cut at the chart's edge: it reaches much further than the changes
+    /// drawn, and letting it set the scale would flatten them.
+    pub bar_cut: bool,
 }
 
 /// The chart and what it shows, in numbers (for a list beside it, and for tests).
@@ -110,6 +113,8 @@ pub fn delta_chart(
         levels: Vec::new(),
         left_out: 0,
     };
+    // (point, bar) index pairs, to cut bars once the scale is known.
+    let mut bars: Vec<(usize, usize)> = Vec::new();
     for (ci, &(n, run)) in candidates.iter().enumerate() {
         let color = colors.get(run).copied().unwrap_or(Rgb(0x88, 0x8e, 0x96));
         for (mi, &metric) in metrics.iter().enumerate() {
@@ -131,7 +136,7 @@ pub fn delta_chart(
                     out.left_out += 1;
                     continue;
                 }
-                let (y, mut clamped) = clamp(p);
+                let (y, clamped) = clamp(p);
                 let interval = change
                     .interval
                     .map(|(lo, hi)| (better(metric, lo), better(metric, hi)))
@@ -139,8 +144,7 @@ pub fn delta_chart(
                     .filter(|(a, b)| a.is_finite() && b.is_finite());
                 let x = level.key as f64 * dodge;
                 if let Some((lo, hi)) = interval {
-                    let ((lo, c0), (hi, c1)) = (clamp(lo), clamp(hi));
-                    clamped |= c0 || c1;
+                    bars.push((out.points.len(), out.plot.bars.len()));
                     out.plot.bars.push(ErrorBar { x, lo, hi, color });
                 }
                 let point = DeltaPoint {
@@ -152,6 +156,7 @@ pub fn delta_chart(
                     better_pct: p,
                     better_interval: interval,
                     clamped,
+                    bar_cut: false,
                 };
                 out.plot.marks.push(Mark {
                     x,
@@ -172,11 +177,30 @@ pub fn delta_chart(
             });
         }
     }
+    cut_bars(&mut out, &bars, threshold_pct);
     out.levels = out.points.iter().map(|p| p.key).collect();
     out.levels.sort_unstable();
     out.levels.dedup();
     legend(&mut out, cmp, &candidates, colors, metrics, threshold_pct);
     out
+}
+
+/// The scale is set by the changes and the threshold band, with a quarter of their span to
+/// spare; a bar reaching past that is cut at it.
+fn cut_bars(out: &mut DeltaChart, bars: &[(usize, usize)], threshold_pct: f64) {
+    let ys = out.plot.marks.iter().map(|m| m.y);
+    let lo = ys.clone().fold(-threshold_pct, f64::min);
+    let hi = ys.fold(threshold_pct, f64::max);
+    let pad = (hi - lo) * 0.25;
+    let (lo, hi) = (lo - pad, hi + pad);
+    for &(p, b) in bars {
+        let bar = &mut out.plot.bars[b];
+        let cut = (bar.lo.max(lo), bar.hi.min(hi));
+        if cut != (bar.lo, bar.hi) {
+            (bar.lo, bar.hi) = cut;
+            out.points[p].bar_cut = true;
+        }
+    }
 }
 
 fn legend(
@@ -209,11 +233,22 @@ fn legend(
             mark: Some(METRIC_MARKS[mi % METRIC_MARKS.len()]),
         });
     }
+    let cut = out.points.iter().any(|p| p.bar_cut);
     plot.legend.push(LegendEntry {
-        text: "bar: 95 % interval".into(),
+        text: if cut {
+            "bar: 95 % interval (cut at the edge)".into()
+        } else {
+            "bar: 95 % interval".into()
+        },
         color: NEUTRAL,
         dashed: false,
-        mark: None,
+        mark: Some(MarkStyle::Bar),
+    });
+    plot.legend.push(LegendEntry {
+        text: format!("shaded: within ±{threshold_pct} %, no change"),
+        color: NEUTRAL,
+        dashed: false,
+        mark: Some(MarkStyle::Band),
     });
     if out.points.iter().any(|p| p.clamped) {
         plot.legend.push(LegendEntry {
@@ -235,7 +270,7 @@ fn legend(
         lo: -threshold_pct,
         hi: threshold_pct,
         line: Some(0.0),
-        text: format!("±{threshold_pct} %: no change"),
+        text: String::new(),
     });
 }
 
@@ -278,6 +313,8 @@ impl DeltaPoint {
         }
         if self.clamped {
             s.push_str(&format!("\ndrawn at the ±{CLAMP_PCT:.0} % edge"));
+        } else if self.bar_cut {
+            s.push_str("\nthe interval's bar is cut at the chart's edge");
         }
         s
     }
@@ -355,7 +392,8 @@ mod tests {
                 "decode tok/s p50",
                 "TTFT p50 (−1 ×)",
                 "TTFT p99 (−1 ×)",
-                "bar: 95 % interval"
+                "bar: 95 % interval",
+                "shaded: within ±1 %, no change"
             ]
         );
         let hover = &d.plot.marks[0].hover;
@@ -413,6 +451,7 @@ mod tests {
         assert!(huge.clamped);
         assert_eq!(d.plot.marks[0].y, CLAMP_PCT);
         assert_eq!(huge.better_interval, None, "an infinite end is no interval");
+        assert!(d.plot.bars.is_empty());
         let legend: Vec<&str> = d.plot.legend.iter().map(|e| e.text.as_str()).collect();
         assert!(
             legend.contains(&"beyond ±300 %: drawn at the edge"),
@@ -423,6 +462,42 @@ mod tests {
         assert!(y0 >= -CLAMP_PCT && y1 <= CLAMP_PCT);
         let doc = super::super::svg(&d.plot, &super::super::Theme::LIGHT, (800, 400)).unwrap();
         assert!(doc.contains("Change against a"));
+    }
+
+    #[test]
+    fn a_very_wide_interval_is_cut_at_the_edge_and_does_not_set_the_scale() {
+        let (mut cmp, _) = chart(&[bundle("a"), scaled("b", 1.2, 1.0)]);
+        // Steady +20 % everywhere; at C=4 its interval is −290 … +330.
+        let at_4 = &mut cmp.sweeps[0].levels[2].rows[0].cells[1];
+        at_4.change.as_mut().unwrap().interval = Some((-290.0, 330.0));
+        let d = delta_chart(&cmp, &cmp.sweeps[0], &[], 1.0);
+        let p = d
+            .points
+            .iter()
+            .find(|p| p.key == 4 && p.metric == Metric::SteadyTokS);
+        let p = p.unwrap();
+        assert!(p.bar_cut && !p.clamped);
+        assert_eq!(
+            p.better_interval,
+            Some((-290.0, 330.0)),
+            "the hover keeps it whole"
+        );
+        // Changes from −1 (the band) to +20: the scale reaches a quarter further, −6.25 … +25.25.
+        let bar = &d.plot.bars[0];
+        assert!(
+            (bar.lo + 6.25).abs() < 1e-9 && (bar.hi - 25.25).abs() < 1e-9,
+            "{bar:?}"
+        );
+        assert!(
+            p.text(&cmp.labels, SweepKind::Throughput)
+                .ends_with("cut at the chart's edge")
+        );
+        assert!(
+            d.plot
+                .legend
+                .iter()
+                .any(|e| e.text == "bar: 95 % interval (cut at the edge)")
+        );
     }
 
     #[test]

@@ -177,6 +177,24 @@ fn draw_mark<DB: DrawingBackend>(
             ))?;
         }
         MarkStyle::Triangle => area.draw(&TriangleMarker::new(at, 6, c.filled()))?,
+        MarkStyle::Bar => {
+            let (x, y) = at;
+            let style = c.stroke_width(1);
+            area.draw(&PathElement::new(vec![(x, y - 7), (x, y + 7)], style))?;
+            for end in [y - 7, y + 7] {
+                area.draw(&PathElement::new(vec![(x - 4, end), (x + 4, end)], style))?;
+            }
+        }
+        MarkStyle::Band => {
+            let (x, y) = at;
+            let m = theme.muted;
+            let shade = RGBAColor(m.0, m.1, m.2, 0.16);
+            area.draw(&Rectangle::new(
+                [(x - 10, y - 6), (x + 10, y + 6)],
+                shade.filled(),
+            ))?;
+            area.draw(&PathElement::new(vec![(x - 10, y), (x + 10, y)], rgb(m)))?;
+        }
         MarkStyle::Diamond => {
             let (x, y) = at;
             let corners = vec![(x, y - 5), (x + 5, y), (x, y + 5), (x - 5, y)];
@@ -296,9 +314,11 @@ fn draw_band<DB: DrawingBackend>(
             rgb(theme.muted).stroke_width(1),
         ))?;
     }
-    let style = font(11, theme.muted).pos(Pos::new(HPos::Right, VPos::Bottom));
-    let at = right(b.hi);
-    root.draw(&Text::new(b.text.clone(), (at.0 - 4, at.1 - 2), style))?;
+    if !b.text.is_empty() {
+        let style = font(11, theme.muted).pos(Pos::new(HPos::Right, VPos::Bottom));
+        let at = right(b.hi);
+        root.draw(&Text::new(b.text.clone(), (at.0 - 4, at.1 - 2), style))?;
+    }
     Ok(())
 }
 

@@ -40,6 +40,9 @@ pub enum MarkStyle {
     Square,
     Triangle,
     Diamond,
+    /// Legend samples only: an error bar, and a shaded band.
+    Bar,
+    Band,
 }
 
 /// One point on the chart, with what hovering it says.
@@ -87,6 +90,7 @@ pub struct Band {
     pub lo: f64,
     pub hi: f64,
     pub line: Option<f64>,
+    /// Written at its top right; empty for none (the legend can say it instead).
     pub text: String,
 }
 

@@ -76,7 +76,7 @@ async fn delta_chart_server_charts_and_peaks() {
     assert!(
         lines
             .iter()
-            .any(|l| l.contains("TTFT p50: +") && l.contains("better by -")),
+            .any(|l| l.contains("TTFT p50 (s): +") && l.contains("better by -")),
         "a slower TTFT is drawn below zero: {lines:?}"
     );
     let ctx = s
