@@ -92,6 +92,10 @@ async fn sim_metrics_follow_the_load_and_counters_match_the_tokens() {
         assert!((1.0..=2.0).contains(&peak_running), "{peak_running}");
         let peak_queue = s.peak_queue.expect("waiting was sampled");
         assert!((1.0..=4.0).contains(&peak_queue), "{peak_queue}");
+        // Two running requests of a few tokens hold a sliver of the 1M-token cache.
+        let peak_kv = s.peak_kv.expect("KV usage was sampled");
+        assert!(peak_kv > 0.0 && peak_kv < 0.01, "{peak_kv}");
+        assert_eq!(Some(peak_kv), s.peak_of("vllm:kv_cache_usage_perc"));
 
         let delta = |name: &str| s.counters_after[name] - s.counters_before[name];
         let generated = f64::from(n * max_tokens);

@@ -67,6 +67,28 @@ pub struct MetricRow {
 pub struct Level {
     pub key: u64,
     pub rows: Vec<MetricRow>,
+    /// What the server said of its load at this level, per compared run (baseline first):
+    /// shown beside the metrics, not judged.
+    pub peaks: Vec<ServerPeaks>,
+}
+
+/// A point's peak queue and KV-cache usage, from its server samples.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ServerPeaks {
+    /// Most requests waiting in the server's queue.
+    pub queue: Option<f64>,
+    /// Highest KV-cache usage, a fraction `0..=1`.
+    pub kv: Option<f64>,
+}
+
+impl ServerPeaks {
+    fn of(p: &Point) -> ServerPeaks {
+        let s = p.server_samples.as_ref();
+        ServerPeaks {
+            queue: s.and_then(|s| s.queue_peak()),
+            kv: s.and_then(|s| s.kv_peak()),
+        }
+    }
 }
 
 /// A run left out of a sweep's comparison, and why.
@@ -333,6 +355,16 @@ fn levels(
         .into_iter()
         .map(|k| Level {
             key: k,
+            peaks: compared
+                .iter()
+                .map(|&i| {
+                    sweep_of(runs[i].bundle, kind)
+                        .and_then(|s| s.points.iter().find(|p| level_key(kind, p) == k))
+                        .filter(|p| p.status != PointStatus::Skipped)
+                        .map(ServerPeaks::of)
+                        .unwrap_or_default()
+                })
+                .collect(),
             rows: metrics
                 .iter()
                 .map(|&m| MetricRow {
@@ -438,6 +470,35 @@ pub fn verdict(metric: Metric, change: Option<&Change>) -> Verdict {
 }
 
 impl SweepComparison {
+    /// Whether any compared run has a peak queue (the first) or a peak KV-cache usage (the
+    /// second) at any level: the tables show those rows only then.
+    pub fn has_peaks(&self) -> (bool, bool) {
+        let all = || self.levels.iter().flat_map(|l| &l.peaks);
+        (
+            all().any(|p| p.queue.is_some()),
+            all().any(|p| p.kv.is_some()),
+        )
+    }
+
+    /// The level's peak rows, shown only when some run of the sweep has them: `peak queue`
+    /// (requests, no decimals) and `peak KV cache` (`87 %`), a cell per compared run, `None`
+    /// where that run's point has none. Not judged: they explain the numbers, they are not one.
+    pub fn peak_rows(&self, level: &Level) -> Vec<(&'static str, Vec<Option<String>>)> {
+        let (queue, kv) = self.has_peaks();
+        let row = |f: fn(&ServerPeaks) -> Option<String>| level.peaks.iter().map(f).collect();
+        let mut rows = Vec::new();
+        if queue {
+            rows.push(("peak queue", row(|p| p.queue.map(|q| format!("{q:.0}")))));
+        }
+        if kv {
+            rows.push((
+                "peak KV cache",
+                row(|p| p.kv.map(crate::bundle::kv_percent_text)),
+            ));
+        }
+        rows
+    }
+
     /// Every distinct caveat of the table's cells (see [`Cell::caveat`]), sorted: the footnotes
     /// under the table.
     pub fn caveats(&self) -> Vec<&'static str> {
@@ -733,6 +794,45 @@ mod tests {
         assert_eq!(ctx.levels.last().unwrap().key, 8000);
         let cell = &ctx.levels.last().unwrap().rows[0].cells[1];
         assert_eq!((cell.value, cell.note.as_deref()), (None, Some("skipped")));
+    }
+
+    #[test]
+    fn levels_carry_each_runs_server_peaks() {
+        use crate::bundle::ServerSamples;
+        let a = bundle("a");
+        let mut b = bundle("b");
+        b.sweeps[0].points[2].server_samples = Some(ServerSamples {
+            peak_queue: Some(12.0),
+            peak_kv: Some(0.875),
+            ..ServerSamples::default()
+        });
+        let bs = [a.clone(), b];
+        let c = compare(&inputs(&bs), 0);
+        let tp = &c.sweeps[0];
+        assert_eq!(tp.has_peaks(), (true, true));
+        assert_eq!(tp.levels[0].peaks, [ServerPeaks::default(); 2]);
+        let at_4 = &tp.levels[2];
+        assert_eq!(at_4.key, 4);
+        assert_eq!(at_4.peaks[0], ServerPeaks::default());
+        assert_eq!(
+            at_4.peaks[1],
+            ServerPeaks {
+                queue: Some(12.0),
+                kv: Some(0.875)
+            }
+        );
+        let rows = tp.peak_rows(at_4);
+        assert_eq!(
+            rows,
+            [
+                ("peak queue", vec![None, Some("12".to_string())]),
+                ("peak KV cache", vec![None, Some("88 %".to_string())]),
+            ]
+        );
+        let bs = [a.clone(), a];
+        let none = &compare(&inputs(&bs), 0).sweeps[0];
+        assert_eq!(none.has_peaks(), (false, false));
+        assert!(none.peak_rows(&none.levels[0]).is_empty());
     }
 
     #[test]

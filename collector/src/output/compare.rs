@@ -205,6 +205,15 @@ fn render_sweep(out: &mut String, cmp: &Comparison, s: &SweepComparison) {
             }));
             table.push(cells);
         }
+        for (name, cells) in s.peak_rows(level) {
+            let cells = cells.into_iter().map(|c| c.unwrap_or_else(|| "-".into()));
+            table.push(
+                [String::new(), name.to_string()]
+                    .into_iter()
+                    .chain(cells)
+                    .collect(),
+            );
+        }
     }
     write_table(out, &table);
     for c in s.caveats() {

@@ -8,9 +8,11 @@ use std::io::Write as _;
 
 use base64::Engine as _;
 use llmsweep_shared::Bundle;
-use llmsweep_shared::bundle::{PointStatus, SweepKind};
+use llmsweep_shared::bundle::{PointStatus, SweepKind, kv_percent_text};
 use llmsweep_shared::charts::axis::format_value;
-use llmsweep_shared::charts::{ChartKind, ChartRun, Theme, build, color_slots, run_color, svg};
+use llmsweep_shared::charts::{
+    ChartKind, ChartRun, Rgb, Theme, build, color_slots, delta_chart, run_color, svg,
+};
 use llmsweep_shared::compare::verdict::{change_text, level_name};
 use llmsweep_shared::compare::{
     Comparison, NEUTRAL_PCT, RunInput, SweepComparison, Verdict, compare, kind_name, verdicts,
@@ -124,7 +126,8 @@ fn static_part(html: &mut String, runs: &[Embedded], title: &str) {
                 bundle: &r.bundle,
             })
             .collect();
-        comparison_part(html, &compare(&inputs, 0));
+        let colors: Vec<Rgb> = chart_runs.iter().map(|r| r.color).collect();
+        comparison_part(html, &compare(&inputs, 0), &colors);
     }
     for (kind, charts) in [
         (
@@ -163,7 +166,7 @@ fn static_part(html: &mut String, runs: &[Embedded], title: &str) {
 
 /// The verdict, then each sweep's per-level changes against the first run: what the viewer's
 /// Compare tab says, from the same comparison.
-fn comparison_part(html: &mut String, cmp: &Comparison) {
+fn comparison_part(html: &mut String, cmp: &Comparison, colors: &[Rgb]) {
     html.push_str(
         "<section class=\"static-verdict\" id=\"static-verdict\">\n<h2>Verdict</h2>\n<ul>\n",
     );
@@ -188,6 +191,12 @@ fn comparison_part(html: &mut String, cmp: &Comparison) {
     }
     html.push_str("</section>\n");
     for s in &cmp.sweeps {
+        let d = delta_chart(cmp, s, colors, NEUTRAL_PCT);
+        if !d.points.is_empty()
+            && let Ok(picture) = svg(&d.plot.for_print(), &Theme::LIGHT, CHART_SIZE)
+        {
+            let _ = writeln!(html, "<figure class=\"delta-chart\">{picture}</figure>");
+        }
         delta_table(html, cmp, s);
     }
 }
@@ -238,6 +247,13 @@ fn delta_table(html: &mut String, cmp: &Comparison, s: &SweepComparison) {
             }
             html.push_str("</tr>\n");
         }
+        for (name, cells) in s.peak_rows(level) {
+            let _ = write!(html, "<tr><td>{}</td><td>{name}</td>", level.key);
+            for c in cells {
+                let _ = write!(html, "<td>{}</td>", c.as_deref().unwrap_or("-"));
+            }
+            html.push_str("</tr>\n");
+        }
     }
     html.push_str("</table>\n");
 }
@@ -247,9 +263,24 @@ fn summary_table(html: &mut String, b: &Bundle, kind: SweepKind) {
         return;
     };
     let context = kind == SweepKind::Context;
+    let samples = || {
+        sweep
+            .points
+            .iter()
+            .filter_map(|p| p.server_samples.as_ref())
+    };
+    let (queue, kv) = (
+        samples().any(|s| s.queue_peak().is_some()),
+        samples().any(|s| s.kv_peak().is_some()),
+    );
+    let peak_heads = format!(
+        "{}{}",
+        if queue { "<th>peak queue</th>" } else { "" },
+        if kv { "<th>peak KV cache</th>" } else { "" }
+    );
     let _ = writeln!(
         html,
-        "<table><caption>{} — {} sweep{}</caption>\n<tr><th>{}</th><th>ok/fail</th><th>output tok/s</th><th>decode tok/s p50</th><th>TTFT p50 s</th><th>TTFT p99 s</th><th>note</th></tr>",
+        "<table><caption>{} — {} sweep{}</caption>\n<tr><th>{}</th><th>ok/fail</th><th>output tok/s</th><th>decode tok/s p50</th><th>TTFT p50 s</th><th>TTFT p99 s</th>{peak_heads}<th>note</th></tr>",
         escape(&b.label),
         if context { "context" } else { "throughput" },
         match (&b.source, b.target.simulated) {
@@ -290,13 +321,23 @@ fn summary_table(html: &mut String, b: &Bundle, kind: SweepKind) {
         // An imported run has no steady window: its aggregate is shown, marked as such.
         let output = num(Metric::SteadyTokS, 1)
             .or_else(|| num(Metric::AggTokS, 1).map(|v| format!("{v} (aggregate)")));
-        let cells = [
+        let ss = p.server_samples.as_ref();
+        let dash = || "-".to_string();
+        let mut cells = vec![
             counts,
-            output.unwrap_or_else(|| "-".into()),
-            num(Metric::DecodeTokSP50, 1).unwrap_or_else(|| "-".into()),
-            num(Metric::TtftP50, 3).unwrap_or_else(|| "-".into()),
-            num(Metric::TtftP99, 3).unwrap_or_else(|| "-".into()),
+            output.unwrap_or_else(dash),
+            num(Metric::DecodeTokSP50, 1).unwrap_or_else(dash),
+            num(Metric::TtftP50, 3).unwrap_or_else(dash),
+            num(Metric::TtftP99, 3).unwrap_or_else(dash),
         ];
+        if queue {
+            let q = ss.and_then(|s| s.queue_peak()).map(|q| format!("{q:.0}"));
+            cells.push(q.unwrap_or_else(dash));
+        }
+        if kv {
+            let k = ss.and_then(|s| s.kv_peak()).map(kv_percent_text);
+            cells.push(k.unwrap_or_else(dash));
+        }
         let _ = writeln!(
             html,
             "<tr><td>{key}</td>{}<td>{}</td></tr>",
@@ -326,6 +367,7 @@ const STATIC_CSS: &str = ".static-report{max-width:820px;margin:2rem auto;font-f
 #[cfg(test)]
 mod tests {
     use super::*;
+    use llmsweep_shared::bundle::ServerSamples;
 
     #[test]
     fn embedded_bundles_are_gzip_base64_and_read_back_whole() {
@@ -370,6 +412,13 @@ mod tests {
                     s.agg_tok_s *= k;
                 }
             }
+            if label == "kpro6" {
+                bundle.sweeps[0].points[0].server_samples = Some(ServerSamples {
+                    peak_queue: Some(3.0),
+                    peak_kv: Some(0.42),
+                    ..ServerSamples::default()
+                });
+            }
             Embedded {
                 name: format!("{label}.json"),
                 bundle,
@@ -390,6 +439,17 @@ mod tests {
         assert!(html.contains("<table class=\"delta-table\" data-kind=\"throughput\">"));
         assert!(html.contains("<td>aggregate output tok/s</td>"));
         assert!(html.contains("(+100.0 "), "the doubled aggregate: {html}");
+        // The server's peaks, per level in the comparison and per point in the run's table.
+        assert!(
+            html.contains("<td>peak queue</td><td>-</td><td>3</td>"),
+            "{html}"
+        );
+        assert!(html.contains("<td>peak KV cache</td><td>-</td><td>42 %</td>"));
+        assert!(html.contains("<th>TTFT p99 s</th><th>peak queue</th><th>peak KV cache</th>"));
+        assert!(
+            html.contains("<figure class=\"delta-chart\"><svg"),
+            "{html}"
+        );
     }
 
     #[test]

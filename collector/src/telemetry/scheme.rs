@@ -79,16 +79,14 @@ const LLAMACPP_COUNTERS: &[&str] = &[
 /// The schemes this collector knows the metrics of.
 pub(crate) const KNOWN: [Scheme; 3] = [Scheme::Sglang, Scheme::Vllm, Scheme::Llamacpp];
 
-/// What the collector knows of a scheme's metrics (the bundle's [`Scheme`] only names it).
+/// What the collector keeps of a scheme's metrics. Which gauge is the queue, the running count
+/// and the KV-cache usage is the shared crate's table ([`Scheme::queue_gauge`] and its kin), so
+/// the viewer draws the series the sampler's peaks come from.
 pub(crate) trait Metrics: Copy {
     /// The gauges kept, with how their label sets combine.
     fn gauges(self) -> &'static [(&'static str, Combine)];
     /// The counters kept (summed over label sets).
     fn counters(self) -> &'static [&'static str];
-    /// The gauge counting requests waiting for a slot.
-    fn queue_gauge(self) -> Option<&'static str>;
-    /// The gauge counting requests being served.
-    fn running_gauge(self) -> Option<&'static str>;
 
     fn knows(self, name: &str) -> bool {
         self.gauges().iter().any(|(g, _)| *g == name) || self.counters().contains(&name)
@@ -111,24 +109,6 @@ impl Metrics for Scheme {
             Scheme::Vllm => VLLM_COUNTERS,
             Scheme::Llamacpp => LLAMACPP_COUNTERS,
             Scheme::Unknown => &[],
-        }
-    }
-
-    fn queue_gauge(self) -> Option<&'static str> {
-        match self {
-            Scheme::Sglang => Some("sglang:num_queue_reqs"),
-            Scheme::Vllm => Some("vllm:num_requests_waiting"),
-            Scheme::Llamacpp => Some("llamacpp:requests_deferred"),
-            Scheme::Unknown => None,
-        }
-    }
-
-    fn running_gauge(self) -> Option<&'static str> {
-        match self {
-            Scheme::Sglang => Some("sglang:num_running_reqs"),
-            Scheme::Vllm => Some("vllm:num_requests_running"),
-            Scheme::Llamacpp => Some("llamacpp:requests_processing"),
-            Scheme::Unknown => None,
         }
     }
 }
@@ -462,10 +442,19 @@ llamacpp:n_busy_slots_per_decode 1.57895
     }
 
     #[test]
-    fn queue_and_running_gauges_are_among_the_kept_ones() {
+    fn queue_running_and_kv_gauges_are_among_the_kept_ones() {
         for s in KNOWN {
             assert!(s.knows(s.queue_gauge().unwrap()), "{}", s.as_str());
             assert!(s.knows(s.running_gauge().unwrap()), "{}", s.as_str());
+            assert!(!s.kv_gauges().is_empty(), "{}", s.as_str());
+            for g in s.kv_gauges() {
+                let kept = s.gauges().iter().find(|(n, _)| n == g);
+                assert_eq!(
+                    kept.map(|k| k.1),
+                    Some(Combine::Mean),
+                    "{g}: a ratio is averaged"
+                );
+            }
         }
     }
 }

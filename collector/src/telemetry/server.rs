@@ -8,7 +8,7 @@ use tokio::time::MissedTickBehavior;
 use tokio_util::sync::CancellationToken;
 
 use super::prometheus::{self, Exposition};
-use super::scheme::{self, Metrics, Reading, Scheme};
+use super::scheme::{self, Reading, Scheme};
 use super::secs_since;
 
 /// Longest wait for one `/metrics` answer; a slow scrape is dropped, never waited for.
@@ -62,20 +62,21 @@ impl ServerRecorder {
             }
             None => BTreeMap::new(),
         };
-        let peak = |name: Option<&str>| {
-            self.gauges
-                .get(name?)
-                .and_then(|s| s.iter().flatten().copied().reduce(f64::max))
-        };
-        ServerSamples {
+        let mut s = ServerSamples {
             scheme: self.scheme,
-            peak_queue: peak(self.scheme.queue_gauge()),
-            peak_running: peak(self.scheme.running_gauge()),
             t_s: self.t_s,
             gauges: self.gauges,
             counters_before: self.counters_before,
             counters_after,
-        }
+            ..ServerSamples::default()
+        };
+        let peak = |name: Option<&str>| s.peak_of(name?);
+        (s.peak_queue, s.peak_running, s.peak_kv) = (
+            peak(s.scheme.queue_gauge()),
+            peak(s.scheme.running_gauge()),
+            peak(s.kv_gauge()),
+        );
+        s
     }
 }
 
@@ -223,6 +224,7 @@ mod tests {
         assert_eq!(s.counters_after[gen_total], 460.0);
         assert_eq!(s.peak_queue, Some(4.0));
         assert_eq!(s.peak_running, Some(2.0));
+        assert_eq!(s.peak_kv, Some(0.25));
     }
 
     #[test]
@@ -238,5 +240,6 @@ mod tests {
         assert!(s.counters_after.is_empty());
         assert_eq!(s.peak_queue, None);
         assert_eq!(s.peak_running, None);
+        assert_eq!(s.peak_kv, None);
     }
 }

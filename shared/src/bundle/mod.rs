@@ -10,9 +10,11 @@
 //! Units are stated in field names: `_s` is seconds, `_tok_s` tokens per second, `_bytes` bytes.
 //! Times inside a point are offsets in seconds from the start of that point's first request.
 
+mod gauges;
 mod read;
 mod types;
 
+pub use gauges::{PeakAt, RunPeaks, kv_percent_text, run_peaks};
 pub use read::{BundleError, MAX_INFLATED_BYTES, decode_text, gunzip, is_gzip};
 pub use types::*;
 

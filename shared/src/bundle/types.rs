@@ -542,6 +542,10 @@ pub struct ServerSamples {
     /// Highest number of requests the server was running at once during the point.
     #[serde(default)]
     pub peak_running: Option<f64>,
+    /// Highest KV-cache usage during the point, a fraction `0..=1` (see
+    /// [`MetricScheme::kv_gauges`]); absent when the server reports none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_kv: Option<f64>,
 }
 
 /// GPU readings during a point (`nvidia-smi`, about once a second).

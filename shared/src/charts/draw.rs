@@ -169,6 +169,37 @@ fn draw_mark<DB: DrawingBackend>(
             area.draw(&Circle::new(at, 5, c.stroke_width(2)))?;
         }
         MarkStyle::Cross => area.draw(&Cross::new(at, 4, c.stroke_width(2)))?,
+        MarkStyle::Square => {
+            let (x, y) = at;
+            area.draw(&Rectangle::new(
+                [(x - 4, y - 4), (x + 4, y + 4)],
+                c.filled(),
+            ))?;
+        }
+        MarkStyle::Triangle => area.draw(&TriangleMarker::new(at, 6, c.filled()))?,
+        MarkStyle::Bar => {
+            let (x, y) = at;
+            let style = c.stroke_width(1);
+            area.draw(&PathElement::new(vec![(x, y - 7), (x, y + 7)], style))?;
+            for end in [y - 7, y + 7] {
+                area.draw(&PathElement::new(vec![(x - 4, end), (x + 4, end)], style))?;
+            }
+        }
+        MarkStyle::Band => {
+            let (x, y) = at;
+            let m = theme.muted;
+            let shade = RGBAColor(m.0, m.1, m.2, 0.16);
+            area.draw(&Rectangle::new(
+                [(x - 10, y - 6), (x + 10, y + 6)],
+                shade.filled(),
+            ))?;
+            area.draw(&PathElement::new(vec![(x - 10, y), (x + 10, y)], rgb(m)))?;
+        }
+        MarkStyle::Diamond => {
+            let (x, y) = at;
+            let corners = vec![(x, y - 5), (x + 5, y), (x, y + 5), (x - 5, y)];
+            area.draw(&Polygon::new(corners, c.filled()))?;
+        }
     }
     Ok(())
 }
@@ -226,6 +257,15 @@ fn draw_data<DB: DrawingBackend>(
         .y_labels(6)
         .draw()?;
     let to_px = |x: f64, y: f64| chart.backend_coord(&(xk.to_plot(x), y));
+    if let Some(b) = &plot.band {
+        draw_band(
+            root,
+            b,
+            theme,
+            |y| chart.backend_coord(&(px0, y)),
+            |y| chart.backend_coord(&(px1, y)),
+        )?;
+    }
     for r in &plot.rules {
         let (top, bottom) = (to_px(r.x, yhi), to_px(r.x, ylo));
         root.draw(&DashedPathElement::new(
@@ -243,7 +283,43 @@ fn draw_data<DB: DrawingBackend>(
             draw_path(root, px, l.color, l.dashed)?;
         }
     }
+    for b in &plot.bars {
+        let (lo, hi) = (to_px(b.x, b.lo), to_px(b.x, b.hi));
+        let style = rgb(b.color).stroke_width(1);
+        root.draw(&PathElement::new(vec![lo, hi], style))?;
+        for end in [lo, hi] {
+            root.draw(&PathElement::new(
+                vec![(end.0 - 4, end.1), (end.0 + 4, end.1)],
+                style,
+            ))?;
+        }
+    }
     draw_marks(root, &plot.marks, theme, to_px)
+}
+
+/// The shaded band across the plot area, its line, and its label at the top right.
+fn draw_band<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    b: &super::plot::Band,
+    theme: &Theme,
+    left: impl Fn(f64) -> (i32, i32),
+    right: impl Fn(f64) -> (i32, i32),
+) -> Result<(), ChartError> {
+    let m = theme.muted;
+    let shade = RGBAColor(m.0, m.1, m.2, 0.16);
+    root.draw(&Rectangle::new([left(b.hi), right(b.lo)], shade.filled()))?;
+    if let Some(y) = b.line {
+        root.draw(&PathElement::new(
+            vec![left(y), right(y)],
+            rgb(theme.muted).stroke_width(1),
+        ))?;
+    }
+    if !b.text.is_empty() {
+        let style = font(11, theme.muted).pos(Pos::new(HPos::Right, VPos::Bottom));
+        let at = right(b.hi);
+        root.draw(&Text::new(b.text.clone(), (at.0 - 4, at.1 - 2), style))?;
+    }
+    Ok(())
 }
 
 fn draw_marks<DB: DrawingBackend>(
@@ -303,11 +379,19 @@ impl Ranged for TickedAxis {
     }
 }
 
-/// From zero for non-negative data, with headroom above the top value.
+/// From zero for non-negative data, with headroom above the top value; data below zero gets
+/// the same headroom at both ends.
 fn y_range(lo: f64, hi: f64) -> (f64, f64) {
-    let lo = if lo >= 0.0 { 0.0 } else { lo * 1.08 };
-    let hi = if hi > lo { hi * 1.08 } else { lo + 1.0 };
-    (lo, hi)
+    if lo < 0.0 {
+        let pad = if hi > lo {
+            (hi - lo) * 0.08
+        } else {
+            lo.abs() * 0.5
+        };
+        return (lo - pad, hi + pad);
+    }
+    let hi = if hi > 0.0 { hi * 1.08 } else { 1.0 };
+    (0.0, hi)
 }
 
 /// The plot as an SVG document of `size` pixels.
@@ -410,5 +494,7 @@ mod tests {
     fn y_range_starts_at_zero_with_headroom() {
         assert_eq!(y_range(5.0, 10.0), (0.0, 10.8));
         assert_eq!(y_range(0.0, 0.0), (0.0, 1.0));
+        assert_eq!(y_range(-10.0, 40.0), (-14.0, 44.0));
+        assert_eq!(y_range(-10.0, -10.0), (-15.0, -5.0));
     }
 }

@@ -9,16 +9,20 @@
 mod across;
 pub mod axis;
 pub mod build;
+pub mod delta;
 mod draw;
 pub mod plot;
+mod server;
 
 use crate::bundle::Bundle;
 pub use across::across_runs;
 pub use axis::AxisKind;
 pub use build::{ChartKind, ChartRun, build, requests_plot};
+pub use delta::{DeltaChart, DeltaPoint, delta_chart};
 pub use draw::{Hit, draw, nearest, step, svg};
+pub use server::{ServerPlots, server_plots};
 
-pub use plot::{LegendEntry, Line, Mark, MarkStyle, Plot, PointRef, Rgb, Rule};
+pub use plot::{Band, ErrorBar, LegendEntry, Line, Mark, MarkStyle, Plot, PointRef, Rgb, Rule};
 
 /// Run colors, in the order runs get them; distinguishable on light and dark backgrounds.
 pub const PALETTE: [Rgb; 8] = [

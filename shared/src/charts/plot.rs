@@ -36,6 +36,13 @@ pub enum MarkStyle {
     Small,
     /// A failed request.
     Cross,
+    /// Shapes that tell series of one color apart (the delta chart's metrics).
+    Square,
+    Triangle,
+    Diamond,
+    /// Legend samples only: an error bar, and a shaded band.
+    Bar,
+    Band,
 }
 
 /// One point on the chart, with what hovering it says.
@@ -67,6 +74,26 @@ pub struct Rule {
     pub text: String,
 }
 
+/// A vertical error bar: the interval `lo..=hi` around a mark at `x`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ErrorBar {
+    pub x: f64,
+    pub lo: f64,
+    pub hi: f64,
+    pub color: Rgb,
+}
+
+/// A horizontal band `lo..=hi` across the whole chart (a threshold's ± range), with a solid line
+/// at `line` (zero) when given.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Band {
+    pub lo: f64,
+    pub hi: f64,
+    pub line: Option<f64>,
+    /// Written at its top right; empty for none (the legend can say it instead).
+    pub text: String,
+}
+
 /// One legend entry.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LegendEntry {
@@ -87,6 +114,11 @@ pub struct Plot {
     pub lines: Vec<Line>,
     pub marks: Vec<Mark>,
     pub rules: Vec<Rule>,
+    pub bars: Vec<ErrorBar>,
+    pub band: Option<Band>,
+    /// The x range shown, in data units, instead of the data's (charts stacked on one time
+    /// axis share it).
+    pub x_range: Option<(f64, f64)>,
     pub legend: Vec<LegendEntry>,
     /// Said in the middle of the chart when there is nothing to draw.
     pub empty_note: String,
@@ -103,6 +135,9 @@ impl Plot {
             lines: Vec::new(),
             marks: Vec::new(),
             rules: Vec::new(),
+            bars: Vec::new(),
+            band: None,
+            x_range: None,
             legend: Vec::new(),
             empty_note: "Nothing to show".into(),
         }
@@ -137,11 +172,23 @@ impl Plot {
             let ((x0, x1), (y0, y1)) = b.unwrap_or(((x, x), (y, y)));
             b = Some(((x0.min(x), x1.max(x)), (y0.min(y), y1.max(y))));
         }
-        let ((mut x0, mut x1), ys) = b?;
+        let ((mut x0, mut x1), (mut y0, mut y1)) = b?;
         for r in self.rules.iter().filter(|r| r.x.is_finite()) {
             x0 = x0.min(r.x);
             x1 = x1.max(r.x);
         }
-        Some(((x0, x1), ys))
+        let extra_ys = self
+            .bars
+            .iter()
+            .flat_map(|b| [b.lo, b.hi])
+            .chain(self.band.iter().flat_map(|b| [b.lo, b.hi]));
+        for y in extra_ys.filter(|y| y.is_finite()) {
+            y0 = y0.min(y);
+            y1 = y1.max(y);
+        }
+        if let Some((a, b)) = self.x_range.filter(|(a, b)| a.is_finite() && b > a) {
+            (x0, x1) = (a, b);
+        }
+        Some(((x0, x1), (y0, y1)))
     }
 }

@@ -90,10 +90,14 @@ pub fn ChartBox(
     /// What the tooltip adds under a mark's own text (every run at its level).
     #[prop(optional)]
     across: Option<Callback<PointRef, String>>,
+    /// Height in CSS pixels; [`HEIGHT`] when not given.
+    #[prop(optional)]
+    height: Option<u32>,
 ) -> impl IntoView {
+    let height = height.unwrap_or(HEIGHT);
     let canvas = NodeRef::<CanvasEl>::new();
     let hits = StoredValue::new(Vec::<Hit>::new());
-    let size = StoredValue::new((720u32, HEIGHT));
+    let size = StoredValue::new((720u32, height));
     let tip = RwSignal::new(None::<(i32, i32, String)>);
     let failure = RwSignal::new(None::<String>);
     let draws = StoredValue::new(0u32);
@@ -104,7 +108,7 @@ pub fn ChartBox(
         ctx.resize.track();
         let Some(el) = canvas.get() else { return };
         let width = el.parent_element().map(|p| p.client_width()).unwrap_or(720);
-        let s = (width.max(320) as u32, HEIGHT);
+        let s = (width.max(320) as u32, height);
         size.set_value(s);
         tip.set(None);
         focused.set_value(None);

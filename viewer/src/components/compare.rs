@@ -1,15 +1,17 @@
 //! The compare view: a baseline, the verdict, per-level tables with changes and their
-//! intervals, and the metadata diff.
+//! intervals (and the server's peaks), a chart of the changes, and the metadata diff.
 
 use leptos::prelude::*;
 use llmsweep_shared::bundle::SweepKind;
 use llmsweep_shared::charts::axis::{format_tokens, format_value};
+use llmsweep_shared::charts::{Rgb, delta_chart};
 use llmsweep_shared::compare::verdict::change_text;
 use llmsweep_shared::compare::{
     Cell, Comparison, Level, NEUTRAL_PCT, Outcome, SweepComparison, SweepVerdict, Verdict,
     kind_name, verdicts,
 };
 
+use super::chart::ChartBox;
 use super::run_options::RunOptions;
 use crate::app::Ctx;
 use crate::web::export;
@@ -19,6 +21,7 @@ pub fn CompareView(ctx: Ctx) -> impl IntoView {
     let state = ctx.state;
     let cmp = Memo::new(move |_| state.with(|s| s.comparison()));
     let base = Memo::new(move |_| state.with(|s| s.baseline()));
+    let colors = Memo::new(move |_| state.with(|s| s.comparison_colors()));
     view! {
         <div class="compare">
             <label class="baseline">
@@ -33,14 +36,18 @@ pub fn CompareView(ctx: Ctx) -> impl IntoView {
             </label>
             {move || match cmp.get() {
                 None => view! { <p class="hint">"Show at least two runs to compare them."</p> }.into_any(),
-                Some(c) => comparison(c).into_any(),
+                Some(c) => comparison(ctx, c, &colors.get()).into_any(),
             }}
         </div>
     }
 }
 
-fn comparison(c: Comparison) -> impl IntoView {
-    let sections = c.sweeps.iter().map(|s| sweep_section(&c, s)).collect_view();
+fn comparison(ctx: Ctx, c: Comparison, colors: &[Rgb]) -> impl IntoView {
+    let sections = c
+        .sweeps
+        .iter()
+        .map(|s| sweep_section(ctx, &c, s, colors))
+        .collect_view();
     let meta_csv = c.metadata_csv();
     let sources: Vec<String> = c
         .sources
@@ -164,7 +171,12 @@ fn outcome_class(o: Outcome) -> &'static str {
     }
 }
 
-fn sweep_section(c: &Comparison, s: &SweepComparison) -> impl IntoView + use<> {
+fn sweep_section(
+    ctx: Ctx,
+    c: &Comparison,
+    s: &SweepComparison,
+    colors: &[Rgb],
+) -> impl IntoView + use<> {
     let labels = c.labels.clone();
     let csv = s.to_csv(&labels);
     let name = kind_name(s.kind);
@@ -202,9 +214,10 @@ fn sweep_section(c: &Comparison, s: &SweepComparison) -> impl IntoView + use<> {
     let tables = (s.runs.len() > 1).then(|| {
         s.levels
             .iter()
-            .map(|l| level_table(&heads, &s.runs, s.kind, l))
+            .map(|l| level_table(&heads, &s.runs, s.kind, l, s.peak_rows(l)))
             .collect_view()
     });
+    let delta = (s.runs.len() > 1).then(|| delta_figure(ctx, c, s, colors));
     view! {
         <section class="sweep-compare" data-kind=name>
             <div class="section-head">
@@ -213,8 +226,37 @@ fn sweep_section(c: &Comparison, s: &SweepComparison) -> impl IntoView + use<> {
             </div>
             {notes.into_iter().map(|n| view! { <p class="mismatch" data-testid="mismatch">{n}</p> }).collect_view()}
             <div class="level-tables">{tables}</div>
+            {delta}
             {caveats.into_iter().map(|c| view! { <p class="caveat" data-testid="caveat">"† " {c}</p> }).collect_view()}
         </section>
+    }
+}
+
+/// The change of each run against the baseline per level, drawn, with the drawn values as text
+/// folded under it.
+fn delta_figure(
+    ctx: Ctx,
+    c: &Comparison,
+    s: &SweepComparison,
+    colors: &[Rgb],
+) -> impl IntoView + use<> {
+    let d = delta_chart(c, s, colors, NEUTRAL_PCT);
+    let lines: Vec<String> = d.points.iter().map(|p| p.line(&c.labels, s.kind)).collect();
+    let (levels, points) = (d.levels.len(), d.points.len());
+    let plot = d.plot;
+    let plot = Memo::new(move |_| plot.clone());
+    let slug = match s.kind {
+        SweepKind::Context => "change-vs-length",
+        _ => "change-vs-concurrency",
+    };
+    view! {
+        <div class="delta-chart" data-testid="delta-chart" data-levels=levels data-points=points>
+            <ChartBox ctx=ctx plot=plot slug=slug />
+            <details class="delta-values">
+                <summary>"The changes drawn, as text"</summary>
+                <ul>{lines.into_iter().map(|l| view! { <li>{l}</li> }).collect_view()}</ul>
+            </details>
+        </div>
     }
 }
 
@@ -230,6 +272,7 @@ fn level_table(
     runs: &[usize],
     kind: SweepKind,
     l: &Level,
+    peaks: Vec<(&'static str, Vec<Option<String>>)>,
 ) -> impl IntoView + use<> {
     let caption = match kind {
         SweepKind::Context => format!("{} input tokens", format_tokens(l.key as f64)),
@@ -260,6 +303,14 @@ fn level_table(
                     <tr>
                         <th scope="row">{row.metric.label()}</th>
                         {row.cells.iter().map(cell).collect_view()}
+                    </tr>
+                }).collect_view()}
+                {peaks.into_iter().map(|(name, cells)| view! {
+                    <tr class="peak" data-testid="peak-row">
+                        <th scope="row" title="From the server's own gauges; shown, not judged">{name}</th>
+                        {cells.into_iter().map(|v| view! {
+                            <td class="cell"><span class="value">{v.unwrap_or_else(|| "—".into())}</span></td>
+                        }).collect_view()}
                     </tr>
                 }).collect_view()}
             </tbody>

@@ -1,9 +1,11 @@
-//! The per-request view: one point's requests, TTFT and e2e against their start time.
+//! The per-request view: one point's requests, TTFT and e2e against their start time, and under
+//! them the server's queue, running count and KV-cache usage on the same time axis.
 
 use leptos::prelude::*;
 use llmsweep_shared::bundle::{Bundle, SweepKind};
 use llmsweep_shared::charts::{
-    AxisKind, ChartRun, Plot, axis::format_tokens, requests_plot, run_color,
+    AxisKind, ChartRun, Plot, ServerPlots, axis::format_tokens, requests_plot, run_color,
+    server_plots,
 };
 
 use super::chart::ChartBox;
@@ -15,7 +17,15 @@ use crate::state::{Selection, ViewerState, points_with_requests};
 pub fn RequestsView(ctx: Ctx) -> impl IntoView {
     let state = ctx.state;
     let sel = Memo::new(move |_| state.with(|s| s.selection()));
-    let plot = Memo::new(move |_| state.with(selected_plot));
+    let server = Memo::new(move |_| state.with(selected_server));
+    // On the server charts' time axis, so a queue lines up with the requests it held back.
+    let plot = Memo::new(move |_| {
+        let mut p = state.with(selected_plot);
+        if let Some(Ok(s)) = server.get() {
+            p.x_range = Some(s.x_range);
+        }
+        p
+    });
     view! {
         <div class="requests">
             <div class="pickers">
@@ -28,6 +38,7 @@ pub fn RequestsView(ctx: Ctx) -> impl IntoView {
                 Some(point_facts(&r.bundle, cur))
             })}
             <ChartBox ctx=ctx plot=plot slug="requests" />
+            <ServerCharts ctx=ctx server=server />
             <p class="hint">"Click a point in the Throughput or Context charts to open its requests here."</p>
         </div>
     }
@@ -54,6 +65,45 @@ fn selected_plot(s: &ViewerState) -> Plot {
         p.empty_note = "No shown run has request records".into();
         p
     })
+}
+
+/// The selected point's server charts, or why it has none; `None` without a selection.
+fn selected_server(s: &ViewerState) -> Option<Result<ServerPlots, String>> {
+    let sel = s.selection()?;
+    let r = s.run(sel.run)?;
+    let run = ChartRun {
+        label: &r.label,
+        color: run_color(r.color),
+        bundle: &r.bundle,
+    };
+    Some(server_plots(&run, sel.sweep, sel.point))
+}
+
+/// Height of each server chart, CSS pixels: small, under the requests.
+const SERVER_HEIGHT: u32 = 240;
+
+/// The queue and running counts, then the KV-cache usage, under the requests chart; one line
+/// instead when the point has no server samples.
+#[component]
+fn ServerCharts(ctx: Ctx, server: Memo<Option<Result<ServerPlots, String>>>) -> impl IntoView {
+    let plots = move || server.get().and_then(Result::ok);
+    let has = Memo::new(move |_| plots().map(|p| p.kv.is_some()));
+    let counts = Memo::new(move |_| plots().map(|p| p.counts).unwrap_or_else(empty));
+    let kv = Memo::new(move |_| plots().and_then(|p| p.kv).unwrap_or_else(empty));
+    let why = move || server.get().and_then(Result::err);
+    view! {
+        {move || why().map(|w| view! { <p class="hint" data-testid="no-server-samples">{w}</p> })}
+        {move || has.get().map(|with_kv| view! {
+            <div class="server-charts" data-testid="server-charts" data-kv=with_kv.to_string()>
+                <ChartBox ctx=ctx plot=counts slug="server-queue" height=SERVER_HEIGHT />
+                {with_kv.then(|| view! { <ChartBox ctx=ctx plot=kv slug="server-kv-cache" height=SERVER_HEIGHT /> })}
+            </div>
+        })}
+    }
+}
+
+fn empty() -> Plot {
+    Plot::new("", AxisKind::Linear, "", "")
 }
 
 #[component]

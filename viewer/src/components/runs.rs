@@ -73,6 +73,9 @@ fn run_item(state: RwSignal<ViewerState>, id: RunId) -> Option<impl IntoView + u
             {move || editing.get().then(|| rename_box(state, id, editing))}
             {badges(&f)}
             {f.headlines.iter().map(|h| view! { <p class="headline" data-testid="headline">{h.clone()}</p> }).collect_view()}
+            {f.peaks.clone().map(|p| view! {
+                <p class="peaks" data-testid="peaks" title="The server's own gauges, sampled during each point">{p}</p>
+            })}
             <dl class="facts">
                 <dt>"model"</dt>
                 <dd>{f.model.clone()}</dd>

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use llmsweep_shared::Bundle;
 use llmsweep_shared::bundle::SweepKind;
-use llmsweep_shared::charts::{ChartKind, ChartRun, PointRef, across_runs, run_color};
+use llmsweep_shared::charts::{ChartKind, ChartRun, PointRef, Rgb, across_runs, run_color};
 use llmsweep_shared::compare::{Comparison, RunInput, compare, kind_name, workload_mismatch};
 use llmsweep_shared::curves::sweep_of;
 use llmsweep_shared::folder::FolderEntry;
@@ -150,6 +150,9 @@ pub struct RunFacts {
     pub import_notes: Vec<String>,
     /// One sentence per sweep, e.g. `throughput: peak steady 479 tok/s at C=16; …`.
     pub headlines: Vec<String>,
+    /// The server's highest queue and KV-cache usage over the run and where, e.g. `peak queue
+    /// 12 at C=16 · peak KV cache 87 % at C=16`; `None` without server samples.
+    pub peaks: Option<String>,
 }
 
 impl RunFacts {
@@ -204,6 +207,7 @@ impl RunFacts {
                     ))
                 })
                 .collect(),
+            peaks: llmsweep_shared::bundle::run_peaks(b).line(),
         }
     }
 }
@@ -289,6 +293,11 @@ impl ViewerState {
         Some(compare(&inputs, index))
     }
 
+    /// The color of each run [`ViewerState::comparison`] compares, in its order (the shown runs).
+    pub fn comparison_colors(&self) -> Vec<Rgb> {
+        self.shown().map(|r| run_color(r.color)).collect()
+    }
+
     /// Why the shown runs' `kind` sweeps are not like for like: one line per shown run whose
     /// workload (input or output length, …) differs from the baseline's. Overlaid curves of
     /// different workloads look comparable and are not; the charts say so above them.
@@ -372,6 +381,39 @@ mod tests {
         let c = s.comparison().unwrap();
         assert_eq!(c.labels, ["kpro5", "new"]);
         assert_eq!(c.baseline, 1);
+    }
+
+    #[test]
+    fn run_facts_name_the_server_peaks_and_where() {
+        use llmsweep_shared::bundle::{Point, ServerSamples, Sweep};
+        let mut b = bundle("kpro5");
+        let mut sweep: Sweep = serde_json::from_str(r#"{"kind": "context", "concurrency": [1], "input_lens": [1000, 8000], "output_len": 100, "timeout_s": 60}"#).unwrap();
+        sweep.points = vec![Point::empty(1, 1000, 100), Point::empty(1, 8000, 100)];
+        sweep.points[1].server_samples = Some(ServerSamples {
+            peak_queue: Some(3.0),
+            peak_kv: Some(0.625),
+            ..Default::default()
+        });
+        b.sweeps.push(sweep.clone());
+        sweep.points[1].server_samples = None;
+        assert_eq!(
+            RunFacts::of(&b).peaks.as_deref(),
+            Some("peak queue 3 at 8000 input tokens · peak KV cache 62 % at 8000 input tokens")
+        );
+        b.sweeps[0] = sweep;
+        assert_eq!(RunFacts::of(&b).peaks, None, "no server samples");
+        let mut tp: Sweep = serde_json::from_str(r#"{"kind": "throughput", "concurrency": [4], "input_lens": [1000], "output_len": 100, "timeout_s": 60}"#).unwrap();
+        tp.points = vec![Point::empty(4, 1000, 100)];
+        tp.points[0].server_samples = Some(ServerSamples {
+            peak_queue: Some(3.0),
+            peak_kv: Some(0.625),
+            ..Default::default()
+        });
+        b.sweeps.push(tp);
+        assert_eq!(
+            RunFacts::of(&b).peaks.as_deref(),
+            Some("peak queue 3 at C=4 · peak KV cache 62 % at C=4")
+        );
     }
 
     #[test]

@@ -11,6 +11,7 @@
 mod bundles;
 mod harness;
 mod imported;
+mod server;
 mod verdict;
 mod view;
 
@@ -250,7 +251,8 @@ async fn two_runs_every_view_and_a_broken_file() {
         LOAD,
     )
     .await;
-    charts_drawn(&s, 1).await;
+    // The requests, and under them the server's queue and KV cache.
+    charts_drawn(&s, 3).await;
     click_tab(&s, "Throughput").await;
     charts_drawn(&s, 4).await;
 
@@ -268,7 +270,7 @@ async fn two_runs_every_view_and_a_broken_file() {
     s.screenshot("context").await;
 
     click_tab(&s, "Requests").await;
-    charts_drawn(&s, 1).await;
+    charts_drawn(&s, 3).await;
     s.screenshot("requests").await;
 
     click_tab(&s, "Compare").await;
