@@ -819,22 +819,22 @@ function __wbg_get_imports() {
         },
         __wbindgen_generic_0000000000000002: function(arg0, arg1) {
             // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [Externref], shim_idx: 65, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
-            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_4050);
+            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_4076);
             return ret;
         },
         __wbindgen_generic_0000000000000003: function(arg0, arg1) {
             // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [NamedExternref("Event")], shim_idx: 65, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
-            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_4050_13);
+            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_4076_13);
             return ret;
         },
         __wbindgen_generic_0000000000000004: function(arg0, arg1) {
             // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [NamedExternref("MediaQueryListEvent")], shim_idx: 7, ret: Unit, inner_ret: Some(Unit) }, mutable: false }) -> Externref`.
-            const ret = makeClosure(arg0, arg1, __wasm_bindgen_func_elem_2929);
+            const ret = makeClosure(arg0, arg1, __wasm_bindgen_func_elem_2955);
             return ret;
         },
         __wbindgen_generic_0000000000000005: function(arg0, arg1) {
             // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [], shim_idx: 109, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
-            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_4049);
+            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_4075);
             return ret;
         },
         __wbindgen_generic_0000000000000006: function(arg0, arg1) {
@@ -857,20 +857,20 @@ function __wbg_get_imports() {
     };
 }
 
-function __wasm_bindgen_func_elem_4049(arg0, arg1) {
-    wasm.__wasm_bindgen_func_elem_4049(arg0, arg1);
+function __wasm_bindgen_func_elem_4075(arg0, arg1) {
+    wasm.__wasm_bindgen_func_elem_4075(arg0, arg1);
 }
 
-function __wasm_bindgen_func_elem_4050(arg0, arg1, arg2) {
-    wasm.__wasm_bindgen_func_elem_4050(arg0, arg1, arg2);
+function __wasm_bindgen_func_elem_4076(arg0, arg1, arg2) {
+    wasm.__wasm_bindgen_func_elem_4076(arg0, arg1, arg2);
 }
 
-function __wasm_bindgen_func_elem_4050_13(arg0, arg1, arg2) {
-    wasm.__wasm_bindgen_func_elem_4050_13(arg0, arg1, arg2);
+function __wasm_bindgen_func_elem_4076_13(arg0, arg1, arg2) {
+    wasm.__wasm_bindgen_func_elem_4076_13(arg0, arg1, arg2);
 }
 
-function __wasm_bindgen_func_elem_2929(arg0, arg1, arg2) {
-    wasm.__wasm_bindgen_func_elem_2929(arg0, arg1, arg2);
+function __wasm_bindgen_func_elem_2955(arg0, arg1, arg2) {
+    wasm.__wasm_bindgen_func_elem_2955(arg0, arg1, arg2);
 }
 
 function __wasm_bindgen_func_elem_431(arg0, arg1, arg2, arg3) {
