@@ -438,12 +438,14 @@ mod tests {
             pct: 1e12,
             interval: Some((-1.0, f64::INFINITY)),
             no_interval: None,
+            below_resolution: false,
         });
         let cells = &mut cmp.sweeps[0].levels[1].rows[0].cells[1];
         cells.change = Some(Change {
             pct: f64::NAN,
             interval: None,
             no_interval: None,
+            below_resolution: false,
         });
         let d = delta_chart(&cmp, &cmp.sweeps[0], &[], 1.0);
         assert_eq!(d.left_out, 1);
