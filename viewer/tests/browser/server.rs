@@ -109,6 +109,12 @@ async fn delta_chart_server_charts_and_peaks() {
         .goto(&server.url("index.html?bundle=bundles/plain.json"))
         .await
         .unwrap();
+    s.wait(
+        "the run loaded",
+        "document.querySelectorAll('[data-testid=run]').length === 1 && !!document.querySelector('[data-tab=Requests]')",
+        LOAD,
+    )
+    .await;
     click_tab(&s, "Requests").await;
     charts_drawn(&s, 1).await;
     let line = s
