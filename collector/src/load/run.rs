@@ -95,7 +95,7 @@ fn finish(mut s: Session) -> anyhow::Result<Outcome> {
     let interrupted = s.interrupt.is_stopped();
     // Interrupted, or stopped because the server went away: not every level was run.
     s.bundle.complete = !interrupted && !s.gave_up;
-    s.checkpoint()?;
+    s.final_write()?;
     let points = || {
         s.bundle
             .sweeps

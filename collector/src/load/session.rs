@@ -5,8 +5,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::bail;
-use llmsweep_shared::bundle::{Bundle, Calibration, GpuTelemetry, Hosts, Target, Workload};
+use anyhow::{Context, bail};
+use llmsweep_shared::bundle::{
+    Bundle, Calibration, GpuTelemetry, Hosts, SweepKind, Target, Workload,
+};
 use llmsweep_shared::metrics::definitions;
 
 use crate::load::client::{Client, http_client};
@@ -16,7 +18,7 @@ use crate::load::probe::{Fingerprint, probe};
 use crate::load::tokenize;
 use crate::load::workload::{PREFIX_WORDS, PromptBuilder, SplitMix64, TokenModel, digest};
 use crate::output::store;
-use crate::output::terminal::Width;
+use crate::output::terminal::{Width, note_line};
 
 /// How long each fingerprint probe may take.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(4);
@@ -43,6 +45,10 @@ pub struct Session {
     pub notes: Vec<String>,
     /// The `nvidia-smi` read during points, when this host's GPUs are the server's.
     pub nvidia_smi: Option<&'static std::path::Path>,
+    /// Levels measured since the last write that succeeded.
+    unsaved: Vec<String>,
+    /// The last write failed.
+    write_failing: bool,
 }
 
 impl Session {
@@ -149,6 +155,8 @@ impl Session {
             hashes: Vec::new(),
             notes,
             nvidia_smi,
+            unsaved: Vec::new(),
+            write_failing: false,
         })
     }
 
@@ -197,25 +205,74 @@ impl Session {
     }
 
     /// Adds a sweep to the bundle and writes it; returns the sweep's index.
-    pub fn start_sweep(&mut self, sweep: llmsweep_shared::bundle::Sweep) -> anyhow::Result<usize> {
+    pub fn start_sweep(&mut self, sweep: llmsweep_shared::bundle::Sweep) -> usize {
         self.bundle.sweeps.push(sweep);
-        self.checkpoint()?;
-        Ok(self.bundle.sweeps.len() - 1)
+        self.checkpoint();
+        self.bundle.sweeps.len() - 1
     }
 
     /// Adds a finished point to sweep `sweep` and writes the bundle, so a crash loses nothing.
-    pub fn add_point(
-        &mut self,
-        sweep: usize,
-        point: llmsweep_shared::bundle::Point,
-    ) -> anyhow::Result<()> {
+    pub fn add_point(&mut self, sweep: usize, point: llmsweep_shared::bundle::Point) {
+        let name = match self.bundle.sweeps[sweep].kind {
+            SweepKind::Context => format!("{} tokens at C={}", point.input_len, point.concurrency),
+            _ => format!("C={}", point.concurrency),
+        };
         self.bundle.sweeps[sweep].points.push(point);
-        self.checkpoint()
+        self.unsaved.push(name);
+        self.checkpoint();
     }
 
-    /// Writes the bundle as it stands.
-    pub fn checkpoint(&self) -> anyhow::Result<()> {
+    /// Writes the bundle as it stands. A write that fails (a full disk, a folder gone) is tried
+    /// once more; then the bundle stays in memory, the terminal says which levels are only
+    /// there, and the next checkpoint tries again. The sweep goes on either way.
+    pub fn checkpoint(&mut self) {
+        match self.write() {
+            Ok(()) => {
+                if self.write_failing {
+                    note_line(&format!(
+                        "the bundle is written again: {} holds every level",
+                        self.path.display()
+                    ));
+                }
+                self.write_failing = false;
+                self.unsaved.clear();
+            }
+            Err(e) => {
+                self.write_failing = true;
+                let only = if self.unsaved.is_empty() {
+                    String::new()
+                } else {
+                    format!("{} only in memory; ", self.unsaved.join(", "))
+                };
+                note_line(&format!(
+                    "warning: {e:#}; {only}trying again after the next level, and in {} at the end if it still fails",
+                    std::env::temp_dir().display()
+                ));
+            }
+        }
+    }
+
+    fn write(&self) -> anyhow::Result<()> {
         store::write_atomic(&self.path, &self.bundle)
+            .or_else(|_| store::write_atomic(&self.path, &self.bundle))
+    }
+
+    /// The last write: to the bundle's path, else to a file of the same name in the temp
+    /// folder. Returns where the bundle is; fails only when neither can be written.
+    pub fn final_write(&mut self) -> anyhow::Result<PathBuf> {
+        let Err(e) = self.write() else {
+            return Ok(self.path.clone());
+        };
+        let name = self.path.file_name().unwrap_or_default();
+        let fallback = std::env::temp_dir().join(name);
+        store::write_atomic(&fallback, &self.bundle)
+            .with_context(|| format!("{e:#}, and the fallback in the temp folder failed too"))?;
+        note_line(&format!(
+            "warning: {e:#}; the bundle was written to {} instead",
+            fallback.display()
+        ));
+        self.path = fallback.clone();
+        Ok(fallback)
     }
 }
 

@@ -51,7 +51,7 @@ pub async fn throughput(s: &mut Session, plan: &ThroughputPlan, warmup: u64) -> 
         repeats: (plan.repeats > 1).then_some(u64::from(plan.repeats)),
         prefill_fit: None,
         points: Vec::new(),
-    })?;
+    });
     let table = ThroughputTable(s.width);
     println!("{}", table.header());
     for (i, &c) in plan.concurrency.iter().enumerate() {
@@ -68,7 +68,7 @@ pub async fn throughput(s: &mut Session, plan: &ThroughputPlan, warmup: u64) -> 
         };
         println!("{}", table.row(&point));
         if s.gave_up {
-            s.add_point(sweep, point)?;
+            s.add_point(sweep, point);
             gave_up(
                 &plan.concurrency[i + 1..]
                     .iter()
@@ -86,7 +86,7 @@ pub async fn throughput(s: &mut Session, plan: &ThroughputPlan, warmup: u64) -> 
             };
             println!("      {left} left for C = {}", join(rest));
         }
-        s.add_point(sweep, point)?;
+        s.add_point(sweep, point);
     }
     if let Some(h) = llmsweep_shared::headline::headline(&s.bundle.sweeps[sweep]) {
         println!("\n{h}");
@@ -168,7 +168,7 @@ pub async fn context(s: &mut Session, plan: &ContextPlan, warmup: u64) -> anyhow
         repeats: Some(plan.repeats),
         prefill_fit: None,
         points: Vec::new(),
-    })?;
+    });
     let max_context = s.bundle.target.max_context;
     let table = ContextTable(s.width);
     println!("{}", table.header());
@@ -190,7 +190,7 @@ pub async fn context(s: &mut Session, plan: &ContextPlan, warmup: u64) -> anyhow
                 },
             };
             println!("{}", table.row(&point));
-            s.add_point(sweep, point)?;
+            s.add_point(sweep, point);
             if s.gave_up {
                 gave_up(&[]);
                 break 'lengths;
@@ -198,7 +198,7 @@ pub async fn context(s: &mut Session, plan: &ContextPlan, warmup: u64) -> anyhow
         }
     }
     let fit = fit_context(&mut s.bundle.sweeps[sweep]);
-    s.checkpoint()?;
+    s.checkpoint();
     print_fit(fit.as_ref(), &s.bundle.sweeps[sweep]);
     if let Some(h) = llmsweep_shared::headline::headline(&s.bundle.sweeps[sweep]) {
         println!("{h}");
