@@ -53,7 +53,7 @@ impl Session {
         interrupt: Interrupt,
     ) -> anyhow::Result<Session> {
         store::check_out_dir(&output.out)?;
-        let http = http_client(target.api_key.as_deref(), pool)?;
+        let http = http_client(&target.credentials, pool)?;
         let fp = probe(&http, &target.url, PROBE_TIMEOUT).await;
         if !fp.reachable() {
             bail!(
@@ -78,7 +78,7 @@ impl Session {
         let client = Client::new(http, &target.url, target.api, model.clone(), target.timeout);
         let id = SplitMix64::new(output.prefix_seed ^ created.timestamp_micros() as u64).next_u64();
         let target_facts = Target {
-            url: target.url.clone(),
+            url: target.shown_url.clone(),
             api: target.api,
             model,
             engine: fp.engine.clone(),

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 
-use llmsweep::output::view::{DEFAULT_PORT, Folder, Listen, listen, serve};
+use llmsweep::output::view::{Access, DEFAULT_PORT, Folder, Listen, listen, serve};
 use llmsweep_shared::Bundle;
 use llmsweep_shared::folder::FolderListing;
 
@@ -71,7 +71,12 @@ async fn start(dir: &Path) -> String {
     .unwrap();
     assert!(note.is_none());
     let addr = listener.local_addr().unwrap();
-    tokio::spawn(serve(listener, folder, std::future::pending()));
+    tokio::spawn(serve(
+        listener,
+        folder,
+        Access::default(),
+        std::future::pending(),
+    ));
     format!("http://{addr}/")
 }
 
