@@ -16,7 +16,7 @@ pub fn parse(bytes: &[u8]) -> Result<Bundle, String> {
 /// who opened it.
 pub fn remote_refusal(origin: &str, page_origin: &str) -> String {
     format!(
-        "not loaded: it is on another site ({origin}) than this page ({page_origin}), and this \
+        "it is on another site ({origin}) than this page ({page_origin}), and this \
          viewer loads ?bundle= links only from its own site. If you trust it, download the file \
          and open it here, or start llmsweep view with --allow-remote-bundles."
     )

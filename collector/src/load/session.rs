@@ -241,6 +241,13 @@ fn learn_added_tokens(
 
 /// `--model`, checked against what the server lists; else the first listed model.
 fn choose_model(target: &TargetPlan, fp: &Fingerprint) -> anyhow::Result<String> {
+    let models_status = fp.probes.get("/v1/models").and_then(|p| p.status);
+    if let (Some(s @ (401 | 403)), true) = (models_status, fp.models.is_empty()) {
+        bail!(
+            "the server at {} refused llmsweep (HTTP {s} on /v1/models): it wants credentials — --api-key, a user:password in --url, or --header NAME:VALUE",
+            target.url
+        );
+    }
     match (&target.model, fp.models.is_empty()) {
         (Some(m), true) => Ok(m.clone()),
         (Some(m), false) if fp.models.contains(m) => Ok(m.clone()),

@@ -261,3 +261,38 @@ fn messages_about_a_url_or_a_header_do_not_repeat_the_secret() {
         assert_clean(&format!("{args:?}"), &(err + &text(&o.stdout)));
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_wants_credentials_is_named_as_such() {
+    let sim = SimServer::start(
+        SimConfig {
+            require_headers: vec![("x-token".into(), TOKEN.into())],
+            ..SimConfig::preset(Preset::Fast)
+        },
+        0,
+    )
+    .await
+    .unwrap();
+    let (url, dir) = (sim.url(), tempfile::tempdir().unwrap());
+    let out = dir.path().to_str().unwrap().to_string();
+    let o = tokio::task::spawn_blocking(move || {
+        llmsweep(&[
+            "throughput",
+            "--url",
+            &url,
+            "--header",
+            "X-Token:wrong",
+            "--out",
+            &out,
+        ])
+    })
+    .await
+    .unwrap();
+    sim.shutdown().await;
+    assert_eq!(o.status.code(), Some(2));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("refused llmsweep (HTTP 401 on /v1/models): it wants credentials"),
+        "{err}"
+    );
+}

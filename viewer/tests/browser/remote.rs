@@ -69,7 +69,7 @@ async fn a_bundle_of_another_site_is_refused_unless_view_allows_it() {
     let shown = errors(&s).await;
     assert!(
         shown[0].contains(&format!(
-            "{trap_url}/x.json could not be loaded: not loaded: it is on another site ({trap_url})"
+            "{trap_url}/x.json could not be loaded: it is on another site ({trap_url})"
         )) && shown[0].contains(&format!(
             "than this page ({})",
             server.url("").trim_end_matches('/')
@@ -100,7 +100,7 @@ async fn a_bundle_of_another_site_is_refused_unless_view_allows_it() {
     )
     .await;
     assert_eq!(runs_listed(&s).await, ["kpro5"]);
-    assert!(errors(&s).await[0].contains("not loaded: it is on another site"));
+    assert!(errors(&s).await[0].contains("could not be loaded: it is on another site"));
     assert_eq!(s.js(CSP_VIOLATIONS_JS).await, json!([]));
 
     // With --allow-remote-bundles the link is followed.
