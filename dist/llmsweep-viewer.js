@@ -364,6 +364,13 @@ function __wbg_get_imports() {
             const ret = arg0.host;
             return ret;
         },
+        __wbg_href_a0128fb7c568d8e5: function() { return handleError(function (arg0, arg1) {
+            const ret = arg1.href;
+            const ptr1 = passStringToWasm0(ret, wasm.__wbindgen_export, wasm.__wbindgen_export2);
+            const len1 = WASM_VECTOR_LEN;
+            getDataViewMemory0().setInt32((arg0 >>> 0) + 4 * 1, len1, true);
+            getDataViewMemory0().setInt32((arg0 >>> 0) + 4 * 0, ptr1, true);
+        }, arguments); },
         __wbg_id_2aec05cae0b5abeb: function(arg0, arg1) {
             const ret = arg1.id;
             const ptr1 = passStringToWasm0(ret, wasm.__wbindgen_export, wasm.__wbindgen_export2);
@@ -528,7 +535,7 @@ function __wbg_get_imports() {
                     const a = state0.a;
                     state0.a = 0;
                     try {
-                        return __wasm_bindgen_func_elem_431(a, state0.b, arg0, arg1);
+                        return __wasm_bindgen_func_elem_435(a, state0.b, arg0, arg1);
                     } finally {
                         state0.a = a;
                     }
@@ -539,6 +546,10 @@ function __wbg_get_imports() {
                 state0.a = 0;
             }
         },
+        __wbg_new_with_base_44e88b67db0c589b: function() { return handleError(function (arg0, arg1, arg2, arg3) {
+            const ret = new URL(getStringFromWasm0(arg0, arg1), getStringFromWasm0(arg2, arg3));
+            return ret;
+        }, arguments); },
         __wbg_new_with_byte_offset_and_length_3cd32055a417f095: function(arg0, arg1, arg2) {
             const ret = new Uint8Array(arg0, arg1 >>> 0, arg2 >>> 0);
             return ret;
@@ -574,6 +585,20 @@ function __wbg_get_imports() {
         __wbg_ok_670a05555db5f713: function(arg0) {
             const ret = arg0.ok;
             return ret;
+        },
+        __wbg_origin_dafa41a3ee9236b1: function() { return handleError(function (arg0, arg1) {
+            const ret = arg1.origin;
+            const ptr1 = passStringToWasm0(ret, wasm.__wbindgen_export, wasm.__wbindgen_export2);
+            const len1 = WASM_VECTOR_LEN;
+            getDataViewMemory0().setInt32((arg0 >>> 0) + 4 * 1, len1, true);
+            getDataViewMemory0().setInt32((arg0 >>> 0) + 4 * 0, ptr1, true);
+        }, arguments); },
+        __wbg_origin_fba7d3755dd37895: function(arg0, arg1) {
+            const ret = arg1.origin;
+            const ptr1 = passStringToWasm0(ret, wasm.__wbindgen_export, wasm.__wbindgen_export2);
+            const len1 = WASM_VECTOR_LEN;
+            getDataViewMemory0().setInt32((arg0 >>> 0) + 4 * 1, len1, true);
+            getDataViewMemory0().setInt32((arg0 >>> 0) + 4 * 0, ptr1, true);
         },
         __wbg_parentElement_300cdd39ce1d95f8: function(arg0) {
             const ret = arg0.parentElement;
@@ -814,27 +839,27 @@ function __wbg_get_imports() {
         },
         __wbindgen_generic_0000000000000001: function(arg0, arg1) {
             // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [Externref], shim_idx: 21, ret: Result(Unit), inner_ret: Some(Result(Unit)) }, mutable: true }) -> Externref`.
-            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_383);
+            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_387);
             return ret;
         },
         __wbindgen_generic_0000000000000002: function(arg0, arg1) {
             // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [Externref], shim_idx: 65, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
-            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_4076);
+            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_4080);
             return ret;
         },
         __wbindgen_generic_0000000000000003: function(arg0, arg1) {
             // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [NamedExternref("Event")], shim_idx: 65, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
-            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_4076_13);
+            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_4080_13);
             return ret;
         },
         __wbindgen_generic_0000000000000004: function(arg0, arg1) {
             // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [NamedExternref("MediaQueryListEvent")], shim_idx: 7, ret: Unit, inner_ret: Some(Unit) }, mutable: false }) -> Externref`.
-            const ret = makeClosure(arg0, arg1, __wasm_bindgen_func_elem_2955);
+            const ret = makeClosure(arg0, arg1, __wasm_bindgen_func_elem_2962);
             return ret;
         },
         __wbindgen_generic_0000000000000005: function(arg0, arg1) {
             // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [], shim_idx: 109, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
-            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_4075);
+            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_4079);
             return ret;
         },
         __wbindgen_generic_0000000000000006: function(arg0, arg1) {
@@ -857,30 +882,30 @@ function __wbg_get_imports() {
     };
 }
 
-function __wasm_bindgen_func_elem_4075(arg0, arg1) {
-    wasm.__wasm_bindgen_func_elem_4075(arg0, arg1);
+function __wasm_bindgen_func_elem_4079(arg0, arg1) {
+    wasm.__wasm_bindgen_func_elem_4079(arg0, arg1);
 }
 
-function __wasm_bindgen_func_elem_4076(arg0, arg1, arg2) {
-    wasm.__wasm_bindgen_func_elem_4076(arg0, arg1, arg2);
+function __wasm_bindgen_func_elem_4080(arg0, arg1, arg2) {
+    wasm.__wasm_bindgen_func_elem_4080(arg0, arg1, arg2);
 }
 
-function __wasm_bindgen_func_elem_4076_13(arg0, arg1, arg2) {
-    wasm.__wasm_bindgen_func_elem_4076_13(arg0, arg1, arg2);
+function __wasm_bindgen_func_elem_4080_13(arg0, arg1, arg2) {
+    wasm.__wasm_bindgen_func_elem_4080_13(arg0, arg1, arg2);
 }
 
-function __wasm_bindgen_func_elem_2955(arg0, arg1, arg2) {
-    wasm.__wasm_bindgen_func_elem_2955(arg0, arg1, arg2);
+function __wasm_bindgen_func_elem_2962(arg0, arg1, arg2) {
+    wasm.__wasm_bindgen_func_elem_2962(arg0, arg1, arg2);
 }
 
-function __wasm_bindgen_func_elem_431(arg0, arg1, arg2, arg3) {
-    wasm.__wasm_bindgen_func_elem_431(arg0, arg1, arg2, arg3);
+function __wasm_bindgen_func_elem_435(arg0, arg1, arg2, arg3) {
+    wasm.__wasm_bindgen_func_elem_435(arg0, arg1, arg2, arg3);
 }
 
-function __wasm_bindgen_func_elem_383(arg0, arg1, arg2) {
+function __wasm_bindgen_func_elem_387(arg0, arg1, arg2) {
     try {
         const retptr = wasm.__wbindgen_add_to_stack_pointer(-16) >>> 0;
-        wasm.__wasm_bindgen_func_elem_383(retptr, arg0, arg1, arg2);
+        wasm.__wasm_bindgen_func_elem_387(retptr, arg0, arg1, arg2);
         var r0 = getDataViewMemory0().getInt32(retptr + 4 * 0, true);
         var r1 = getDataViewMemory0().getInt32(retptr + 4 * 1, true);
         if (r1) {

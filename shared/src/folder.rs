@@ -15,6 +15,10 @@ use crate::bundle::SweepKind;
 /// The `name` of the `<meta>` element that announces a folder listing; its `content` is the
 /// listing's URL relative to the page.
 pub const FOLDER_META: &str = "llmsweep-folder";
+/// The `name` of the `<meta>` element (`content="allow"`) that lets the page load `?bundle=`
+/// URLs of other sites; without it the viewer loads bundles only from the page's own origin.
+/// `llmsweep view --allow-remote-bundles` writes it.
+pub const REMOTE_BUNDLES_META: &str = "llmsweep-remote-bundles";
 /// Where the listing is served, relative to the page.
 pub const LISTING_PATH: &str = "api/bundles";
 /// The prefix of each bundle's URL, relative to the page.

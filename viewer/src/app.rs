@@ -39,14 +39,18 @@ pub fn load_files(ctx: Ctx, list: Vec<File>) {
     });
 }
 
-/// Fetches bundles from URLs, in order. A bundle of the served folder is named by its file name.
+/// Fetches bundles from URLs, in order; a URL of another site is refused unless the page allows
+/// it. A bundle of the served folder is named by its file name.
 pub fn load_urls(ctx: Ctx, urls: Vec<String>) {
     ctx.pending.update(|n| *n += urls.len() as u32);
     spawn_local(async move {
         for url in urls {
-            let parsed = files::fetch(&url)
-                .await
-                .and_then(|b| crate::load::parse(&b));
+            let parsed = match files::refused_origin(&url) {
+                Some((origin, page)) => Err(crate::load::remote_refusal(&origin, &page)),
+                None => files::fetch(&url)
+                    .await
+                    .and_then(|b| crate::load::parse(&b)),
+            };
             let source = ctx.state.with_untracked(|s| s.source_of_url(&url));
             add(ctx, &source, parsed);
         }

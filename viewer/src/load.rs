@@ -11,6 +11,17 @@ pub fn parse(bytes: &[u8]) -> Result<Bundle, String> {
     Bundle::from_bytes(bytes).map_err(|e| e.to_string())
 }
 
+/// Why a `?bundle=` URL on `origin` is not loaded into a page on `page_origin`: a link must not
+/// make the page show another site's numbers as if they were this folder's, nor tell that site
+/// who opened it.
+pub fn remote_refusal(origin: &str, page_origin: &str) -> String {
+    format!(
+        "it is on another site ({origin}) than this page ({page_origin}), and this \
+         viewer loads ?bundle= links only from its own site. If you trust it, download the file \
+         and open it here, or start llmsweep view with --allow-remote-bundles."
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -24,5 +35,12 @@ mod tests {
         assert_eq!(parse(MINIMAL_GZ).unwrap().label, "minimal");
         assert_eq!(parse(b"").unwrap_err(), "the file is empty");
         assert!(parse(&MINIMAL_GZ[..20]).unwrap_err().contains("cut short"));
+    }
+
+    #[test]
+    fn a_refused_remote_bundle_names_both_sites_and_the_way_round() {
+        let m = remote_refusal("https://evil.example", "http://127.0.0.1:8484");
+        assert!(m.contains("(https://evil.example)") && m.contains("(http://127.0.0.1:8484)"));
+        assert!(m.contains("--allow-remote-bundles"), "{m}");
     }
 }

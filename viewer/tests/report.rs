@@ -1,5 +1,6 @@
 //! The single-file report in real headless Chromium, opened from `file://`: both runs listed,
-//! charts drawn, nothing fetched from anywhere, and the no-JavaScript part present.
+//! charts drawn, nothing fetched from anywhere, no inline script but its own run, and the
+//! no-JavaScript part present.
 
 #![cfg(not(target_arch = "wasm32"))]
 #![allow(clippy::unwrap_used, clippy::expect_used, dead_code)]
@@ -10,7 +11,7 @@ mod harness;
 use std::net::TcpListener;
 use std::time::Duration;
 
-use harness::{Browser, INKED_PIXELS_JS, Session};
+use harness::{Browser, CSP_VIOLATIONS_JS, INJECT_INLINE_SCRIPT_JS, INKED_PIXELS_JS, Session};
 use llmsweep::output::report::{Embedded, render};
 use llmsweep_shared::Bundle;
 use serde_json::json;
@@ -97,6 +98,23 @@ async fn report_opens_from_disk_offline_with_both_runs_drawn() {
         json!(true)
     );
     s.screenshot("report-offline").await;
+
+    // The page's policy names its one script by hash: the viewer ran under it without a single
+    // violation, and an injected inline script does not run.
+    assert_eq!(s.js(CSP_VIOLATIONS_JS).await, json!([]));
+    assert_eq!(
+        s.js(INJECT_INLINE_SCRIPT_JS).await,
+        json!([false, "script-src-elem"])
+    );
+    // (and the check above would have seen a violation: it sees this one)
+    let seen = s.js(CSP_VIOLATIONS_JS).await;
+    assert!(
+        seen.as_array().unwrap()[0]
+            .as_str()
+            .unwrap()
+            .starts_with("script-src-elem inline"),
+        "{seen}"
+    );
 
     // The page may not reach the network: a fetch is refused by its policy, and every resource it
     // loaded came from itself.

@@ -27,7 +27,8 @@ pub enum GpuArg {
 
 #[derive(Debug, Clone, Args)]
 pub struct TargetArgs {
-    /// Server base URL.
+    /// Server base URL. A user name and password in it (`http://user:pass@host:8000`) are sent
+    /// as HTTP basic authentication and shown as `http://***@host:8000`; they are never written.
     #[arg(long, default_value = "http://127.0.0.1:30000")]
     pub url: String,
     /// Endpoint to drive.
@@ -36,10 +37,14 @@ pub struct TargetArgs {
     /// Model id to request [default: the first id /v1/models lists].
     #[arg(long)]
     pub model: Option<String>,
-    /// API key sent as a bearer token [default: $LLMSWEEP_API_KEY, then $OPENAI_API_KEY]. Never
-    /// written to a bundle.
+    /// API key sent as a bearer token [default: $LLMSWEEP_API_KEY, then $OPENAI_API_KEY, unless
+    /// the URL or a --header sets the Authorization]. Never written to a bundle.
     #[arg(long)]
     pub api_key: Option<String>,
+    /// A header sent with every request — generation, probes, tokenizer, /metrics — e.g.
+    /// --header X-Api-Key:abc123 (repeatable). Its value is shown and recorded as `***`.
+    #[arg(long = "header", value_name = "NAME:VALUE")]
+    pub headers: Vec<String>,
     /// Whose GPUs to read for power and tokens per joule: `auto` reads this host's only when the
     /// server is on this host (loopback); `local` says this host's GPUs are the server's.
     #[arg(long, value_enum, default_value_t = GpuArg::Auto)]

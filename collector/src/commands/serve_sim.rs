@@ -72,6 +72,20 @@ pub struct SimArgs {
     /// Fault: answer /tokenize with 404, as a server without a tokenizer endpoint.
     #[arg(long, help_heading = "Fault modes")]
     pub no_tokenize: bool,
+    /// Answer 401 to any request without this header and value, e.g. X-Token:abc (repeatable).
+    #[arg(long, value_name = "NAME:VALUE", value_parser = parse_required, help_heading = "Access")]
+    pub require_header: Vec<(String, String)>,
+    /// Answer 401 to any request without this HTTP basic authentication, e.g. user:password.
+    #[arg(long, value_name = "USER:PASSWORD", help_heading = "Access")]
+    pub require_user: Option<String>,
+}
+
+/// `NAME:VALUE` of `--require-header`.
+fn parse_required(s: &str) -> Result<(String, String), String> {
+    match s.split_once(':') {
+        Some((n, v)) if !n.trim().is_empty() => Ok((n.trim().to_string(), v.trim().to_string())),
+        _ => Err("expected NAME:VALUE, e.g. X-Token:abc".into()),
+    }
 }
 
 /// `llmsweep serve-sim`: serve until Ctrl-C.
@@ -116,5 +130,12 @@ fn sim_config(a: &SimArgs) -> SimConfig {
     cfg.cut_after = a.cut_after.map(|n| n.max(1));
     cfg.tokens_per_chunk = a.tokens_per_chunk.max(1);
     cfg.no_tokenize = a.no_tokenize;
+    cfg.require_headers = a.require_header.clone();
+    if let Some(user) = &a.require_user {
+        use base64::Engine as _;
+        let token = base64::engine::general_purpose::STANDARD.encode(user);
+        cfg.require_headers
+            .push(("authorization".into(), format!("Basic {token}")));
+    }
     cfg
 }

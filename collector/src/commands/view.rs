@@ -20,9 +20,45 @@ pub struct ViewArgs {
     /// read the results.
     #[arg(long, default_value = "127.0.0.1", value_name = "ADDR")]
     pub bind: std::net::IpAddr,
+    /// A name this server may be reached by, e.g. --allow-host kpro5.lan (repeatable). Requests
+    /// must name it by an IP address, localhost, this machine's host name or an allowed name, so
+    /// that a web page of another site cannot read the results through DNS rebinding.
+    #[arg(long, value_name = "NAME")]
+    pub allow_host: Vec<String>,
+    /// Let the page load `?bundle=URL` from other sites too; by default it loads bundles only
+    /// from this server, and says so when a link names another site.
+    #[arg(long)]
+    pub allow_remote_bundles: bool,
     /// Open the page in the default browser.
     #[arg(long)]
     pub open: bool,
+}
+
+/// The names requests may give (this machine's name, then `--allow-host`), checked.
+fn access(a: &ViewArgs) -> anyhow::Result<view::Access> {
+    let mut allow_hosts: Vec<String> = Some(crate::load::host::hostname().to_ascii_lowercase())
+        .filter(|h| !h.is_empty())
+        .into_iter()
+        .collect();
+    for h in &a.allow_host {
+        let name = h.trim().trim_end_matches('.').to_ascii_lowercase();
+        let valid = !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_'));
+        if !valid {
+            anyhow::bail!(
+                "--allow-host {h:?} is not a host name: give a name such as kpro5 or kpro5.lan, without a port or scheme (IP addresses are always accepted)"
+            );
+        }
+        if !allow_hosts.contains(&name) {
+            allow_hosts.push(name);
+        }
+    }
+    Ok(view::Access {
+        allow_hosts,
+        remote_bundles: a.allow_remote_bundles,
+    })
 }
 
 /// `llmsweep view`: check the folder, listen, say where, serve until Ctrl-C.
@@ -34,10 +70,20 @@ pub(crate) async fn run(a: ViewArgs) -> anyhow::Result<ExitCode> {
     })
     .await?;
     let addr = listener.local_addr()?;
+    let access = access(&a)?;
     if !a.bind.is_loopback() {
         eprintln!(
-            "warning: listening on {addr}: anyone who can reach this machine can read every bundle in {} (there is no password)",
+            "warning: listening on {addr}: anyone on the network who can reach this machine can read every bundle in {} (there is no password)",
             folder.shown()
+        );
+        eprintln!(
+            "  requests must name this server by an IP address or as localhost, {} — so a web page of another site cannot read the results through DNS rebinding; allow more names with --allow-host NAME",
+            access.allow_hosts.join(", ")
+        );
+    }
+    if a.allow_remote_bundles {
+        eprintln!(
+            "note: --allow-remote-bundles: a link to this page can make it load a bundle from any site"
         );
     }
     if let Some(note) = note {
@@ -69,7 +115,7 @@ pub(crate) async fn run(a: ViewArgs) -> anyhow::Result<ExitCode> {
     {
         eprintln!("warning: cannot open a browser ({e}); open {url} yourself");
     }
-    view::serve(listener, folder, async {
+    view::serve(listener, folder, access, async {
         let _ = tokio::signal::ctrl_c().await;
     })
     .await

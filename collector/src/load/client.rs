@@ -4,10 +4,10 @@ use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
 use llmsweep_shared::bundle::{Api, ErrorKind};
-use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 use tokio_util::sync::CancellationToken;
 
 use crate::load::api::{self, RequestOptions};
+use crate::load::secrets::Credentials;
 use crate::load::stream::sse::SseDecoder;
 use crate::load::stream::trace::{Finished, RequestMeta, Trace};
 use crate::load::workload::Prompt;
@@ -24,17 +24,10 @@ pub struct Client {
 }
 
 /// Builds the pooled HTTP client; `pool` is the most connections kept open (the concurrency).
-pub fn http_client(api_key: Option<&str>, pool: usize) -> anyhow::Result<reqwest::Client> {
-    let mut headers = HeaderMap::new();
-    if let Some(key) = api_key {
-        let mut v = HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| {
-            anyhow::anyhow!("the API key contains characters not allowed in a header")
-        })?;
-        v.set_sensitive(true);
-        headers.insert(AUTHORIZATION, v);
-    }
+/// Every request it sends carries `credentials`.
+pub fn http_client(credentials: &Credentials, pool: usize) -> anyhow::Result<reqwest::Client> {
     Ok(reqwest::Client::builder()
-        .default_headers(headers)
+        .default_headers(credentials.header_map()?)
         .pool_max_idle_per_host(pool.max(1))
         // Below the usual 5 s keep-alive of servers (uvicorn, cpp-httplib), so an idle
         // connection is dropped here before the server closes it under a new request.

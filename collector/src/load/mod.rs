@@ -14,6 +14,7 @@ pub(crate) mod host;
 pub(crate) mod plan;
 pub(crate) mod probe;
 mod run;
+pub(crate) mod secrets;
 pub(crate) mod session;
 pub(crate) mod stream;
 pub(crate) mod sweep;
@@ -23,6 +24,6 @@ pub(crate) mod workload;
 pub use generator::{Interrupt, Signal};
 pub use plan::{
     ContextFlags, ContextPlan, OutputPlan, RunPlan, Sweeps, TargetPlan, ThroughputPlan,
-    redacted_command_line,
 };
 pub use run::{Outcome, run_plan};
+pub use secrets::redacted_command_line;

@@ -10,6 +10,7 @@ use llmsweep_shared::bundle::{Api, GpuTelemetry};
 
 use crate::commands::args::{ApiArg, ContextOpts, GpuArg, OutputArgs, TargetArgs, ThroughputOpts};
 use crate::load::generator::StopRule;
+use crate::load::secrets::{Credentials, parse_header, redact_url, split_userinfo};
 
 /// Most concurrent requests one level may ask for.
 pub const MAX_CONCURRENCY: u32 = 4096;
@@ -17,12 +18,17 @@ pub const MAX_CONCURRENCY: u32 = 4096;
 /// Where to send load, and how.
 #[derive(Debug, Clone)]
 pub struct TargetPlan {
-    /// Base URL without a trailing slash.
+    /// Base URL without a trailing slash and without the user name and password it may have
+    /// been given with: where requests go, and what messages name.
     pub url: String,
+    /// `url` as bundles and the terminal show it: `http://***@host:8000` when `--url` carried a
+    /// user name or password.
+    pub shown_url: String,
     pub host: String,
     pub api: Api,
     pub model: Option<String>,
-    pub api_key: Option<String>,
+    /// The API key, the URL's user and password, `--header`s: sent, never written.
+    pub credentials: Credentials,
     pub timeout: Duration,
     /// How long to wait for a server that stopped answering (`--wait-server`).
     pub wait_server: Duration,
@@ -259,21 +265,26 @@ fn check_concurrency(list: &[u32], flag: &str) -> anyhow::Result<()> {
 
 impl TargetPlan {
     pub fn from_args(a: &TargetArgs) -> anyhow::Result<TargetPlan> {
+        // A message about the URL never repeats a password in it.
         let parsed = reqwest::Url::parse(&a.url).with_context(|| {
             format!(
                 "--url {:?} is not a URL; expected e.g. http://127.0.0.1:30000",
-                a.url
+                redact_url(&a.url)
             )
         })?;
         if !matches!(parsed.scheme(), "http" | "https") {
-            bail!("--url must start with http:// or https://, got {:?}", a.url);
+            bail!(
+                "--url must start with http:// or https://, got {:?}",
+                redact_url(&a.url)
+            );
         }
         let host = parsed.host_str().unwrap_or_default().to_string();
-        let mut url = a.url.trim_end_matches('/').to_string();
+        let split = split_userinfo(&parsed, &a.url);
         // People paste the OpenAI base URL; the endpoints are added here.
-        if let Some(stripped) = url.strip_suffix("/v1") {
-            url = stripped.to_string();
-        }
+        let base = |u: &str| {
+            let u = u.trim_end_matches('/');
+            u.strip_suffix("/v1").unwrap_or(u).to_string()
+        };
         if !(a.timeout.is_finite() && a.timeout > 0.0) {
             bail!(
                 "--timeout must be a positive number of seconds, got {}",
@@ -286,12 +297,7 @@ impl TargetPlan {
                 a.wait_server
             );
         }
-        let api_key = a
-            .api_key
-            .clone()
-            .or_else(|| std::env::var("LLMSWEEP_API_KEY").ok())
-            .or_else(|| std::env::var("OPENAI_API_KEY").ok())
-            .filter(|k| !k.is_empty());
+        let credentials = credentials(a, split.basic)?;
         let gpu_telemetry = match a.gpu_telemetry {
             GpuArg::Local => GpuTelemetry::Local,
             GpuArg::Off => GpuTelemetry::Off,
@@ -299,14 +305,15 @@ impl TargetPlan {
             GpuArg::Auto => GpuTelemetry::NotThisHost,
         };
         Ok(TargetPlan {
-            url,
+            url: base(&split.url),
+            shown_url: base(&split.shown),
             host,
             api: match a.api {
                 ApiArg::Completions => Api::Completions,
                 ApiArg::Chat => Api::Chat,
             },
             model: a.model.clone(),
-            api_key,
+            credentials,
             timeout: Duration::from_secs_f64(a.timeout),
             wait_server: Duration::from_secs_f64(a.wait_server),
             gpu_telemetry,
@@ -317,6 +324,46 @@ impl TargetPlan {
     pub fn is_loopback(&self) -> bool {
         is_loopback(&self.host)
     }
+}
+
+/// The API key, the URL's user and password and the `--header`s, checked: two ways of setting
+/// `Authorization` given at once are refused; an API key from the environment gives way to one
+/// given on the command line.
+fn credentials(a: &TargetArgs, basic: Option<(String, String)>) -> anyhow::Result<Credentials> {
+    let headers = a
+        .headers
+        .iter()
+        .map(|h| parse_header(h))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let c = Credentials {
+        api_key: None,
+        basic,
+        headers,
+    };
+    let by_header = c.header_sets_authorization();
+    match (&a.api_key, c.basic.is_some(), by_header) {
+        (Some(_), true, _) => bail!(
+            "--url carries a user name and password and --api-key is given: both are sent as the Authorization header; keep one"
+        ),
+        (Some(_), _, true) | (None, true, true) => bail!(
+            "--header Authorization:*** and {} would both set the Authorization header; keep one",
+            if a.api_key.is_some() {
+                "--api-key"
+            } else {
+                "the user name and password in --url"
+            }
+        ),
+        _ => {}
+    }
+    let api_key = match (&a.api_key, c.basic.is_some() || by_header) {
+        (Some(k), _) => Some(k.clone()),
+        (None, true) => None,
+        (None, false) => std::env::var("LLMSWEEP_API_KEY")
+            .ok()
+            .or_else(|| std::env::var("OPENAI_API_KEY").ok()),
+    }
+    .filter(|k| !k.is_empty());
+    Ok(Credentials { api_key, ..c })
 }
 
 impl OutputPlan {
@@ -346,26 +393,6 @@ fn random_seed() -> u64 {
         .map_or(0, |d| d.as_nanos() as u64);
     crate::load::workload::SplitMix64::new(nanos ^ ((std::process::id() as u64) << 32)).next_u64()
         >> 11
-}
-
-/// The command line as typed, with the API key replaced by `***`.
-pub fn redacted_command_line(args: impl IntoIterator<Item = String>) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut hide_next = false;
-    for a in args {
-        if hide_next {
-            out.push("***".to_string());
-            hide_next = false;
-        } else if a == "--api-key" {
-            hide_next = true;
-            out.push(a);
-        } else if a.starts_with("--api-key=") {
-            out.push("--api-key=***".to_string());
-        } else {
-            out.push(a);
-        }
-    }
-    out
 }
 
 #[cfg(test)]
@@ -508,30 +535,24 @@ mod tests {
     }
 
     #[test]
-    fn api_key_is_redacted_from_the_command_line() {
-        let line = redacted_command_line(
-            [
-                "llmsweep",
-                "throughput",
-                "--api-key",
-                "sk-secret",
-                "--api-key=sk-2",
-                "--label",
-                "x",
-            ]
-            .map(String::from),
-        );
+    fn credentials_in_the_url_are_kept_apart_and_conflicts_refused() {
+        let p = plan(&["--url", "http://user:pw@kpro5:8000/v1"]).unwrap();
+        assert_eq!(p.target.url, "http://kpro5:8000");
+        assert_eq!(p.target.shown_url, "http://***@kpro5:8000");
+        assert_eq!(p.output.label, "kpro5");
         assert_eq!(
-            line,
-            [
-                "llmsweep",
-                "throughput",
-                "--api-key",
-                "***",
-                "--api-key=***",
-                "--label",
-                "x"
-            ]
+            p.target.credentials.basic,
+            Some(("user".into(), "pw".into()))
         );
+        let e = err(&["--url", "http://u:pw@h", "--api-key", "k"]);
+        assert!(e.contains("keep one") && !e.contains("pw"), "{e}");
+        let e = err(&["--header", "Authorization:Bearer x", "--api-key", "k"]);
+        assert!(e.contains("--api-key would both"), "{e}");
+        assert!(err(&["--header", "novalue"]).contains("needs NAME:VALUE"));
+        let e = err(&["--url", "ftp://u:pw@h"]);
+        assert!(e.contains("ftp://***@h") && !e.contains("pw"), "{e}");
+        let h = plan(&["--header", "X-Token:abc", "--header", "X-Token:def"]).unwrap();
+        let map = h.target.credentials.header_map().unwrap();
+        assert_eq!(map.get_all("x-token").iter().count(), 2);
     }
 }

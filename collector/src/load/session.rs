@@ -63,7 +63,7 @@ impl Session {
         interrupt: Interrupt,
     ) -> anyhow::Result<Session> {
         store::check_out_dir(&output.out)?;
-        let http = http_client(target.api_key.as_deref(), pool)?;
+        let http = http_client(&target.credentials, pool)?;
         let fp = probe(&http, &target.url, PROBE_TIMEOUT).await;
         if !fp.reachable() {
             bail!(
@@ -88,7 +88,7 @@ impl Session {
         let client = Client::new(http, &target.url, target.api, model.clone(), target.timeout);
         let id = SplitMix64::new(output.prefix_seed ^ created.timestamp_micros() as u64).next_u64();
         let target_facts = Target {
-            url: target.url.clone(),
+            url: target.shown_url.clone(),
             api: target.api,
             model,
             engine: fp.engine.clone(),
@@ -304,6 +304,13 @@ fn learn_added_tokens(
 
 /// `--model`, checked against what the server lists; else the first listed model.
 fn choose_model(target: &TargetPlan, fp: &Fingerprint) -> anyhow::Result<String> {
+    let models_status = fp.probes.get("/v1/models").and_then(|p| p.status);
+    if let (Some(s @ (401 | 403)), true) = (models_status, fp.models.is_empty()) {
+        bail!(
+            "the server at {} refused llmsweep (HTTP {s} on /v1/models): it wants credentials — --api-key, a user:password in --url, or --header NAME:VALUE",
+            target.url
+        );
+    }
     match (&target.model, fp.models.is_empty()) {
         (Some(m), true) => Ok(m.clone()),
         (Some(m), false) if fp.models.contains(m) => Ok(m.clone()),

@@ -21,11 +21,28 @@ use llmsweep_shared::curves::{Metric, sweep_of};
 
 use crate::output::dist::{VIEWER_CSS, VIEWER_JS, VIEWER_WASM};
 
-/// No request may leave the page: scripts only from the page itself (and the blob it makes of the
-/// viewer's module), WebAssembly compiled from inlined bytes, images only from data/blob URLs.
-pub const CSP: &str = "default-src 'none'; script-src 'unsafe-inline' 'wasm-unsafe-eval' blob:; \
-                       style-src 'unsafe-inline'; img-src data: blob:; connect-src 'none'; \
-                       base-uri 'none'; form-action 'none'";
+/// The page's Content-Security-Policy: no request may leave the page; the one script that runs
+/// is the loader, named by the hash of its text (`'sha256-…'`, so no other inline script or
+/// injected handler runs), plus the blob it makes of the viewer's module; WebAssembly compiled
+/// from inlined bytes; images only from data/blob URLs.
+pub fn csp(loader: &str) -> String {
+    format!(
+        "default-src 'none'; script-src {} 'wasm-unsafe-eval' blob:; \
+         style-src 'unsafe-inline'; img-src data: blob:; connect-src 'none'; \
+         base-uri 'none'; form-action 'none'",
+        script_hash(loader)
+    )
+}
+
+/// `'sha256-BASE64'` of an inline script's text, as CSP names it.
+pub(crate) fn script_hash(text: &str) -> String {
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(text.as_bytes());
+    format!(
+        "'sha256-{}'",
+        base64::engine::general_purpose::STANDARD.encode(digest)
+    )
+}
 
 /// Size of the static charts, pixels.
 const CHART_SIZE: (u32, u32) = (760, 420);
@@ -41,14 +58,16 @@ pub struct Embedded {
 pub fn render(runs: &[Embedded]) -> anyhow::Result<String> {
     let labels: Vec<&str> = runs.iter().map(|r| r.bundle.label.as_str()).collect();
     let title = format!("llmsweep report: {}", labels.join(" vs "));
+    let loader = loader()?;
     let mut html = String::with_capacity(VIEWER_WASM.len() / 2 + 200_000);
     let _ = write!(
         html,
         "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">\n\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"{}\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
          <meta name=\"color-scheme\" content=\"light dark\">\n<title>{}</title>\n\
          <style>\n{VIEWER_CSS}\n{STATIC_CSS}\n</style>\n</head>\n<body>\n",
+        csp(&loader),
         escape(&title)
     );
     // Bundles travel gzip-compressed (a tenth of their JSON) and base64-encoded; the viewer
@@ -64,8 +83,9 @@ pub fn render(runs: &[Embedded]) -> anyhow::Result<String> {
     }
     html.push_str("<pre id=\"fatal\" role=\"alert\" hidden></pre>\n");
     static_part(&mut html, runs, &title);
-    html.push_str(&loader()?);
-    html.push_str("</body>\n</html>\n");
+    html.push_str("<script type=\"module\">");
+    html.push_str(&loader);
+    html.push_str("</script>\n</body>\n</html>\n");
     Ok(html)
 }
 
@@ -76,13 +96,13 @@ fn gzip_base64(bytes: &[u8]) -> anyhow::Result<String> {
     Ok(base64::engine::general_purpose::STANDARD.encode(gz.finish()?))
 }
 
-/// The module that starts the viewer from inlined bytes: the glue and the wasm gunzipped by the
-/// browser's `DecompressionStream`, the glue imported as a `blob:` module.
+/// The text of the module that starts the viewer from inlined bytes: the glue and the wasm
+/// gunzipped by the browser's `DecompressionStream`, the glue imported as a `blob:` module.
 fn loader() -> anyhow::Result<String> {
     let wasm_b64 = gzip_base64(VIEWER_WASM)?;
     let glue_b64 = gzip_base64(VIEWER_JS.as_bytes())?;
     Ok(format!(
-        "<script type=\"module\">\n\
+        "\n\
          document.getElementById('static-report').hidden = true;\n\
          const glueGz = \"{glue_b64}\";\n\
          const wasmGz = \"{wasm_b64}\";\n\
@@ -95,8 +115,7 @@ fn loader() -> anyhow::Result<String> {
            const wasm = await inflate(wasmGz).arrayBuffer();\n\
            await mod.default({{ module_or_path: wasm }});\n\
            window.wasmBindings = mod;\n\
-         }} catch (e) {{ fail(e); }}\n\
-         </script>\n"
+         }} catch (e) {{ fail(e); }}\n"
     ))
 }
 
@@ -449,6 +468,28 @@ mod tests {
         assert!(
             html.contains("<figure class=\"delta-chart\"><svg"),
             "{html}"
+        );
+    }
+
+    #[test]
+    fn the_policy_names_the_one_inline_script_by_its_hash() {
+        let golden = include_str!("../../../shared/tests/fixtures/bundle-v1-run.json");
+        let html = render(&[Embedded {
+            name: "a.json".into(),
+            bundle: Bundle::from_json(golden).unwrap(),
+        }])
+        .unwrap();
+        let open = "<script type=\"module\">";
+        let start = html.find(open).unwrap() + open.len();
+        let body = &html[start..start + html[start..].find("</script>").unwrap()];
+        let hash = script_hash(body);
+        assert!(html.contains(&format!("script-src {hash} 'wasm-unsafe-eval' blob:;")));
+        assert!(!html.contains("script-src 'unsafe-inline'"));
+        assert_eq!(html.matches(open).count(), 1, "one script runs");
+        // echo -n 'abc' | openssl dgst -sha256 -binary | base64
+        assert_eq!(
+            script_hash("abc"),
+            "'sha256-ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0='"
         );
     }
 

@@ -4,8 +4,13 @@
 //! The folder is read again on every listing request, so new bundles appear when the page is
 //! reloaded; a file's facts are parsed once per (size, modification time). Only the files the
 //! listing names are served: plain `*.json` / `*.json.gz` names directly in the folder whose real
-//! path (after symlinks) is still in it. On loopback, requests must name a loopback host, so a
-//! web page on another site cannot reach the results through DNS rebinding.
+//! path (after symlinks) is still in it.
+//!
+//! Requests must name the server by an IP address, `localhost`, or a name [`Access`] allows (this
+//! machine's name, `--allow-host`): a web page on another site that points its own name at this
+//! server (DNS rebinding) sends that name, and is refused — on loopback and beyond. The page is
+//! served under a Content-Security-Policy that lets it run only its own scripts and fetch only
+//! from this server, unless remote bundles are allowed.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -18,17 +23,22 @@ use anyhow::Context;
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{Path as UrlPath, Request, State};
-use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, HOST, HeaderName, HeaderValue};
+use axum::http::header::{
+    CACHE_CONTROL, CONTENT_SECURITY_POLICY, CONTENT_TYPE, HOST, HeaderName, HeaderValue,
+    X_FRAME_OPTIONS,
+};
 use axum::http::{StatusCode, Uri};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use llmsweep_shared::folder::{
-    BundleFacts, FOLDER_META, FolderEntry, FolderListing, LISTING_PATH, bundle_url, is_bundle_name,
+    BundleFacts, FOLDER_META, FolderEntry, FolderListing, LISTING_PATH, REMOTE_BUNDLES_META,
+    bundle_url, is_bundle_name,
 };
 use tokio::net::TcpListener;
 
 use crate::output::dist;
+use crate::output::report::{escape, script_hash};
 
 /// The port `llmsweep view` tries first, so the address stays the same from one day to the next.
 pub const DEFAULT_PORT: u16 = 8484;
@@ -209,22 +219,40 @@ pub fn page_url(addr: SocketAddr) -> String {
     format!("http://{}/", SocketAddr::new(ip, addr.port()))
 }
 
+/// Who may ask the server, and what its page may load.
+#[derive(Debug, Clone, Default)]
+pub struct Access {
+    /// Names, besides IP addresses and `localhost`, that a request's `Host` may give: this
+    /// machine's name and every `--allow-host`. Compared without case, a trailing dot and a port.
+    pub allow_hosts: Vec<String>,
+    /// The page may load `?bundle=` URLs of other sites (`--allow-remote-bundles`).
+    pub remote_bundles: bool,
+}
+
 /// Serves `folder` on `listener` until `shutdown` completes.
 pub async fn serve(
     listener: TcpListener,
     folder: Arc<Folder>,
+    access: Access,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let loopback_only = listener.local_addr()?.ip().is_loopback();
-    axum::serve(listener, router(folder, loopback_only))
+    axum::serve(listener, router(folder, access))
         .with_graceful_shutdown(shutdown)
         .await
 }
 
-/// The routes; with `loopback_only`, requests naming another host are refused.
-pub fn router(folder: Arc<Folder>, loopback_only: bool) -> Router {
-    let mut router = Router::new()
-        .route("/", get(index))
+/// The routes; a request whose `Host` is not an allowed name is refused.
+pub fn router(folder: Arc<Folder>, access: Access) -> Router {
+    let html = Arc::<str>::from(page(folder.shown(), access.remote_bundles));
+    let csp = HeaderValue::from_str(&page_csp(&html, access.remote_bundles))
+        .unwrap_or(HeaderValue::from_static("default-src 'none'"));
+    let index = move || {
+        let (html, csp) = (Arc::clone(&html), csp.clone());
+        async move { index(&html, csp) }
+    };
+    let allowed: Arc<[String]> = access.allow_hosts.iter().map(|h| host_name(h)).collect();
+    Router::new()
+        .route("/", get(index.clone()))
         .route("/index.html", get(index))
         .route(
             "/llmsweep-viewer.js",
@@ -245,35 +273,66 @@ pub fn router(folder: Arc<Folder>, loopback_only: bool) -> Router {
         .route(&format!("/{LISTING_PATH}"), get(listing))
         .route("/bundles/{name}", get(bundle))
         .fallback(not_found)
-        .with_state(folder);
-    if loopback_only {
-        router = router.layer(middleware::from_fn(loopback_host));
-    }
-    router.layer(middleware::from_fn(common_headers))
+        .with_state(folder)
+        .layer(middleware::from_fn(move |req: Request, next: Next| {
+            let allowed = Arc::clone(&allowed);
+            async move { check_host(&allowed, req, next).await }
+        }))
+        .layer(middleware::from_fn(common_headers))
 }
 
-/// The viewer's page, announcing the folder listing (and naming the folder in the title).
-fn page(folder: &str) -> String {
-    let meta = format!("<head>\n    <meta name=\"{FOLDER_META}\" content=\"{LISTING_PATH}\">",);
+/// The page's policy: its own inline scripts by hash, the viewer's module and wasm from this
+/// server, fetches to this server only (or to any http(s) URL with `remote_bundles`), nothing
+/// framing it.
+fn page_csp(html: &str, remote_bundles: bool) -> String {
+    let hashes: Vec<String> = inline_scripts(html).map(script_hash).collect();
+    format!(
+        "default-src 'none'; script-src 'self' {} 'wasm-unsafe-eval'; style-src 'self' 'unsafe-inline'; \
+         img-src 'self' data: blob:; connect-src 'self'{}; base-uri 'none'; form-action 'none'; \
+         frame-ancestors 'none'",
+        hashes.join(" "),
+        if remote_bundles { " http: https:" } else { "" }
+    )
+}
+
+/// The text of each `<script>` without a `src` in `html`.
+fn inline_scripts(html: &str) -> impl Iterator<Item = &str> {
+    html.split("<script").skip(1).filter_map(|rest| {
+        let (tag, after) = rest.split_once('>')?;
+        let (body, _) = after.split_once("</script>")?;
+        (!tag.contains("src=")).then_some(body)
+    })
+}
+
+/// The viewer's page, announcing the folder listing (and naming the folder in the title), and
+/// whether it may load bundles of other sites.
+fn page(folder: &str, remote_bundles: bool) -> String {
+    let mut meta = format!("<head>\n    <meta name=\"{FOLDER_META}\" content=\"{LISTING_PATH}\">");
+    if remote_bundles {
+        meta.push_str(&format!(
+            "\n    <meta name=\"{REMOTE_BUNDLES_META}\" content=\"allow\">"
+        ));
+    }
     dist::INDEX_HTML.replacen("<head>", &meta, 1).replacen(
         "<title>llmsweep viewer</title>",
-        &format!(
-            "<title>{} — llmsweep viewer</title>",
-            crate::output::report::escape(folder)
-        ),
+        &format!("<title>{} — llmsweep viewer</title>", escape(folder)),
         1,
     )
 }
 
-async fn index(State(folder): State<Arc<Folder>>) -> Response {
-    (
+fn index(html: &str, csp: HeaderValue) -> Response {
+    let mut resp = (
         [
             (CONTENT_TYPE, "text/html; charset=utf-8"),
             (CACHE_CONTROL, "no-cache"),
         ],
-        page(folder.shown()),
+        html.to_string(),
     )
-        .into_response()
+        .into_response();
+    let h = resp.headers_mut();
+    h.insert(CONTENT_SECURITY_POLICY, csp);
+    h.insert(X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    resp
 }
 
 fn asset(content_type: &'static str, body: impl Into<Body>) -> Response {
@@ -353,29 +412,44 @@ fn error(status: StatusCode, message: String) -> Response {
         .into_response()
 }
 
-/// Refuses a request whose `Host` is not a loopback name: a page of another site that rebinds
-/// its own name to 127.0.0.1 sends its name, and must not read the results.
-async fn loopback_host(req: Request, next: Next) -> Response {
-    let host = req.headers().get(HOST).and_then(|h| h.to_str().ok());
+/// Refuses a request whose `Host` is a name not allowed: a page of another site that points its
+/// own name at this server (DNS rebinding) sends that name, and must not read the results. An IP
+/// address cannot be rebound, so any is accepted.
+async fn check_host(allowed: &[String], req: Request, next: Next) -> Response {
+    let host = req.headers().get(HOST).map(|h| h.to_str().unwrap_or("?"));
     match host {
-        Some(h) if !is_loopback_host(h) => error(
-            StatusCode::FORBIDDEN,
-            format!(
-                "llmsweep view answers requests for localhost or 127.0.0.1 only, not {h:?} (serve other names with --bind)"
-            ),
-        ),
+        Some(h) if !host_allowed(h, allowed) => {
+            let mut names = vec!["localhost".to_string()];
+            names.extend(allowed.iter().cloned());
+            error(
+                StatusCode::FORBIDDEN,
+                format!(
+                    "llmsweep view answers requests that name it by an IP address or as {}, not {h:?}: a page of another site must not read the results through DNS rebinding. If {h:?} is this machine, start llmsweep view with --allow-host {}",
+                    names.join(", "),
+                    host_name(h)
+                ),
+            )
+        }
         _ => next.run(req).await,
     }
 }
 
-/// `localhost`, `127.0.0.1`, `[::1]` and other loopback addresses, with or without a port.
-fn is_loopback_host(host: &str) -> bool {
+/// The name of a `Host` value: without its port and a trailing dot, lower case.
+fn host_name(host: &str) -> String {
     let name = match host.strip_prefix('[') {
-        Some(v6) => v6.split(']').next().unwrap_or(""),
+        Some(v6) => return format!("[{}]", v6.split(']').next().unwrap_or("")),
         None => host.rsplit_once(':').map_or(host, |(n, _)| n),
     };
-    name.eq_ignore_ascii_case("localhost")
-        || name.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+    name.trim_end_matches('.').to_ascii_lowercase()
+}
+
+/// An IP address (v4, or v6 in brackets), `localhost`, or one of `allowed` (already
+/// [`host_name`]s), with or without a port.
+fn host_allowed(host: &str, allowed: &[String]) -> bool {
+    let name = host_name(host);
+    let ip = name.trim_start_matches('[').trim_end_matches(']');
+    !name.is_empty()
+        && (name == "localhost" || ip.parse::<IpAddr>().is_ok() || allowed.contains(&name))
 }
 
 async fn common_headers(req: Request, next: Next) -> Response {
@@ -388,6 +462,11 @@ async fn common_headers(req: Request, next: Next) -> Response {
     h.insert(
         HeaderName::from_static("referrer-policy"),
         HeaderValue::from_static("no-referrer"),
+    );
+    // Pages of other sites may not embed the results (as a script, an image, …) either.
+    h.insert(
+        HeaderName::from_static("cross-origin-resource-policy"),
+        HeaderValue::from_static("same-origin"),
     );
     resp
 }
@@ -426,7 +505,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn loopback_hosts() {
+    fn hosts_are_ip_addresses_localhost_or_allowed_names() {
+        let allowed = ["kpro5".to_string(), "kpro5.lan".to_string()];
         for ok in [
             "localhost",
             "localhost:8484",
@@ -435,24 +515,50 @@ mod tests {
             "127.0.0.2",
             "[::1]:8484",
             "[::1]",
+            "192.168.1.2:8484",
+            "[fe80::1]:80",
+            "kpro5:8484",
+            "KPRO5.lan.",
         ] {
-            assert!(is_loopback_host(ok), "{ok}");
+            assert!(host_allowed(ok, &allowed), "{ok}");
         }
         for no in [
             "evil.example:8484",
             "evil.example",
-            "192.168.1.2:8484",
             "localhost.evil.example",
-            "[::2]:80",
+            "kpro5.evil.example",
+            "kpro",
             "",
+            ":80",
         ] {
-            assert!(!is_loopback_host(no), "{no}");
+            assert!(!host_allowed(no, &allowed), "{no}");
         }
+        assert!(!host_allowed("kpro5", &[]));
+    }
+
+    #[test]
+    fn the_policy_lists_the_pages_inline_scripts_by_hash() {
+        let html = page("r", false);
+        let scripts: Vec<&str> = inline_scripts(&html).collect();
+        assert_eq!(scripts.len(), 2, "the error hook and trunk's loader");
+        assert!(scripts[1].contains("import init"));
+        let csp = page_csp(&html, false);
+        for s in &scripts {
+            assert!(csp.contains(&script_hash(s)), "{csp}");
+        }
+        let scripts_rule = csp.split(';').find(|d| d.contains("script-src")).unwrap();
+        assert!(!scripts_rule.contains("unsafe-inline"), "{csp}");
+        assert!(csp.contains("connect-src 'self';"), "{csp}");
+        assert!(page_csp(&html, true).contains("connect-src 'self' http: https:;"));
     }
 
     #[test]
     fn the_page_announces_the_listing() {
-        let p = page("results/<x>");
+        assert!(!page("r", false).contains(REMOTE_BUNDLES_META));
+        assert!(page("r", true).contains(&format!(
+            "<meta name=\"{REMOTE_BUNDLES_META}\" content=\"allow\">"
+        )));
+        let p = page("results/<x>", false);
         assert!(p.contains(&format!(
             "<meta name=\"{FOLDER_META}\" content=\"{LISTING_PATH}\">"
         )));

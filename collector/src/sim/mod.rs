@@ -144,6 +144,9 @@ pub struct SimConfig {
     /// Fault: every prompt counts this many tokens more than `/tokenize` says, as when a server
     /// adds a hidden system prompt (usage, prefill time and the context check all include them).
     pub hidden_prompt_tokens: u32,
+    /// Headers every request (of any path) must carry, as (name, exact value); a request without
+    /// one gets HTTP 401 and counts in [`SimStats::unauthorized`]. Empty: nothing is required.
+    pub require_headers: Vec<(String, String)>,
 }
 
 impl Default for SimConfig {
@@ -188,6 +191,7 @@ impl SimConfig {
             keepalive: false,
             no_tokenize: false,
             hidden_prompt_tokens: 0,
+            require_headers: Vec::new(),
         };
         match p {
             Preset::Kpro5 => SimConfig {
@@ -289,6 +293,8 @@ pub struct SimStats {
     pub waiting: u64,
     pub prompt_tokens: u64,
     pub generation_tokens: u64,
+    /// Requests of any path refused because a [`SimConfig::require_headers`] header was missing.
+    pub unauthorized: u64,
 }
 
 /// A serve-sim running in a background tokio task.

@@ -6,13 +6,14 @@ use std::convert::Infallible;
 use std::future::Future;
 use std::io;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::StatusCode;
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
+use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::serve::ListenerExt;
@@ -41,6 +42,8 @@ const ENGINE_NAME: &str = "llmsweep serve-sim";
 pub struct Shared {
     cfg: SimConfig,
     engine: Engine,
+    /// Requests refused for a missing required header.
+    unauthorized: AtomicU64,
 }
 
 impl Shared {
@@ -53,7 +56,11 @@ impl Shared {
             )
         })?;
         let engine = Engine::spawn(&cfg);
-        Ok(Arc::new(Shared { cfg, engine }))
+        Ok(Arc::new(Shared {
+            cfg,
+            engine,
+            unauthorized: AtomicU64::new(0),
+        }))
     }
 
     pub fn stats(&self) -> SimStats {
@@ -68,6 +75,7 @@ impl Shared {
             waiting: snap.waiting,
             prompt_tokens: snap.prompt_tokens_total,
             generation_tokens: snap.generation_tokens_total,
+            unauthorized: self.unauthorized.load(Ordering::Relaxed),
         }
     }
 }
@@ -107,7 +115,30 @@ fn router(shared: Arc<Shared>) -> Router {
     if !shared.cfg.no_tokenize {
         router = router.route("/tokenize", post(tokenize));
     }
-    router.with_state(shared)
+    let check = middleware::from_fn_with_state(Arc::clone(&shared), require_headers);
+    router.with_state(shared).layer(check)
+}
+
+/// Refuses, with 401, a request that lacks one of the headers the configuration requires.
+async fn require_headers(State(s): State<Arc<Shared>>, request: Request, next: Next) -> Response {
+    let missing = s.cfg.require_headers.iter().find(|(name, value)| {
+        !request
+            .headers()
+            .get_all(name.as_str())
+            .iter()
+            .any(|v| v.as_bytes() == value.as_bytes())
+    });
+    match missing {
+        Some((name, _)) => {
+            s.unauthorized.fetch_add(1, Ordering::Relaxed);
+            SimError::Api {
+                status: 401,
+                message: format!("serve-sim requires the header {name} with its exact value"),
+            }
+            .into_response()
+        }
+        None => next.run(request).await,
+    }
 }
 
 async fn completions(State(s): State<Arc<Shared>>, request: Request) -> Response {

@@ -798,3 +798,37 @@ async fn second_request_waits_for_the_only_slot() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn required_headers_are_checked_on_every_path() {
+    bounded(async {
+        let server = start(SimConfig {
+            require_headers: vec![("x-token".into(), "abc".into())],
+            ..fast()
+        })
+        .await;
+        let (status, body) = get_text(&server, "/metrics").await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
+        assert!(body.contains("x-token"), "{body}");
+        let (status, _) = post_json(&server, "/v1/completions", &json!({"prompt": "hi"})).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED);
+        let client = reqwest::Client::new();
+        for (value, want) in [("abd", 401), ("abc", 200)] {
+            let resp = client
+                .get(format!("{}/v1/models", server.url()))
+                .header("X-Token", value)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(resp.status().as_u16(), want, "{value}");
+        }
+        assert_eq!(server.stats().unauthorized, 3);
+        assert_eq!(
+            server.stats().requests,
+            0,
+            "a refused request never reaches the engine"
+        );
+        server.shutdown().await;
+    })
+    .await;
+}

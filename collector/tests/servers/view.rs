@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 
-use llmsweep::output::view::{DEFAULT_PORT, Folder, Listen, listen, serve};
+use llmsweep::output::view::{Access, DEFAULT_PORT, Folder, Listen, listen, serve};
 use llmsweep_shared::Bundle;
 use llmsweep_shared::folder::FolderListing;
 
@@ -62,6 +62,11 @@ fn results_folder() -> (tempfile::TempDir, tempfile::TempDir) {
 
 /// Serves `dir` on a free loopback port; returns the base URL.
 async fn start(dir: &Path) -> String {
+    start_with(dir, Access::default()).await
+}
+
+/// Serves `dir` on a free loopback port with `access`; returns the base URL.
+async fn start_with(dir: &Path, access: Access) -> String {
     let folder = Arc::new(Folder::open(dir).unwrap());
     let (listener, note) = listen(Listen {
         bind: LOOPBACK,
@@ -71,7 +76,7 @@ async fn start(dir: &Path) -> String {
     .unwrap();
     assert!(note.is_none());
     let addr = listener.local_addr().unwrap();
-    tokio::spawn(serve(listener, folder, std::future::pending()));
+    tokio::spawn(serve(listener, folder, access, std::future::pending()));
     format!("http://{addr}/")
 }
 
@@ -262,6 +267,74 @@ async fn requests_naming_a_foreign_host_are_refused_on_loopback() {
 }
 
 #[tokio::test]
+async fn the_page_has_a_content_security_policy_and_every_answer_nosniff() {
+    let (dir, _outside) = results_folder();
+    let base = start(dir.path()).await;
+    let client = reqwest::Client::new();
+    let page = client.get(&base).send().await.unwrap();
+    let h = page.headers().clone();
+    let csp = h["content-security-policy"].to_str().unwrap().to_string();
+    let rule = |name: &str| {
+        csp.split(';')
+            .map(str::trim)
+            .find(|d| d.starts_with(name))
+            .unwrap_or_else(|| panic!("no {name} in {csp}"))
+            .to_string()
+    };
+    assert_eq!(rule("default-src"), "default-src 'none'");
+    let scripts = rule("script-src");
+    assert!(scripts.starts_with("script-src 'self' 'sha256-"), "{csp}");
+    assert_eq!(scripts.matches("'sha256-").count(), 2, "{csp}");
+    assert!(!scripts.contains("unsafe-inline"), "{csp}");
+    assert_eq!(rule("connect-src"), "connect-src 'self'");
+    assert_eq!(rule("frame-ancestors"), "frame-ancestors 'none'");
+    assert_eq!(h["x-frame-options"], "DENY");
+    let body = page.text().await.unwrap();
+    assert!(!body.contains("llmsweep-remote-bundles"));
+    for path in [
+        "",
+        "llmsweep-viewer.js",
+        "llmsweep-viewer_bg.wasm",
+        "api/bundles",
+        "bundles/kpro5.json",
+        "bundles/notes.txt",
+        "nowhere",
+    ] {
+        let resp = client.get(format!("{base}{path}")).send().await.unwrap();
+        let h = resp.headers();
+        assert_eq!(h["x-content-type-options"], "nosniff", "{path}");
+        assert_eq!(h["referrer-policy"], "no-referrer", "{path}");
+        assert_eq!(h["cross-origin-resource-policy"], "same-origin", "{path}");
+    }
+    // Refused by the Host check, still with the headers.
+    let refused = client
+        .get(&base)
+        .header("host", "evil.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status().as_u16(), 403);
+    assert_eq!(refused.headers()["x-content-type-options"], "nosniff");
+
+    let open = start_with(
+        dir.path(),
+        Access {
+            remote_bundles: true,
+            ..Access::default()
+        },
+    )
+    .await;
+    let page = client.get(&open).send().await.unwrap();
+    let csp = page.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(csp.contains("connect-src 'self' http: https:;"), "{csp}");
+    let body = page.text().await.unwrap();
+    assert!(body.contains(r#"<meta name="llmsweep-remote-bundles" content="allow">"#));
+}
+
+#[tokio::test]
 async fn the_default_port_falls_back_to_a_free_one_when_taken() {
     // Hold the default port (unless something else already does); either way it is taken.
     let _held = std::net::TcpListener::bind((LOOPBACK, DEFAULT_PORT));
@@ -319,6 +392,108 @@ fn the_binary_prints_the_address_serves_and_stops_on_ctrl_c() {
     out.read_to_string(&mut rest).unwrap();
     assert!(exit.success(), "{exit:?}");
     assert!(rest.contains("stopped"), "{rest}");
+}
+
+/// Beyond loopback the Host check stays on: an IP address, localhost, this machine's name and
+/// each `--allow-host` pass; any other name is refused (DNS rebinding), and the warning says so.
+#[test]
+fn beyond_loopback_only_allowed_host_names_are_answered() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("kpro5.json"), GOLDEN).unwrap();
+    let mut child = llmsweep()
+        .arg("view")
+        .arg(dir.path())
+        .args([
+            "--bind",
+            "0.0.0.0",
+            "--port",
+            "0",
+            "--allow-host",
+            "Results.LAN",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    out.read_line(&mut first).unwrap();
+    let url = first
+        .trim()
+        .strip_prefix("llmsweep view: ")
+        .unwrap_or_else(|| panic!("first line: {first}"))
+        .to_string();
+    // Only ever sent to this machine: the forged names are in the Host header.
+    assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+    let port = url
+        .trim_end_matches('/')
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .to_string();
+    let hostname = gethostname::gethostname().to_string_lossy().into_owned();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let client = reqwest::Client::new();
+    for (host, want) in [
+        (format!("results.lan:{port}"), 200),
+        ("RESULTS.lan.".to_string(), 200),
+        (format!("{hostname}:{port}"), 200),
+        (format!("192.168.7.7:{port}"), 200),
+        (format!("localhost:{port}"), 200),
+        (format!("evil.example:{port}"), 403),
+        (format!("results.lan.evil.example:{port}"), 403),
+    ] {
+        let (status, body) = rt.block_on(async {
+            let resp = client
+                .get(format!("{url}api/bundles"))
+                .header("host", &host)
+                .send()
+                .await
+                .unwrap();
+            (resp.status().as_u16(), resp.text().await.unwrap())
+        });
+        assert_eq!(status, want, "{host}: {body}");
+        if want == 403 {
+            assert!(
+                body.contains("DNS rebinding") && body.contains("--allow-host"),
+                "{body}"
+            );
+        }
+    }
+    Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    child.wait().unwrap();
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert!(
+        err.contains("anyone on the network") && err.contains("DNS rebinding"),
+        "{err}"
+    );
+    assert!(err.contains("results.lan"), "{err}");
+}
+
+#[test]
+fn a_bad_allow_host_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = llmsweep()
+        .arg("view")
+        .arg(dir.path())
+        .args(["--port", "0", "--allow-host", "http://kpro5:8484"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--allow-host \"http://kpro5:8484\" is not a host name"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -73,7 +73,7 @@ pub fn EmptyState(ctx: Ctx) -> impl IntoView {
             </p>
             <p class="hint">
                 "A bundle can also be named in the address: " <code>"?bundle=URL"</code>
-                " (repeat it for more), and the view to open: " <code>"&tab=compare"</code> "."
+                " (on this site; repeat it for more), and the view to open: " <code>"&tab=compare"</code> "."
             </p>
         </section>
     }

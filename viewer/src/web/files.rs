@@ -3,7 +3,7 @@
 //! folder listing a page served by `llmsweep view` announces.
 
 use js_sys::Uint8Array;
-use llmsweep_shared::folder::{FOLDER_META, bundle_name};
+use llmsweep_shared::folder::{FOLDER_META, REMOTE_BUNDLES_META, bundle_name};
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{File, FileList, Response};
@@ -42,6 +42,28 @@ pub async fn fetch(url: &str) -> Result<Vec<u8>, String> {
         .await
         .map_err(|e| format!("the download broke off: {}", js_error(&e)))?;
     Ok(Uint8Array::new(&buf).to_vec())
+}
+
+/// `(its origin, the page's)` when `url` (resolved against the page) is on another site than the
+/// page and the page does not allow remote bundles
+/// (`<meta name="llmsweep-remote-bundles" content="allow">`). A URL that does not parse is left
+/// to the fetch, which says what is wrong with it.
+pub fn refused_origin(url: &str) -> Option<(String, String)> {
+    let window = web_sys::window()?;
+    let doc = window.document()?;
+    let allowed = doc
+        .query_selector(&format!("meta[name='{REMOTE_BUNDLES_META}']"))
+        .ok()
+        .flatten()
+        .and_then(|m| m.get_attribute("content"))
+        .is_some_and(|c| c == "allow");
+    if allowed {
+        return None;
+    }
+    let location = window.location();
+    let resolved = web_sys::Url::new_with_base(url, &location.href().ok()?).ok()?;
+    let (origin, page) = (resolved.origin(), location.origin().ok()?);
+    (origin != page).then_some((origin, page))
 }
 
 fn query() -> Option<web_sys::UrlSearchParams> {

@@ -31,7 +31,8 @@ pub fn screenshot_dir() -> PathBuf {
 }
 
 /// Serves `dist/` at `/` and `bundles` at `/bundles/` on 127.0.0.1, one thread per connection;
-/// a file missing from `dist/` is looked up in `bundles` too (for pages made by a test).
+/// a file missing from `dist/` is looked up in `bundles` too (for pages made by a test). Any
+/// site may fetch from it (`Access-Control-Allow-Origin: *`), as from a public bucket.
 pub struct FileServer {
     pub port: u16,
 }
@@ -97,7 +98,7 @@ fn serve(mut stream: TcpStream, dist: &Path, bundles: &Path) {
         _ => "application/octet-stream",
     };
     let head = format!(
-        "HTTP/1.1 {status}\r\nContent-Type: {mime}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        "HTTP/1.1 {status}\r\nContent-Type: {mime}\r\nContent-Length: {}\r\nAccess-Control-Allow-Origin: *\r\nConnection: close\r\n\r\n",
         body.len()
     );
     let _ = stream.write_all(head.as_bytes());
@@ -286,5 +287,30 @@ pub const INKED_PIXELS_JS: &str = r#"
             if (Math.abs(d[i] - d[0]) + Math.abs(d[i+1] - d[1]) + Math.abs(d[i+2] - d[2]) > 40) n++;
         }
         return [c.closest('figure').dataset.chart, n];
+    });
+"#;
+
+/// Every Content-Security-Policy violation of the page so far, buffered ones from before the
+/// call included: `["directive blocked-url", …]`.
+pub const CSP_VIOLATIONS_JS: &str = r#"
+    return new Promise((done) => {
+        const seen = [];
+        const take = (rs) => seen.push(...rs.map(r => r.body.effectiveDirective + ' ' + r.body.blockedURL));
+        const o = new ReportingObserver(take, { types: ['csp-violation'], buffered: true });
+        o.observe();
+        setTimeout(() => { take(o.takeRecords()); o.disconnect(); done(seen); }, 300);
+    });
+"#;
+
+/// Appends an inline script that sets `window.injected`, and says whether the page's policy
+/// refused it: `[ran, violated directive or null]`.
+pub const INJECT_INLINE_SCRIPT_JS: &str = r#"
+    return new Promise((done) => {
+        let violated = null;
+        document.addEventListener('securitypolicyviolation', (e) => { violated = e.effectiveDirective; });
+        const s = document.createElement('script');
+        s.textContent = 'window.injected = true';
+        document.body.append(s);
+        setTimeout(() => done([window.injected === true, violated]), 300);
     });
 "#;

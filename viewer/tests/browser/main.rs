@@ -11,6 +11,7 @@
 mod bundles;
 mod harness;
 mod imported;
+mod remote;
 mod server;
 mod verdict;
 mod view;

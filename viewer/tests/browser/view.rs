@@ -6,7 +6,7 @@ use std::net::{IpAddr, Ipv4Addr};
 use std::sync::Arc;
 
 use fantoccini::Locator;
-use llmsweep::output::view::{Folder, Listen, listen, serve};
+use llmsweep::output::view::{Access, Folder, Listen, listen, serve};
 use serde_json::json;
 
 use super::harness::{Browser, Session};
@@ -53,7 +53,12 @@ async fn the_folder_list_opens_bundles_and_a_reload_shows_new_ones() {
     .await
     .unwrap();
     let base = format!("http://{}/", listener.local_addr().unwrap());
-    tokio::spawn(serve(listener, folder, std::future::pending()));
+    tokio::spawn(serve(
+        listener,
+        folder,
+        Access::default(),
+        std::future::pending(),
+    ));
     let s = Session::start(&browser, (1360, 1000), &[]).await;
     s.client.goto(&base).await.unwrap();
 
