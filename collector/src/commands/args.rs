@@ -79,6 +79,11 @@ pub struct OutputArgs {
     /// when the terminal is narrower than they need [default: when it is wide enough].
     #[arg(long)]
     pub wide: bool,
+    /// Finish an interrupted run: its bundle's own settings, only the levels it lacks (and those
+    /// it lost to the interruption), written into the same bundle. Give --url, --api-key or
+    /// --header again when the server needs them; a flag that changes the work is refused.
+    #[arg(long, value_name = "BUNDLE")]
+    pub resume: Option<PathBuf>,
 }
 
 /// The throughput sweep's own flags (shared by `throughput` and `run`).

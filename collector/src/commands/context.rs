@@ -49,12 +49,13 @@ impl ContextArgs {
             output,
             warmup: self.warmup,
             sweeps: Sweeps::Context(context),
+            resume: None,
         })
     }
 }
 
 pub(crate) async fn run(a: ContextArgs) -> anyhow::Result<ExitCode> {
-    super::sweep(a.plan()?).await
+    super::sweep(super::plan_or_resume(&a.output, || a.plan())?).await
 }
 
 #[cfg(test)]

@@ -50,6 +50,17 @@ fn command_line() -> Vec<String> {
     redacted_command_line(std::env::args())
 }
 
+/// The plan `plan` makes, or with `--resume` the plan that finishes that bundle.
+fn plan_or_resume(
+    output: &args::OutputArgs,
+    plan: impl FnOnce() -> anyhow::Result<RunPlan>,
+) -> anyhow::Result<RunPlan> {
+    match &output.resume {
+        Some(path) => crate::load::resume_plan(path, &std::env::args().collect::<Vec<_>>()),
+        None => plan(),
+    }
+}
+
 /// Runs a checked sweep plan with signal handling and reports the outcome.
 async fn sweep(plan: RunPlan) -> anyhow::Result<ExitCode> {
     let outcome = run_plan(&plan, command_line(), watch_signals()).await?;

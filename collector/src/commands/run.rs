@@ -71,12 +71,13 @@ impl RunArgs {
             output,
             warmup: self.warmup,
             sweeps,
+            resume: None,
         })
     }
 }
 
 pub(crate) async fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
-    super::sweep(a.plan()?).await
+    super::sweep(super::plan_or_resume(&a.output, || a.plan())?).await
 }
 
 #[cfg(test)]

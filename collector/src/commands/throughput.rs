@@ -31,12 +31,13 @@ impl ThroughputArgs {
             output,
             warmup: self.warmup,
             sweeps: Sweeps::Throughput(ThroughputPlan::new(&self.sweep)?),
+            resume: None,
         })
     }
 }
 
 pub(crate) async fn run(a: ThroughputArgs) -> anyhow::Result<ExitCode> {
-    super::sweep(a.plan()?).await
+    super::sweep(super::plan_or_resume(&a.output, || a.plan())?).await
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ pub(crate) mod generator;
 pub(crate) mod host;
 pub(crate) mod plan;
 pub(crate) mod probe;
+pub(crate) mod resume;
 mod run;
 pub(crate) mod secrets;
 pub(crate) mod session;
@@ -25,5 +26,6 @@ pub use generator::{Interrupt, Signal};
 pub use plan::{
     ContextFlags, ContextPlan, OutputPlan, RunPlan, Sweeps, TargetPlan, ThroughputPlan,
 };
+pub use resume::plan as resume_plan;
 pub use run::{Outcome, run_plan};
 pub use secrets::redacted_command_line;

@@ -185,6 +185,8 @@ pub struct RunPlan {
     /// Unrecorded requests sent before the first sweep.
     pub warmup: u64,
     pub sweeps: Sweeps,
+    /// `--resume`: the interrupted bundle this run finishes.
+    pub resume: Option<crate::load::resume::Resume>,
 }
 
 impl RunPlan {

@@ -71,6 +71,9 @@ pub async fn run_plan(
         interrupt,
     )
     .await?;
+    if let Some(r) = &plan.resume {
+        s.adopt(r.clone());
+    }
     print_target(&s);
     let (input_len, output_len) = plan.warmup_shape();
     s.warmup(plan.warmup, input_len, output_len).await;
@@ -95,6 +98,7 @@ fn finish(mut s: Session) -> anyhow::Result<Outcome> {
     let interrupted = s.interrupt.is_stopped();
     // Interrupted, or stopped because the server went away: not every level was run.
     s.bundle.complete = !interrupted && !s.gave_up;
+    s.refresh_digest();
     s.final_write()?;
     let points = || {
         s.bundle

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use llmsweep_shared::bundle::{
-    Bundle, Calibration, GpuTelemetry, Hosts, SweepKind, Target, Workload,
+    Bundle, Calibration, FlagKind, GpuTelemetry, Hosts, PointStatus, SweepKind, Target, Workload,
 };
 use llmsweep_shared::metrics::definitions;
 
@@ -15,6 +15,7 @@ use crate::load::client::{Client, http_client};
 use crate::load::generator::Interrupt;
 use crate::load::plan::{OutputPlan, TargetPlan};
 use crate::load::probe::{Fingerprint, probe};
+use crate::load::resume::Resume;
 use crate::load::tokenize;
 use crate::load::workload::{PREFIX_WORDS, PromptBuilder, SplitMix64, TokenModel, digest};
 use crate::output::store;
@@ -49,6 +50,8 @@ pub struct Session {
     unsaved: Vec<String>,
     /// The last write failed.
     write_failing: bool,
+    /// The bundle is an interrupted one being finished (`--resume`).
+    resuming: bool,
 }
 
 impl Session {
@@ -157,6 +160,7 @@ impl Session {
             nvidia_smi,
             unsaved: Vec::new(),
             write_failing: false,
+            resuming: false,
         })
     }
 
@@ -198,17 +202,77 @@ impl Session {
         self.prompts = Arc::new(prompts);
     }
 
+    /// The workload digest over every kept point's prompts, in bundle order (after a resume put
+    /// its levels in order and dropped the ones it ran again).
+    pub fn refresh_digest(&mut self) {
+        self.hashes = self
+            .bundle
+            .sweeps
+            .iter()
+            .flat_map(|w| &w.points)
+            .flat_map(|p| &p.requests)
+            .map(|r| r.prompt_hash.clone())
+            .collect();
+        self.bundle.workload.prompt_digest = digest(self.hashes.iter().map(String::as_str));
+    }
+
     /// Records prompt hashes of a finished point, in request order.
     pub fn add_hashes<'a>(&mut self, hashes: impl IntoIterator<Item = &'a str>) {
         self.hashes.extend(hashes.into_iter().map(String::from));
         self.bundle.workload.prompt_digest = digest(self.hashes.iter().map(String::as_str));
     }
 
-    /// Adds a sweep to the bundle and writes it; returns the sweep's index.
+    /// Takes over an interrupted bundle (`--resume`): its levels so far, its path, its workload.
+    pub fn adopt(&mut self, resume: Resume) {
+        let mut b = resume.bundle;
+        let (was, now) = (&b.target.engine_version, &self.bundle.target.engine_version);
+        if was != now {
+            let name =
+                |v: &Option<String>| v.clone().unwrap_or_else(|| "an unstated version".into());
+            self.notes.push(format!(
+                "the server now reports {}; the bundle's levels so far were measured with {}",
+                name(now),
+                name(was)
+            ));
+        }
+        b.complete = false;
+        self.bundle = b;
+        self.refresh_digest();
+        self.path = resume.path;
+        self.resuming = true;
+    }
+
+    /// Adds a sweep to the bundle and writes it; returns the sweep's index. When resuming, the
+    /// bundle's own sweep of that kind, without the levels an interruption or an outage cut
+    /// short (they run again).
     pub fn start_sweep(&mut self, sweep: llmsweep_shared::bundle::Sweep) -> usize {
+        if self.resuming
+            && let Some(i) = self.bundle.sweeps.iter().position(|w| w.kind == sweep.kind)
+        {
+            self.bundle.sweeps[i].points.retain(|p| match p.status {
+                PointStatus::Ok => !p.flags.iter().any(|f| f.kind == FlagKind::Interrupted),
+                PointStatus::Skipped => true,
+                _ => false,
+            });
+            return i;
+        }
         self.bundle.sweeps.push(sweep);
         self.checkpoint();
         self.bundle.sweeps.len() - 1
+    }
+
+    /// Whether this run finishes an interrupted bundle (`--resume`).
+    pub fn is_resuming(&self) -> bool {
+        self.resuming
+    }
+
+    /// Whether sweep `sweep` already has the level at concurrency `c` and input length `len`
+    /// (a resumed bundle's).
+    pub fn has_point(&self, sweep: usize, c: u32, len: u64) -> bool {
+        self.bundle.sweeps[sweep]
+            .points
+            .iter()
+            .any(|p| p.concurrency == c && p.input_len == len)
     }
 
     /// Adds a finished point to sweep `sweep` and writes the bundle, so a crash loses nothing.

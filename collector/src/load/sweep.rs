@@ -53,8 +53,23 @@ pub async fn throughput(s: &mut Session, plan: &ThroughputPlan, warmup: u64) -> 
         points: Vec::new(),
     });
     let table = ThroughputTable(s.width);
+    let have: Vec<String> = plan
+        .concurrency
+        .iter()
+        .filter(|&&c| s.has_point(sweep, c, plan.input_len))
+        .map(|c| format!("C={c}"))
+        .collect();
+    resuming_note(s, &have);
     println!("{}", table.header());
     for (i, &c) in plan.concurrency.iter().enumerate() {
+        if let Some(p) = s.bundle.sweeps[sweep]
+            .points
+            .iter()
+            .find(|p| p.concurrency == c && p.input_len == plan.input_len)
+        {
+            println!("{}", table.row(p));
+            continue;
+        }
         let spec = LoadSpec {
             concurrency: c,
             stop: plan.stop_at(c),
@@ -88,10 +103,26 @@ pub async fn throughput(s: &mut Session, plan: &ThroughputPlan, warmup: u64) -> 
         }
         s.add_point(sweep, point);
     }
+    // A resumed sweep's levels in the plan's order, whatever order they were measured in.
+    let order = |p: &Point| plan.concurrency.iter().position(|&c| c == p.concurrency);
+    s.bundle.sweeps[sweep].points.sort_by_key(order);
     if let Some(h) = llmsweep_shared::headline::headline(&s.bundle.sweeps[sweep]) {
         println!("\n{h}");
     }
     Ok(())
+}
+
+/// When resuming, says which levels the bundle has and are not run again.
+fn resuming_note(s: &Session, have: &[String]) {
+    if s.is_resuming() && !have.is_empty() {
+        note_line(&format!(
+            "resuming {}: {} {} in the bundle and {} not run again",
+            s.path.display(),
+            have.join(", "),
+            if have.len() == 1 { "is" } else { "are" },
+            if have.len() == 1 { "is" } else { "are" },
+        ));
+    }
 }
 
 /// Says that the run stops because the server did not come back, and what is left unrun.
@@ -172,8 +203,24 @@ pub async fn context(s: &mut Session, plan: &ContextPlan, warmup: u64) -> anyhow
     let max_context = s.bundle.target.max_context;
     let table = ContextTable(s.width);
     println!("{}", table.header());
+    let have: Vec<String> = plan
+        .lengths
+        .iter()
+        .flat_map(|&len| plan.concurrency.iter().map(move |&c| (len, c)))
+        .filter(|&(len, c)| s.has_point(sweep, c, len))
+        .map(|(len, c)| format!("{len} tokens at C={c}"))
+        .collect();
+    resuming_note(s, &have);
     'lengths: for &len in &plan.lengths {
         for &c in &plan.concurrency {
+            if let Some(p) = s.bundle.sweeps[sweep]
+                .points
+                .iter()
+                .find(|p| p.concurrency == c && p.input_len == len)
+            {
+                println!("{}", table.row(p));
+                continue;
+            }
             let spec = LoadSpec {
                 concurrency: c,
                 stop: StopRule::Count(plan.repeats * c as u64),
@@ -197,6 +244,12 @@ pub async fn context(s: &mut Session, plan: &ContextPlan, warmup: u64) -> anyhow
             }
         }
     }
+    let order = |p: &Point| {
+        let l = plan.lengths.iter().position(|&l| l == p.input_len);
+        let c = plan.concurrency.iter().position(|&c| c == p.concurrency);
+        (l, c)
+    };
+    s.bundle.sweeps[sweep].points.sort_by_key(order);
     let fit = fit_context(&mut s.bundle.sweeps[sweep]);
     s.checkpoint();
     print_fit(fit.as_ref(), &s.bundle.sweeps[sweep]);

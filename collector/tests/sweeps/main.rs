@@ -1,5 +1,5 @@
 //! Sweeps against the simulated server, whose timing is known: exact counts, flags, failures and
-//! interruption ([`throughput`], [`context`]), outages ([`outage`]), unwritable bundles ([`disk`]) and the measured numbers against the simulator's
+//! interruption ([`throughput`], [`context`]), outages ([`outage`]), unwritable bundles ([`disk`]), resuming ([`resume`]) and the measured numbers against the simulator's
 //! ground truth ([`ground_truth`]). Sweeps in this process run one at a time
 //! (`common::sim`), so timing checks do not measure each other.
 
@@ -12,4 +12,5 @@ mod context;
 mod disk;
 mod ground_truth;
 mod outage;
+mod resume;
 mod throughput;
