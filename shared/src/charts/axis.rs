@@ -152,16 +152,19 @@ pub fn one_two_five_ticks(lo: f64, hi: f64) -> Vec<f64> {
     let last = hi.log10().ceil() as i32;
     let all: Vec<f64> = (first..=last)
         .flat_map(|e| [1.0, 2.0, 5.0].map(|m| m * 10f64.powi(e)))
+        .filter(|t| t.is_finite())
         .collect();
-    let start = all
-        .iter()
-        .rposition(|&t| t <= lo * (1.0 + 1e-9))
-        .unwrap_or(0);
+    let start = all.iter().rposition(|&t| t <= lo + lo * 1e-9).unwrap_or(0);
     let end = all
         .iter()
-        .position(|&t| t >= hi * (1.0 - 1e-9))
-        .unwrap_or(all.len() - 1);
-    thin(all[start..=end].to_vec())
+        .position(|&t| t >= hi - hi * 1e-9)
+        .unwrap_or(all.len().saturating_sub(1));
+    // Near f64::MAX the tick above the data does not exist: up to the last one there is.
+    thin(
+        all.get(start..=end.max(start))
+            .unwrap_or(&all[start..])
+            .to_vec(),
+    )
 }
 
 /// Keeps every n-th tick (always the first) so at most [`MAX_TICKS`] remain.
@@ -432,5 +435,15 @@ mod tests {
                 assert!(s.len() <= 12, "{v}: {s}");
             }
         }
+    }
+
+    /// Found by `prop_axes_are_sane_for_any_range`: at `f64::MAX` the 1-2-5 ticks above the
+    /// data are infinite, and picking the range between them panicked (which kills the viewer).
+    #[test]
+    fn token_ticks_at_f64_max_do_not_panic() {
+        let texts = |t: Vec<f64>| t.into_iter().map(format_tokens).collect::<Vec<_>>();
+        assert_eq!(texts(one_two_five_ticks(f64::MAX, f64::MAX)), ["1e308"]);
+        assert_eq!(texts(one_two_five_ticks(1e306, f64::MAX)).len(), 7);
+        assert!(AxisKind::Tokens.ticks(f64::MAX, f64::MAX).len() <= MAX_TICKS);
     }
 }
