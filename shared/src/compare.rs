@@ -10,6 +10,7 @@ pub mod verdict;
 use std::collections::BTreeSet;
 
 use crate::bundle::{Api, Bundle, Point, PointStatus, Sweep, SweepKind};
+use crate::charts::axis::fixed;
 use crate::curves::{Metric, sweep_of};
 
 pub use interval::{Change, Estimate, RESOLUTION_S, Spread};
@@ -447,10 +448,15 @@ fn status_word(s: PointStatus) -> &'static str {
     }
 }
 
-/// `(value − base) / |base| × 100`; `None` when either is missing or the base is zero.
+/// `(value − base) / |base| × 100`; `None` when either is missing, the base is zero or the
+/// change is past `f64`'s range.
 pub fn delta_pct(base: Option<f64>, value: Option<f64>) -> Option<f64> {
     let (b, v) = (base?, value?);
-    (b != 0.0).then(|| (v - b) / b.abs() * 100.0)
+    // A change past f64's range (a foreign file's 1.7e308 against a tiny baseline) has no
+    // percentage: none rather than infinity.
+    (b != 0.0)
+        .then(|| (v - b) / b.abs() * 100.0)
+        .filter(|d| d.is_finite())
 }
 
 /// Better or worse, given which way the metric improves, when the change is significant at
@@ -535,7 +541,7 @@ impl SweepComparison {
                 for (n, c) in row.cells.iter().enumerate() {
                     f.push(c.value.map(|v| format!("{v}")).unwrap_or_default());
                     if n > 0 {
-                        f.push(c.delta_pct.map(|d| format!("{d:.2}")).unwrap_or_default());
+                        f.push(c.delta_pct.map(|d| fixed(d, 2)).unwrap_or_default());
                     }
                 }
                 lines.push(csv_line(&f));

@@ -6,6 +6,7 @@
 //! TTFT and prefill speed from the shortest to the longest length measured, and what was skipped.
 
 use crate::bundle::{PointStatus, Sweep, SweepKind};
+use crate::charts::axis::fixed;
 use crate::curves::Metric;
 
 /// A level within this many percent of the peak counts as saturated.
@@ -106,17 +107,17 @@ fn context(sweep: &Sweep) -> Option<String> {
 
 fn num(v: f64) -> String {
     if v >= 1000.0 {
-        format!("{v:.0}")
+        fixed(v, 0)
     } else {
-        format!("{v:.1}")
+        fixed(v, 1)
     }
 }
 
 fn secs(v: f64) -> String {
     if v >= 10.0 {
-        format!("{v:.1} s")
+        format!("{} s", fixed(v, 1))
     } else {
-        format!("{v:.2} s")
+        format!("{} s", fixed(v, 2))
     }
 }
 

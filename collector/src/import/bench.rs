@@ -74,12 +74,105 @@ impl LenSource {
     }
 }
 
+/// A `NaN`, `Infinity` or `-Infinity` that Python's `json` module wrote where JSON has no value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PyLiteral {
+    pub literal: &'static str,
+    /// 1-based, in the original text.
+    pub line: usize,
+    pub column: usize,
+    /// The object key it is the value of (for an array element, the array's key).
+    pub key: Option<String>,
+    /// Its byte offset in the text given to the JSON parser.
+    at: usize,
+}
+
+impl PyLiteral {
+    /// `NaN at line 3 column 20 (`p99_ttft_ms`)`.
+    fn place(&self) -> String {
+        let key = self
+            .key
+            .as_ref()
+            .map(|k| format!(" (`{k}`)"))
+            .unwrap_or_default();
+        format!(
+            "{} at line {} column {}{key}",
+            self.literal, self.line, self.column
+        )
+    }
+
+    fn why(&self) -> &'static str {
+        match self.literal {
+            "NaN" => "Python's json writes NaN for a missing statistic",
+            _ => "Python's json writes Infinity for a number past any bound (a division by zero)",
+        }
+    }
+}
+
+/// `text` with every `NaN`, `Infinity` and `-Infinity` outside strings replaced by `null`
+/// (vLLM's `--save-result` writes them with `json.dump` when a statistic has no value), and
+/// where each was.
+pub fn python_literals(text: &str) -> (String, Vec<PyLiteral>) {
+    let mut out = String::with_capacity(text.len());
+    let mut found = Vec::new();
+    let (mut line, mut line_start) = (1, 0);
+    let (mut in_string, mut escaped) = (false, false);
+    let mut string_start = 0;
+    let (mut last_string, mut key): (Option<&str>, Option<String>) = (None, None);
+    let mut i = 0;
+    while let Some(c) = text[i..].chars().next() {
+        let len = c.len_utf8();
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_string = false;
+                last_string = Some(&text[string_start..i]);
+            }
+        } else if c == '"' {
+            in_string = true;
+            string_start = i + 1;
+        } else if c == ':' {
+            key = last_string.map(str::to_string);
+        } else if c == '{' {
+            key = None;
+        } else if let Some(l) = ["NaN", "Infinity", "-Infinity"]
+            .into_iter()
+            .find(|l| text[i..].starts_with(l))
+        {
+            found.push(PyLiteral {
+                literal: l,
+                line,
+                column: text[line_start..i].chars().count() + 1,
+                key: key.clone(),
+                at: out.len(),
+            });
+            out.push_str("null");
+            i += l.len();
+            continue;
+        }
+        if c == '\n' {
+            line += 1;
+            line_start = i + 1;
+        }
+        out.push(c);
+        i += len;
+    }
+    (out, found)
+}
+
 /// Reads every run in `text`: JSON objects one after another (JSON lines or concatenated).
+/// Python's `NaN` and `Infinity` are read as missing, each with a note that says where.
 pub fn parse(bench: Bench, text: &str) -> Result<Vec<Run>, String> {
     let mut runs = Vec::new();
-    let stream = serde_json::Deserializer::from_str(text).into_iter::<Value>();
-    for (i, item) in stream.enumerate() {
-        let n = i + 1;
+    let (clean, literals) = python_literals(text);
+    let mut stream = serde_json::Deserializer::from_str(&clean).into_iter::<Value>();
+    let mut n = 0;
+    let mut run_start = 0;
+    while let Some(item) = stream.next() {
+        n += 1;
         let v = item.map_err(|e| {
             format!(
                 "run {n} is not valid JSON ({e}); expected the file {} writes",
@@ -89,7 +182,21 @@ pub fn parse(bench: Bench, text: &str) -> Result<Vec<Run>, String> {
         let Value::Object(o) = v else {
             return Err(format!("run {n} is not a JSON object"));
         };
-        runs.push(run(bench, n, &o)?);
+        let run_end = stream.byte_offset();
+        let mine: Vec<&PyLiteral> = literals
+            .iter()
+            .filter(|l| (run_start..run_end).contains(&l.at))
+            .collect();
+        run_start = run_end;
+        let mut r = run(bench, n, &o, &mine)?;
+        for l in mine {
+            r.notes.push(format!(
+                "run {n}: {}: {}; read as missing",
+                l.place(),
+                l.why()
+            ));
+        }
+        runs.push(r);
     }
     if runs.is_empty() {
         return Err(format!(
@@ -100,10 +207,25 @@ pub fn parse(bench: Bench, text: &str) -> Result<Vec<Run>, String> {
     Ok(runs)
 }
 
-fn run(bench: Bench, n: usize, o: &Map<String, Value>) -> Result<Run, String> {
+fn run(
+    bench: Bench,
+    n: usize,
+    o: &Map<String, Value>,
+    literals: &[&PyLiteral],
+) -> Result<Run, String> {
     let f = |k: &str| o.get(k).and_then(Value::as_f64).filter(|v| v.is_finite());
     let u = |k: &str| o.get(k).and_then(Value::as_u64);
     let s = |k: &str| o.get(k).and_then(Value::as_str).map(str::to_string);
+    // A run needs these two; written as NaN they are not a missing statistic but no run.
+    for k in ["duration", "completed"] {
+        if let Some(l) = literals.iter().find(|l| l.key.as_deref() == Some(k)) {
+            return Err(format!(
+                "run {n}: {}: {}, and a run cannot be placed without its `{k}`",
+                l.place(),
+                l.why()
+            ));
+        }
+    }
     if f("duration").is_none() || u("completed").is_none() {
         return Err(format!(
             "run {n} has no `duration` and `completed`: not a result of {}",
@@ -336,5 +458,55 @@ mod tests {
         .unwrap();
         assert_eq!(all_at_once[0].concurrency, 3);
         assert_eq!(all_at_once[0].notes.len(), 1);
+    }
+
+    /// Issue 10: `vllm bench serve --save-result` writes `NaN` (Python's `json.dump`) for a
+    /// statistic it has no value for; the file was refused as not valid JSON.
+    #[test]
+    fn python_nan_is_a_missing_statistic_with_a_note() {
+        let text = "{\"duration\": 10.0, \"completed\": 4, \"max_concurrency\": 2,\n \"output_throughput\": 100.0, \"p99_ttft_ms\": NaN,\n \"median_ttft_ms\": 50.0, \"request_throughput\": Infinity, \"label\": \"NaN: Infinity\", \"x\": [-Infinity]}";
+        let runs = parse(Bench::Vllm, text).unwrap();
+        let r = &runs[0];
+        assert_eq!(r.values.ttft_s.p99, None);
+        assert_eq!(r.values.ttft_s.p50, Some(0.05));
+        assert_eq!(r.values.request_s, None);
+        assert_eq!(r.values.output_tok_s, Some(100.0));
+        assert_eq!(
+            r.notes,
+            [
+                "run 1: NaN at line 2 column 45 (`p99_ttft_ms`): Python's json writes NaN for a missing statistic; read as missing",
+                "run 1: Infinity at line 3 column 48 (`request_throughput`): Python's json writes Infinity for a number past any bound (a division by zero); read as missing",
+                "run 1: -Infinity at line 3 column 90 (`x`): Python's json writes Infinity for a number past any bound (a division by zero); read as missing",
+            ]
+        );
+        let e = parse(Bench::Vllm, "{\"duration\": NaN, \"completed\": 4}").unwrap_err();
+        assert_eq!(
+            e,
+            "run 1: NaN at line 1 column 14 (`duration`): Python's json writes NaN for a missing statistic, and a run cannot be placed without its `duration`"
+        );
+    }
+
+    #[test]
+    fn literals_are_found_per_run_of_a_json_lines_file() {
+        let line = |c: u32, p99: &str| {
+            format!(
+                r#"{{"duration": 1.0, "completed": 2, "max_concurrency": {c}, "p99_ttft_ms": {p99}}}"#
+            )
+        };
+        let text = format!(
+            "{}\n{}\n{}\n",
+            line(1, "NaN"),
+            line(2, "20.0"),
+            line(4, "NaN")
+        );
+        let runs = parse(Bench::Sglang, &text).unwrap();
+        let notes: Vec<usize> = runs.iter().map(|r| r.notes.len()).collect();
+        assert_eq!(notes, [1, 0, 1]);
+        assert!(
+            runs[2].notes[0].starts_with("run 3: NaN at line 3 column "),
+            "{:?}",
+            runs[2].notes
+        );
+        assert_eq!(runs[1].values.ttft_s.p99, Some(0.02));
     }
 }

@@ -8,6 +8,8 @@
 //! script never stated is kept as "unstated".
 
 pub(crate) mod bench;
+#[cfg(test)]
+mod prop;
 pub(crate) mod table;
 
 use std::collections::BTreeMap;

@@ -163,6 +163,16 @@ impl Client {
             );
             return Sent::Done;
         }
+        let html = resp
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|t| t.trim_start().to_ascii_lowercase().starts_with("text/html"));
+        if html {
+            let text = resp.text().await.unwrap_or_default();
+            trace.fail(ErrorKind::Protocol, None, api::html_page(&text));
+            return Sent::Done;
+        }
         let mut decoder = SseDecoder::new();
         let mut bytes = resp.bytes_stream();
         while let Some(item) = bytes.next().await {

@@ -49,6 +49,23 @@ impl Fingerprint {
         self.probes.values().find_map(|p| p.error.as_deref())
     }
 
+    /// When the server answered the model list with an HTML page (a web UI, a static server, a
+    /// proxy's error page) and no probe with JSON, what to say: the URL is likely not the API's
+    /// address, and neither `--model` nor anything else would make a sweep of it work.
+    pub fn html_instead_of_api(&self, url: &str) -> Option<String> {
+        let p = self.probes.get("/v1/models")?;
+        let body = p.body.as_ref()?.as_str()?;
+        let some_json = PROBES.iter().any(|path| self.probe_json(path).is_some());
+        if !crate::load::api::is_html(body) || some_json {
+            return None;
+        }
+        let status = p.status.map(|s| format!(" (HTTP {s})")).unwrap_or_default();
+        Some(format!(
+            "{url}/v1/models{status}: {}\n  --url takes the address of the OpenAI-compatible API, the one whose /v1/models lists the models (e.g. http://127.0.0.1:30000), not a web page's.",
+            crate::load::api::html_page(body)
+        ))
+    }
+
     pub fn probe_json(&self, path: &str) -> Option<&Value> {
         let p = self.probes.get(path)?;
         if p.status.is_some_and(|s| (200..300).contains(&s)) {
@@ -378,5 +395,41 @@ mod tests {
         )]));
         assert!(!f.reachable());
         assert_eq!(f.first_error(), Some("connection refused"));
+    }
+
+    /// Issue 10: a web page at the URL got "did not list its models; name the model with
+    /// --model", advice that cannot help; the answer is an HTML page and the URL is likely wrong.
+    #[test]
+    fn an_html_model_list_says_the_url_is_not_the_api() {
+        let page = "<!DOCTYPE html><html><head><title>Open WebUI</title></head></html>";
+        let f = derive(probes(vec![(
+            "/v1/models",
+            Probe {
+                status: Some(200),
+                body: Some(Value::String(page.into())),
+                error: None,
+            },
+        )]));
+        let why = f.html_instead_of_api("http://gpu1:8080").unwrap();
+        assert!(
+            why.starts_with("http://gpu1:8080/v1/models (HTTP 200): the server answered with an HTML page (\"Open WebUI\"), not the API's JSON: is this the server's API address?\n  --url takes the address of the OpenAI-compatible API"),
+            "{why}"
+        );
+        let json = derive(probes(vec![("/v1/models", ok(json!({"data": []})))]));
+        assert_eq!(json.html_instead_of_api("http://x"), None);
+        let api = derive(probes(vec![
+            ("/v1/models", ok(Value::String(page.into()))),
+            ("/health", ok(json!({"status": "ok"}))),
+        ]));
+        assert_eq!(
+            api.html_instead_of_api("http://x"),
+            None,
+            "an API answered elsewhere"
+        );
+        let text = derive(probes(vec![(
+            "/v1/models",
+            ok(Value::String("Not Found".into())),
+        )]));
+        assert_eq!(text.html_instead_of_api("http://x"), None);
     }
 }

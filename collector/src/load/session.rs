@@ -75,6 +75,9 @@ impl Session {
                 fp.first_error().unwrap_or("no answer")
             );
         }
+        if let Some(why) = fp.html_instead_of_api(&target.url) {
+            bail!("{why}");
+        }
         let model = choose_model(target, &fp)?;
         let (token_model, calibration) = match tokenize::measure(&http, &target.url, &model).await {
             Some(m) => (m, Calibration::Tokenizer),

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use anyhow::bail;
 use llmsweep_shared::Bundle;
 use llmsweep_shared::bundle::SweepKind;
+use llmsweep_shared::charts::axis::fixed;
 use llmsweep_shared::compare::verdict::{change_text, level_list};
 use llmsweep_shared::compare::{
     Comparison, NEUTRAL_PCT, RunInput, SweepComparison, Verdict, compare, definition, interval,
@@ -290,13 +291,15 @@ fn verdict_mark(v: Verdict) -> &'static str {
     }
 }
 
+/// A table value: 1 to 3 decimals by size; scientific for a huge one (a foreign file's
+/// `1.7e308` is not printed as 309 digits).
 fn fmt_value(v: f64) -> String {
     if v.abs() >= 100.0 {
-        format!("{v:.1}")
+        fixed(v, 1)
     } else if v.abs() >= 1.0 {
-        format!("{v:.2}")
+        fixed(v, 2)
     } else {
-        format!("{v:.3}")
+        fixed(v, 3)
     }
 }
 

@@ -336,7 +336,10 @@ fn summary_table(html: &mut String, b: &Bundle, kind: SweepKind) {
             ),
             (None, None) => "-".into(),
         };
-        let num = |m: Metric, digits: usize| m.of(p).map(|v| format!("{v:.digits$}"));
+        let num = |m: Metric, digits: usize| {
+            m.of(p)
+                .map(|v| llmsweep_shared::charts::axis::fixed(v, digits))
+        };
         // An imported run has no steady window: its aggregate is shown, marked as such.
         let output = num(Metric::SteadyTokS, 1)
             .or_else(|| num(Metric::AggTokS, 1).map(|v| format!("{v} (aggregate)")));

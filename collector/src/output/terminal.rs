@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use llmsweep_shared::bundle::{Point, PointStatus, Summary};
+use llmsweep_shared::charts::axis::fixed;
 
 /// A table column: header, width (a cell wider than the width widens only its own row, so
 /// nothing is ever cut), and whether the narrow table shows it.
@@ -115,7 +116,7 @@ impl ContextTable {
         let mut cells = vec![p.input_len.to_string(), p.concurrency.to_string()];
         if let Some(s) = &p.summary {
             let p50 = |x: Option<llmsweep_shared::metrics::Stats>, scale: f64, prec: usize| {
-                x.map_or("-".into(), |v| format!("{:.prec$}", v.p50 * scale))
+                x.map_or("-".into(), |v| fixed(v.p50 * scale, prec))
             };
             let counted = p.requests.iter().filter_map(|r| r.prompt_tokens).max();
             cells.extend([
@@ -159,32 +160,30 @@ fn render(cols: &[Col], w: Width, mut cells: Vec<String>, p: &Point) -> String {
 }
 
 fn throughput_cells(p: &Point, s: &Summary) -> Vec<String> {
-    let ttft = s
-        .ttft_s
-        .map_or("-".into(), |t| format!("{:.3}/{:.3}", t.p50, t.p99));
+    let ttft = s.ttft_s.map_or("-".into(), |t| {
+        format!("{}/{}", fixed(t.p50, 3), fixed(t.p99, 3))
+    });
     let peak_queue = p
         .server_samples
         .as_ref()
         .and_then(|x| x.peak_queue)
-        .map_or("-".into(), |q| format!("{q:.0}"));
+        .map_or("-".into(), |q| fixed(q, 0));
     let tok_per_joule = p
         .gpu_samples
         .as_ref()
         .and_then(|g| g.tokens_per_joule)
-        .map_or("-".into(), |t| format!("{t:.2}"));
+        .map_or("-".into(), |t| fixed(t, 2));
     vec![
         p.concurrency.to_string(),
         format!("{}/{}", s.ok, s.failed),
-        format!("{:.1}", s.agg_tok_s),
-        s.steady_tok_s.map_or("-".into(), |v| format!("{v:.1}")),
-        s.decode_tok_s
-            .map_or("-".into(), |d| format!("{:.1}", d.p50)),
+        fixed(s.agg_tok_s, 1),
+        s.steady_tok_s.map_or("-".into(), |v| fixed(v, 1)),
+        s.decode_tok_s.map_or("-".into(), |d| fixed(d.p50, 1)),
         ttft,
-        s.itl_s
-            .map_or("-".into(), |i| format!("{:.1}", i.p50 * 1000.0)),
+        s.itl_s.map_or("-".into(), |i| fixed(i.p50 * 1000.0, 1)),
         peak_queue,
         format!("{}/{}", s.output_tokens, s.output_tokens_asked),
-        format!("{:.1}", s.wall_s),
+        fixed(s.wall_s, 1),
         tok_per_joule,
     ]
 }

@@ -122,6 +122,9 @@ pub struct SimConfig {
     pub fail_every: Option<u32>,
     /// Fault: every generation request gets this HTTP status with an OpenAI-style error body.
     pub reject_all: Option<u16>,
+    /// Fault: every generation request gets HTTP 200 with an HTML page (a login page or a web UI
+    /// in front of the API); the other endpoints answer as usual.
+    pub html_answers: bool,
     /// Fault: report this many prompt tokens (at most the prompt) as
     /// `usage.prompt_tokens_details.cached_tokens` and as prefix-cache hits in `/metrics`.
     /// Reported only: prefill still takes the whole prompt's time.
@@ -184,6 +187,7 @@ impl SimConfig {
             fail_every: None,
             cut_after: None,
             reject_all: None,
+            html_answers: false,
             cached_tokens: 0,
             repeat_word: None,
             no_usage: false,

@@ -225,6 +225,11 @@ async fn generate(s: &Shared, api: Api, request: Request) -> Response {
                 .into_response();
         }
     };
+    if s.cfg.html_answers {
+        // Fault: a login page or a web UI in front of the API, answering 200 with HTML.
+        let page = "<!doctype html><html><head><title>Sign in</title></head><body>Sign in to continue</body></html>";
+        return ([(CONTENT_TYPE, "text/html; charset=utf-8")], page).into_response();
+    }
     let result = match admit(s, api, arrival, at, &body) {
         Ok(g) if g.plan.stream => Ok(g.into_sse()),
         Ok(g) => g.collect().await,

@@ -1,10 +1,12 @@
 //! The `llmsweep` binary as a user runs it, and the files it reads and writes: sweeps and bad
 //! input ([`run`]), `compare` and its gate ([`compare`]), `import` ([`import`]) and `plot`
-//! ([`plot`]), signals ([`signals`]), and secrets kept out of everything written ([`secrets`]).
+//! ([`plot`]), signals ([`signals`]), secrets kept out of everything written ([`secrets`]), and
+//! numbers at the edges of `f64` through all of them with a deadline ([`finite`]).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod compare;
+mod finite;
 mod import;
 mod plot;
 mod run;

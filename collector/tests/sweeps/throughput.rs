@@ -185,6 +185,35 @@ async fn a_stream_cut_before_its_end_is_a_failure_not_an_early_stop() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_html_page_instead_of_a_stream_is_called_one() {
+    let cfg = SimConfig {
+        html_answers: true,
+        ..fast()
+    };
+    let s = sweep(
+        cfg,
+        &[
+            "--concurrency",
+            "1",
+            "--input-len",
+            "20",
+            "--output-len",
+            "4",
+        ],
+    )
+    .await;
+    let p = &s.bundle.sweeps[0].points[0];
+    assert_eq!(p.status, PointStatus::Failed);
+    let e = p.requests[0].error.as_ref().unwrap();
+    assert_eq!(e.kind, ErrorKind::Protocol);
+    assert!(
+        e.message.starts_with("the server answered with an HTML page (\"Sign in\"), not the API's JSON: is this the server's API address?"),
+        "{}",
+        e.message
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn overshoot_and_cache_hits_and_repeats_are_flagged() {
     let cfg = SimConfig {
         overshoot: 3,

@@ -19,6 +19,14 @@ const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 pub enum BundleError {
     #[error("not valid JSON: {0}")]
     Json(#[from] serde_json::Error),
+    #[error(
+        "not valid JSON: {literal} at line {line} column {column} (Python's json writes {literal} for a missing or infinite number; JSON has no such value)"
+    )]
+    PythonLiteral {
+        literal: &'static str,
+        line: usize,
+        column: usize,
+    },
     #[error("not an llmsweep bundle: {0}")]
     NotABundle(String),
     #[error(
@@ -40,12 +48,96 @@ pub enum BundleError {
     NotText { at: usize },
 }
 
-/// Just the schema, to tell why a text is not a readable bundle. Other fields are skipped
-/// without being built.
-#[derive(serde::Deserialize)]
-struct Head {
-    #[serde(default)]
-    schema: Option<serde_json::Value>,
+/// What a text that is not a readable bundle holds at its top: an object's `schema` (other
+/// fields are skipped without being built), or which other kind of JSON value it is.
+enum Head {
+    Object { schema: Option<serde_json::Value> },
+    Other(&'static str),
+}
+
+impl<'de> serde::Deserialize<'de> for Head {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Head, D::Error> {
+        d.deserialize_any(HeadVisitor)
+    }
+}
+
+struct HeadVisitor;
+
+impl<'de> serde::de::Visitor<'de> for HeadVisitor {
+    type Value = Head;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Head, A::Error> {
+        let mut schema = None;
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            if key == "schema" {
+                schema = Some(map.next_value()?);
+            } else {
+                map.next_value::<serde::de::IgnoredAny>()?;
+            }
+        }
+        Ok(Head::Object { schema })
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Head, A::Error> {
+        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+        Ok(Head::Other("an array"))
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<Head, E> {
+        Ok(Head::Other("a string"))
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Head, E> {
+        Ok(Head::Other("a boolean"))
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<Head, E> {
+        Ok(Head::Other("a number"))
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<Head, E> {
+        Ok(Head::Other("a number"))
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<Head, E> {
+        Ok(Head::Other("a number"))
+    }
+
+    fn visit_unit<E>(self) -> Result<Head, E> {
+        Ok(Head::Other("null"))
+    }
+}
+
+/// The non-JSON literal Python's `json` module writes for NaN and ±∞ (`NaN`, `Infinity`,
+/// `-Infinity`) when `text` has one at `line` and `column` (1-based, as serde_json counts; a
+/// parser stops one byte into `-Infinity`), with the column it starts at.
+pub fn python_literal_at(text: &str, line: usize, column: usize) -> Option<(&'static str, usize)> {
+    let row = text.split_inclusive('\n').nth(line.checked_sub(1)?)?;
+    let at = column.checked_sub(1)?;
+    let starts = |i: usize, l: &str| row.get(i..).is_some_and(|r| r.starts_with(l));
+    if at > 0 && starts(at - 1, "-Infinity") {
+        return Some(("-Infinity", column - 1));
+    }
+    ["NaN", "Infinity", "-Infinity"]
+        .into_iter()
+        .find(|l| starts(at, l))
+        .map(|l| (l, column))
+}
+
+/// A JSON syntax error, named as a Python literal when it is one.
+fn syntax_error(text: &str, e: serde_json::Error) -> BundleError {
+    match python_literal_at(text, e.line(), e.column()) {
+        Some((literal, column)) => BundleError::PythonLiteral {
+            literal,
+            line: e.line(),
+            column,
+        },
+        None => BundleError::Json(e),
+    }
 }
 
 impl Bundle {
@@ -70,13 +162,15 @@ impl Bundle {
                 Ok(b)
             }
             Err(e) => {
-                let head: Head = serde_json::from_str(text).map_err(|e| match e.classify() {
-                    serde_json::error::Category::Data => BundleError::NotABundle(
-                        "the JSON is not an object with a `schema` field".into(),
-                    ),
-                    _ => BundleError::Json(e),
-                })?;
-                check_schema(head.schema.as_ref())?;
+                let head: Head = serde_json::from_str(text).map_err(|e| syntax_error(text, e))?;
+                match head {
+                    Head::Object { schema } => check_schema(schema.as_ref())?,
+                    Head::Other(kind) => {
+                        return Err(BundleError::NotABundle(format!(
+                            "the file holds {kind}; expected a JSON object with \"schema\": \"{SCHEMA_PREFIX}{SCHEMA_MAJOR}\""
+                        )));
+                    }
+                }
                 Err(BundleError::Invalid(e.to_string()))
             }
         }
@@ -244,10 +338,52 @@ mod tests {
     fn errors_say_what_is_wrong() {
         assert_eq!(err(b""), "the file is empty");
         assert!(err(b"hello").starts_with("not valid JSON"));
+        assert_eq!(
+            err(b"42"),
+            "not an llmsweep bundle: the file holds a number; expected a JSON object with \"schema\": \"llmsweep.bundle/1\""
+        );
         assert!(err(b"{\"a\": 1}").starts_with("not an llmsweep bundle"));
         assert!(err(&[0xff, 0xfe, 0x00]).contains("not a text file"));
         let newer = MINIMAL.replace("llmsweep.bundle/1", "llmsweep.bundle/9");
         assert!(err(newer.as_bytes()).contains("newer llmsweep"));
         assert!(err(&MINIMAL.as_bytes()[..MINIMAL.len() / 2]).contains("EOF"));
+    }
+
+    /// Issue 10: valid JSON of the wrong shape was "not valid JSON" (an array) or "damaged".
+    #[test]
+    fn valid_json_of_another_shape_is_not_a_bundle() {
+        for (text, kind) in [
+            ("[1, 2, 3]", "an array"),
+            ("[\"llmsweep.bundle/1\"]", "an array"),
+            ("\"hello\"", "a string"),
+            ("null", "null"),
+            ("true", "a boolean"),
+            ("-1.5", "a number"),
+        ] {
+            let e = err(text.as_bytes());
+            assert!(
+                e.starts_with(&format!("not an llmsweep bundle: the file holds {kind}; expected a JSON object with \"schema\"")),
+                "{text}: {e}"
+            );
+        }
+        assert!(err(b"{}").contains("no `schema` field"));
+        assert!(err(b"[1, 2,").starts_with("not valid JSON"));
+    }
+
+    #[test]
+    fn python_nan_and_infinity_are_named() {
+        let text = "{\"schema\": \"llmsweep.bundle/1\",\n  \"x\": NaN}";
+        assert_eq!(
+            err(text.as_bytes()),
+            "not valid JSON: NaN at line 2 column 8 (Python's json writes NaN for a missing or infinite number; JSON has no such value)"
+        );
+        let e = err(b"{\"schema\": -Infinity}");
+        assert!(
+            e.starts_with("not valid JSON: -Infinity at line 1 column 12"),
+            "{e}"
+        );
+        assert_eq!(python_literal_at("[Infinity]", 1, 2), Some(("Infinity", 2)));
+        assert_eq!(python_literal_at("[Infinity]", 3, 2), None);
+        assert_eq!(python_literal_at("[Infinity]", 1, 99), None);
     }
 }

@@ -4,12 +4,11 @@ use std::ops::Range;
 
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
-use plotters::coord::types::RangedCoordf64;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::axis::{AxisKind, format_value};
+use super::axis::{AxisKind, format_value, linear_ticks, widen};
 use super::plot::{LegendEntry, Mark, MarkStyle, Plot, PointRef, Rgb};
 use super::{ChartError, Theme};
 
@@ -215,7 +214,7 @@ fn draw_data<DB: DrawingBackend>(
     let xk = plot.x_kind;
     let (px0, px1) = xk.plot_range(x0, x1);
     let ticks: Vec<f64> = match xk {
-        AxisKind::Linear => RangedCoordf64::from(px0..px1).key_points(8),
+        AxisKind::Linear => linear_ticks(px0, px1, 8),
         _ => xk
             .ticks(x0, x1)
             .into_iter()
@@ -236,7 +235,10 @@ fn draw_data<DB: DrawingBackend>(
                 range: px0..px1,
                 ticks,
             },
-            ylo..yhi,
+            TickedAxis {
+                range: ylo..yhi,
+                ticks: linear_ticks(ylo, yhi, 6),
+            },
         )?;
     let fmt_x = |v: &f64| match xk {
         AxisKind::Linear => format_value(*v),
@@ -254,7 +256,6 @@ fn draw_data<DB: DrawingBackend>(
         .y_desc(plot.y_label.clone())
         .x_label_formatter(&fmt_x)
         .y_label_formatter(&fmt_y)
-        .y_labels(6)
         .draw()?;
     let to_px = |x: f64, y: f64| chart.backend_coord(&(xk.to_plot(x), y));
     if let Some(b) = &plot.band {
@@ -278,7 +279,12 @@ fn draw_data<DB: DrawingBackend>(
         root.draw(&Text::new(r.text.clone(), (top.0 - 4, top.1 + 4), style))?;
     }
     for l in &plot.lines {
-        let px: Vec<(i32, i32)> = l.points.iter().map(|&(x, y)| to_px(x, y)).collect();
+        let px: Vec<(i32, i32)> = l
+            .points
+            .iter()
+            .filter(|(x, y)| x.is_finite() && y.is_finite())
+            .map(|&(x, y)| to_px(x, y))
+            .collect();
         if px.len() > 1 {
             draw_path(root, px, l.color, l.dashed)?;
         }
@@ -331,7 +337,8 @@ fn draw_marks<DB: DrawingBackend>(
     let mut hits = Vec::with_capacity(marks.len());
     // Tags that would overprint one already written are left out; hovering still tells.
     let mut tagged: Vec<(i32, i32)> = Vec::new();
-    for m in marks {
+    // A value that is not a number has no place on the chart (the bounds leave it out too).
+    for m in marks.iter().filter(|m| m.x.is_finite() && m.y.is_finite()) {
         let at = to_px(m.x, m.y);
         draw_mark(root, at, m.style, m.color, theme)?;
         let free = !tagged
@@ -353,6 +360,8 @@ fn draw_marks<DB: DrawingBackend>(
 }
 
 /// A linear f64 axis whose grid lines and labels sit exactly at given ticks (in plot units).
+/// The ticks are computed here, never by plotters, whose key-point search does not end on a
+/// range near `f64::MAX` or one narrower than its values' resolution.
 struct TickedAxis {
     range: Range<f64>,
     ticks: Vec<f64>,
@@ -362,8 +371,21 @@ impl Ranged for TickedAxis {
     type FormatOption = DefaultFormatting;
     type ValueType = f64;
 
-    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
-        RangedCoordf64::from(self.range.clone()).map(value, limit)
+    /// In halves, so a range of nearly `2 × f64::MAX` maps without overflowing; a value far
+    /// outside the range lands far outside the pixels (saturated), never at NaN.
+    fn map(&self, value: &f64, (p0, p1): (i32, i32)) -> i32 {
+        let (lo, hi) = (self.range.start, self.range.end);
+        let t = (value / 2.0 - lo / 2.0) / (hi / 2.0 - lo / 2.0);
+        if !t.is_finite() {
+            return if t > 0.0 { p1 } else { p0 };
+        }
+        let px = f64::from(p1 - p0) * t.clamp(-100.0, 100.0);
+        // Rounded as plotters rounds, so pixels land where they always did.
+        p0 + if p1 > p0 {
+            (px + 1e-3).floor()
+        } else {
+            (px - 1e-3).ceil()
+        } as i32
     }
 
     fn key_points<Hint: KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
@@ -380,18 +402,20 @@ impl Ranged for TickedAxis {
 }
 
 /// From zero for non-negative data, with headroom above the top value; data below zero gets
-/// the same headroom at both ends.
+/// the same headroom at both ends. Finite and wider than zero for any data (headroom past
+/// `f64::MAX` stops there).
 fn y_range(lo: f64, hi: f64) -> (f64, f64) {
     if lo < 0.0 {
+        // In parts, so a span of nearly 2 × f64::MAX does not overflow.
         let pad = if hi > lo {
-            (hi - lo) * 0.08
+            hi * 0.08 - lo * 0.08
         } else {
             lo.abs() * 0.5
         };
-        return (lo - pad, hi + pad);
+        return widen(lo - pad, hi + pad);
     }
     let hi = if hi > 0.0 { hi * 1.08 } else { 1.0 };
-    (0.0, hi)
+    widen(0.0, hi)
 }
 
 /// The plot as an SVG document of `size` pixels.
@@ -496,5 +520,36 @@ mod tests {
         assert_eq!(y_range(0.0, 0.0), (0.0, 1.0));
         assert_eq!(y_range(-10.0, 40.0), (-14.0, 44.0));
         assert_eq!(y_range(-10.0, -10.0), (-15.0, -5.0));
+    }
+
+    /// Issue 10: a chart of 1.7e308 (or `f64::MAX`, or a NaN a computation made) never finished
+    /// drawing; now it draws, with the numbers on the axis in scientific notation.
+    #[test]
+    fn enormous_tiny_and_non_finite_values_draw() {
+        use crate::charts::plot::Line;
+        for v in [1.7e308, f64::MAX, -f64::MAX, 1e-308, -1.7e308, 5e-324] {
+            for kind in [AxisKind::Linear, AxisKind::Concurrency, AxisKind::Tokens] {
+                let mut plot = Plot::new("huge", kind, "x", "y");
+                let points = vec![(1.0, 0.0), (2.0, v), (f64::NAN, 1.0), (4.0, f64::INFINITY)];
+                plot.lines.push(Line {
+                    color: Rgb(0, 0, 0),
+                    dashed: false,
+                    points: points.clone(),
+                });
+                let mut tradeoff = Plot::new("huge x", AxisKind::Linear, "x", "y");
+                tradeoff.lines.push(Line {
+                    color: Rgb(0, 0, 0),
+                    dashed: false,
+                    points: points.iter().map(|&(x, y)| (y, x)).collect(),
+                });
+                for p in [plot, tradeoff] {
+                    let doc = svg(&p, &Theme::LIGHT, (600, 300)).unwrap();
+                    assert!(doc.contains("huge"), "{v} {kind:?}");
+                    assert!(!doc.contains("NaN") && !doc.contains("inf"), "{v} {kind:?}");
+                }
+            }
+        }
+        let (lo, hi) = y_range(0.0, 1.7e308);
+        assert_eq!((lo, hi), (0.0, f64::MAX));
     }
 }

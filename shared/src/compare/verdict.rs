@@ -3,6 +3,7 @@
 //! the viewer's Compare tab and a report show, worded once, here.
 
 use crate::bundle::SweepKind;
+use crate::charts::axis::fixed;
 use crate::curves::Metric;
 
 use super::{Change, Comparison, SweepComparison, kind_name};
@@ -244,9 +245,15 @@ pub fn level_name(kind: SweepKind) -> &'static str {
 /// `+8.6 %`, with `±1.2` when the change has an interval.
 pub fn change_text(c: &Change) -> String {
     match c.half_width() {
-        Some(h) => format!("{:+.1} ±{:.1} %", c.pct, h),
-        None => format!("{:+.1} %", c.pct),
+        Some(h) => format!("{} ±{} %", signed(c.pct), fixed(h, 1)),
+        None => format!("{} %", signed(c.pct)),
     }
+}
+
+/// `+8.6` or `-3.0`; scientific for a huge change.
+fn signed(pct: f64) -> String {
+    let s = fixed(pct, 1);
+    if pct >= 0.0 { format!("+{s}") } else { s }
 }
 
 impl SweepVerdict {

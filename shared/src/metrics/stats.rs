@@ -25,10 +25,9 @@ impl Stats {
             return None;
         }
         v.sort_by(f64::total_cmp);
-        let sum: f64 = v.iter().sum();
         Some(Stats {
             count: v.len() as u64,
-            mean: sum / v.len() as f64,
+            mean: mean(&v),
             p50: percentile_sorted(&v, 50.0),
             p90: percentile_sorted(&v, 90.0),
             p99: percentile_sorted(&v, 99.0),
@@ -49,14 +48,36 @@ pub fn percentile(values: &[f64], q: f64) -> Option<f64> {
     Some(percentile_sorted(&v, q))
 }
 
-/// Percentile of an already sorted, non-empty slice.
+/// The mean of finite values, finite even when their sum passes `f64::MAX` (then summed in
+/// shares of `1/n`).
+fn mean(v: &[f64]) -> f64 {
+    let n = v.len() as f64;
+    let sum: f64 = v.iter().sum();
+    if sum.is_finite() {
+        sum / n
+    } else {
+        v.iter().map(|x| x / n).sum()
+    }
+}
+
+/// Percentile of an already sorted, non-empty slice of finite values; between two ranks whose
+/// difference passes `f64::MAX` it is weighed in shares, so it stays finite.
 fn percentile_sorted(sorted: &[f64], q: f64) -> f64 {
     let q = q.clamp(0.0, 100.0) / 100.0;
     let rank = q * (sorted.len() - 1) as f64;
     let lo = rank.floor() as usize;
     let hi = rank.ceil() as usize;
     let frac = rank - lo as f64;
-    sorted[lo] + (sorted[hi] - sorted[lo]) * frac
+    let (a, b) = (sorted[lo], sorted[hi]);
+    if frac == 0.0 {
+        return a;
+    }
+    let d = b - a;
+    if d.is_finite() {
+        a + d * frac
+    } else {
+        a * (1.0 - frac) + b * frac
+    }
 }
 
 #[cfg(test)]
@@ -115,5 +136,17 @@ mod tests {
             assert!(s.min <= s.p50 && s.p50 <= s.p90 && s.p90 <= s.p99 && s.p99 <= s.max);
             assert!(s.min <= s.mean + 1e-9 && s.mean <= s.max + 1e-9);
         }
+    }
+
+    /// Issue 10: the sum of two values near `f64::MAX` is infinite; their mean and median are not.
+    #[test]
+    fn enormous_values_summarise_to_finite_numbers() {
+        let s = Stats::from_values([1.7e308, 1.7e308, f64::MAX]).unwrap();
+        assert!(s.mean.is_finite() && s.mean >= 1.7e308, "{s:?}");
+        assert_eq!(s.p50, 1.7e308);
+        assert_eq!(percentile(&[-f64::MAX, f64::MAX], 50.0), Some(0.0));
+        assert_eq!(percentile(&[1e-308, 3e-308], 50.0), Some(2e-308));
+        let s = Stats::from_values([-f64::MAX, f64::MAX]).unwrap();
+        assert_eq!((s.mean, s.p90, s.min), (0.0, 0.8 * f64::MAX, -f64::MAX));
     }
 }

@@ -9,6 +9,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod bundles;
+mod finite;
 mod harness;
 mod imported;
 mod remote;

@@ -91,10 +91,45 @@ fn parse_usage(u: &Value) -> Option<Usage> {
     })
 }
 
+/// Whether a body is an HTML page (a web UI, a proxy's or a static server's error page), not an
+/// API's JSON: it starts, after whitespace, with a doctype, `<html`, `<head`, `<body` or a comment.
+pub fn is_html(body: &str) -> bool {
+    let head: String = body.trim_start().chars().take(16).collect();
+    let head = head.to_ascii_lowercase();
+    ["<!doctype html", "<html", "<head", "<body", "<!--"]
+        .iter()
+        .any(|p| head.starts_with(p))
+}
+
+/// An HTML page's `<title>`, when it has a short one.
+fn html_title(body: &str) -> Option<String> {
+    let lower = body.to_ascii_lowercase();
+    let start = lower.find("<title>")? + "<title>".len();
+    let len = lower[start..].find("</title>")?;
+    let title = body
+        .get(start..start + len)?
+        .split_whitespace()
+        .collect::<Vec<_>>();
+    (!title.is_empty()).then(|| truncate(&title.join(" "), 120))
+}
+
+/// What to say about an HTML answer where the API's JSON was expected.
+pub fn html_page(body: &str) -> String {
+    let titled = html_title(body)
+        .map(|t| format!(" (\"{t}\")"))
+        .unwrap_or_default();
+    format!(
+        "the server answered with an HTML page{titled}, not the API's JSON: is this the server's API address?"
+    )
+}
+
 /// The human message inside an error body: OpenAI's `{"error": {"message"}}`, vLLM's
-/// `{"message"}`, FastAPI's `{"detail"}`, or TGI's `{"error": "..."}`.
+/// `{"message"}`, FastAPI's `{"detail"}`, or TGI's `{"error": "..."}`; an HTML page is called one.
 pub fn error_message(body: &str) -> String {
     let trimmed = body.trim();
+    if is_html(trimmed) {
+        return html_page(trimmed);
+    }
     serde_json::from_str::<Value>(trimmed)
         .ok()
         .and_then(|v| error_text(&v))
@@ -202,5 +237,22 @@ mod tests {
             "Input validation error"
         );
         assert_eq!(error_message("plain text\n"), "plain text");
+    }
+
+    #[test]
+    fn an_html_answer_is_called_an_html_page() {
+        let page = "\n<!DOCTYPE HTML>\n<html><head><title>Error response</title></head><body>501</body></html>";
+        assert_eq!(
+            error_message(page),
+            "the server answered with an HTML page (\"Error response\"), not the API's JSON: is this the server's API address?"
+        );
+        assert!(is_html("<html lang=en>"));
+        assert!(is_html("  <!-- x --><div>"));
+        assert!(!is_html("{\"error\": \"<html>\"}"));
+        assert!(!is_html("Not Found"));
+        assert_eq!(
+            html_page("<html><body>no title</body></html>"),
+            "the server answered with an HTML page, not the API's JSON: is this the server's API address?"
+        );
     }
 }

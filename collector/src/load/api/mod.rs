@@ -3,5 +3,5 @@
 pub mod chunk;
 pub mod request;
 
-pub use chunk::{ChunkEvent, Usage, error_message, parse_chunk};
+pub use chunk::{ChunkEvent, Usage, error_message, html_page, is_html, parse_chunk};
 pub use request::{RequestOptions, body, endpoint};

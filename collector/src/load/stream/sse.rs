@@ -164,4 +164,111 @@ mod tests {
             assert_eq!(data(&ev), ["{\"t\":\"héllo ✓\"}"], "split at {cut}");
         }
     }
+
+    mod prop {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        /// `cases` per property, unless `PROPTEST_CASES` asks for another number (a long run).
+        fn config(cases: u32) -> ProptestConfig {
+            let cases = std::env::var("PROPTEST_CASES")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(cases);
+            ProptestConfig {
+                cases,
+                ..ProptestConfig::default()
+            }
+        }
+
+        /// `bytes` fed in pieces cut at `cuts` (any positions), then finished.
+        fn decode(bytes: &[u8], cuts: &[prop::sample::Index]) -> (Vec<SseEvent>, Option<SseEvent>) {
+            let mut at: Vec<usize> = cuts.iter().map(|c| c.index(bytes.len() + 1)).collect();
+            at.push(0);
+            at.push(bytes.len());
+            at.sort_unstable();
+            let mut d = SseDecoder::new();
+            let ev = at
+                .windows(2)
+                .flat_map(|w| d.push(&bytes[w[0]..w[1]]))
+                .collect();
+            (ev, d.finish())
+        }
+
+        /// Bytes that look like a stream: field names, colons, line ends of every kind, text.
+        fn streamish() -> impl Strategy<Value = Vec<u8>> {
+            let piece = prop_oneof![
+                Just(b"data:".to_vec()),
+                Just(b"data: ".to_vec()),
+                Just(b"event: ".to_vec()),
+                Just(b": ping".to_vec()),
+                Just(b"\n".to_vec()),
+                Just(b"\r".to_vec()),
+                Just(b"\r\n".to_vec()),
+                Just("é✓".as_bytes().to_vec()),
+                proptest::collection::vec(any::<u8>(), 0..6),
+            ];
+            proptest::collection::vec(piece, 0..40).prop_map(|p| p.concat())
+        }
+
+        fn word() -> impl Strategy<Value = String> {
+            proptest::collection::vec(proptest::char::range('a', 'z'), 1..8)
+                .prop_map(String::from_iter)
+        }
+
+        /// Any text without a line end.
+        fn line() -> impl Strategy<Value = String> {
+            proptest::collection::vec(
+                any::<char>().prop_filter("no line end", |c| !matches!(c, '\r' | '\n')),
+                0..12,
+            )
+            .prop_map(String::from_iter)
+        }
+
+        proptest! {
+            #![proptest_config(config(256))]
+
+            /// Any bytes, cut anywhere: the same events as when fed at once; never a panic.
+            #[test]
+            fn prop_any_split_gives_the_same_events(
+                bytes in prop_oneof![streamish(), proptest::collection::vec(any::<u8>(), 0..256)],
+                cuts in proptest::collection::vec(any::<prop::sample::Index>(), 0..6),
+            ) {
+                prop_assert_eq!(decode(&bytes, &cuts), decode(&bytes, &[]));
+            }
+
+            /// Events written with any line ends and keep-alives read back as written.
+            #[test]
+            fn prop_written_events_read_back(
+                events in proptest::collection::vec(
+                    (proptest::option::of(word()), proptest::collection::vec(line(), 1..4)),
+                    0..6,
+                ),
+                eol in prop_oneof![Just("\n"), Just("\r\n"), Just("\r")],
+                ping in any::<bool>(),
+                cuts in proptest::collection::vec(any::<prop::sample::Index>(), 0..6),
+            ) {
+                let mut text = String::new();
+                for (name, lines) in &events {
+                    if ping {
+                        text.push_str(&format!(": keep-alive{eol}"));
+                    }
+                    if let Some(n) = name {
+                        text.push_str(&format!("event: {n}{eol}"));
+                    }
+                    for l in lines {
+                        text.push_str(&format!("data: {l}{eol}"));
+                    }
+                    text.push_str(eol);
+                }
+                let (got, last) = decode(text.as_bytes(), &cuts);
+                prop_assert_eq!(last, None);
+                let want: Vec<SseEvent> = events
+                    .iter()
+                    .map(|(name, lines)| SseEvent { event: name.clone(), data: lines.join("\n") })
+                    .collect();
+                prop_assert_eq!(got, want);
+            }
+        }
+    }
 }
