@@ -78,7 +78,7 @@ pub fn render(runs: &[Embedded]) -> anyhow::Result<String> {
             "<script type=\"application/octet-stream\" class=\"llmsweep-bundle\" \
              data-encoding=\"gzip-base64\" data-name=\"{}\">{}</script>",
             escape(&r.name),
-            gzip_base64(serde_json::to_string(&r.bundle)?.as_bytes())?
+            gzip_json_base64(&r.bundle)?
         );
     }
     html.push_str("<pre id=\"fatal\" role=\"alert\" hidden></pre>\n");
@@ -87,6 +87,16 @@ pub fn render(runs: &[Embedded]) -> anyhow::Result<String> {
     html.push_str(&loader);
     html.push_str("</script>\n</body>\n</html>\n");
     Ok(html)
+}
+
+/// A bundle's JSON written straight into the compressor (never whole in memory), then base64.
+fn gzip_json_base64(bundle: &llmsweep_shared::Bundle) -> anyhow::Result<String> {
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    let mut json = std::io::BufWriter::new(&mut gz);
+    serde_json::to_writer(&mut json, bundle)?;
+    json.flush()?;
+    drop(json);
+    Ok(base64::engine::general_purpose::STANDARD.encode(gz.finish()?))
 }
 
 /// `bytes` gzip-compressed at the best level, then base64 (standard alphabet, padded).

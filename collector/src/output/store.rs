@@ -2,7 +2,7 @@
 //! collector writes (bundles after every point, so a crash loses nothing; reports; images).
 
 use std::fs;
-use std::io::Write;
+use std::io::{self, BufRead, Read, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -43,8 +43,30 @@ pub fn read_bundle_plain(path: &Path) -> Result<Bundle, String> {
             MAX_INFLATED_BYTES / (1024 * 1024)
         ));
     }
+    if let Some(b) = stream_bundle(path) {
+        return Ok(b);
+    }
+    // Read whole again, only to say exactly what is wrong.
     let raw = fs::read(path).map_err(|e| format!("cannot be read: {e}"))?;
     Bundle::from_bytes(&raw).map_err(|e| e.to_string())
+}
+
+/// Parses a bundle file as it is read (inflating it on the way when it is gzip), so the file's
+/// text is never held whole beside the bundle: a bundle of a million requests is then read in
+/// about the memory its records take. `None` on any problem; the caller reads the file again
+/// for the message.
+fn stream_bundle(path: &Path) -> Option<Bundle> {
+    let mut file = io::BufReader::with_capacity(1 << 20, fs::File::open(path).ok()?);
+    let gzip = llmsweep_shared::bundle::is_gzip(file.fill_buf().ok()?);
+    let limit = MAX_INFLATED_BYTES as u64;
+    let bundle: Bundle = if gzip {
+        let inflated = flate2::read::MultiGzDecoder::new(file).take(limit);
+        serde_json::from_reader(io::BufReader::with_capacity(1 << 20, inflated)).ok()?
+    } else {
+        serde_json::from_reader(file).ok()?
+    };
+    bundle.check_schema().ok()?;
+    Some(bundle)
 }
 
 /// Makes sure `dir` exists and takes files, before any request is sent.
@@ -120,6 +142,56 @@ pub fn write_file_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bundle_is_read_as_it_streams_plain_or_gzip_and_a_bad_one_still_says_why() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = Target {
+            url: String::new(),
+            api: llmsweep_shared::bundle::Api::Completions,
+            model: "m".into(),
+            engine: None,
+            engine_version: None,
+            max_context: None,
+            max_running_requests: None,
+            server_args: None,
+            simulated: false,
+            probes: Default::default(),
+        };
+        let b = new_bundle(
+            "id".into(),
+            "kpro5".into(),
+            "2026-01-01T00:00:00Z".into(),
+            vec![],
+            target,
+        );
+        let plain = dir.path().join("a.json");
+        write_atomic(&plain, &b).unwrap();
+        assert_eq!(stream_bundle(&plain).as_ref(), Some(&b));
+        let gz = dir.path().join("a.json.gz");
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        enc.write_all(b.to_json().as_bytes()).unwrap();
+        fs::write(&gz, enc.finish().unwrap()).unwrap();
+        assert_eq!(read_bundle(&gz).unwrap(), b);
+        // Not streamable: read again whole for the message.
+        let nan = dir.path().join("nan.json");
+        fs::write(
+            &nan,
+            b.to_json()
+                .replace("\"complete\": false", "\"complete\": NaN"),
+        )
+        .unwrap();
+        assert_eq!(stream_bundle(&nan), None);
+        let e = read_bundle_plain(&nan).unwrap_err();
+        assert!(e.contains("NaN"), "{e}");
+        let array = dir.path().join("array.json");
+        fs::write(&array, "[1, 2, 3]").unwrap();
+        assert!(
+            read_bundle_plain(&array)
+                .unwrap_err()
+                .contains("not an llmsweep bundle")
+        );
+    }
 
     #[test]
     fn bundle_names_are_safe_and_sortable() {

@@ -176,6 +176,12 @@ impl Bundle {
         }
     }
 
+    /// Refuses a bundle parsed by other means (a streaming reader) whose schema this reader
+    /// does not know, as [`Bundle::from_json`] does.
+    pub fn check_schema(&self) -> Result<(), BundleError> {
+        check_schema(Some(&serde_json::Value::String(self.schema.clone())))
+    }
+
     /// Like [`Bundle::from_json`], from an already parsed JSON value.
     pub fn from_value(value: serde_json::Value) -> Result<Bundle, BundleError> {
         check_schema(value.get("schema"))?;
