@@ -163,7 +163,11 @@ impl OutageWatch {
 fn outage_sign(r: &RequestRecord) -> Option<(String, bool)> {
     let e = r.error.as_ref()?;
     match (e.kind, e.status) {
-        (ErrorKind::Connect, _) => Some((e.message.clone(), false)),
+        // The last cause is the one that says it: "Connection refused (os error 111)".
+        (ErrorKind::Connect, _) => {
+            let cause = e.message.rsplit(": ").next().unwrap_or(&e.message);
+            Some((cause.to_string(), false))
+        }
         (ErrorKind::Http, Some(code @ (502..=504))) => {
             Some((format!("HTTP {code}: {}", e.message), true))
         }

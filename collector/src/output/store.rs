@@ -28,7 +28,10 @@ pub(crate) fn new_bundle(
 /// Reads a bundle file (`.json` or `.json.gz`, told apart by content) with `shared`'s reader;
 /// every error names the file.
 pub fn read_bundle(path: &Path) -> anyhow::Result<Bundle> {
-    read_bundle_plain(path).map_err(|e| anyhow::anyhow!("{} cannot be read: {e}", path.display()))
+    read_bundle_plain(path).map_err(|e| match e.strip_prefix("cannot be read: ") {
+        Some(why) => anyhow::anyhow!("{} cannot be read: {why}", path.display()),
+        None => anyhow::anyhow!("{} cannot be read: {e}", path.display()),
+    })
 }
 
 /// Like [`read_bundle`], the reason in the words the viewer shows beside a file's name.

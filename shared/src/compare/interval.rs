@@ -34,8 +34,13 @@ pub const BATCHES: usize = 10;
 /// How well one run's number is known.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Spread {
-    /// Standard error of the number's natural log (≈ its relative standard error).
+    /// Standard error of the number's natural log (≈ its relative standard error): a symmetric
+    /// interval on the log scale (token rates).
     LogSe(f64),
+    /// How far the [`CONFIDENCE`] interval reaches below and above the number on the log scale,
+    /// `ln v − ln lo` and `ln hi − ln v` (percentiles, whose order-statistic interval need not
+    /// be centred on the percentile: a median at the top of a cluster has little room above).
+    LogBounds { down: f64, up: f64 },
     /// Imported: the source reported the number without its spread; taken as exact.
     Unstated,
     /// Measured, but too few requests (or no per-request records) to say how well.
@@ -84,10 +89,12 @@ impl Change {
             }
             (Spread::Unstated, Spread::Unstated) => (None, Some(NO_SPREAD)),
             (a, b) if ratio > 0.0 => {
-                let se = (log_se(a).powi(2) + log_se(b).powi(2)).sqrt();
+                // The ratio's interval from the two numbers' own (MOVER, on the log scale): the
+                // ratio is low when the other run's number is low and the baseline's high.
+                let ((down_a, up_a), (down_b, up_b)) = (log_bounds(a), log_bounds(b));
                 let l = ratio.ln();
-                let lo = ((l - Z * se).exp() - 1.0) * 100.0;
-                let hi = ((l + Z * se).exp() - 1.0) * 100.0;
+                let lo = ((l - down_b.hypot(up_a)).exp() - 1.0) * 100.0;
+                let hi = ((l + up_b.hypot(down_a)).exp() - 1.0) * 100.0;
                 (Some((lo, hi)), None)
             }
             _ => (None, Some("a zero value has no interval")),
@@ -132,10 +139,12 @@ impl Change {
 /// Why two imported numbers have no interval.
 pub const NO_SPREAD: &str = "imported numbers have no spread: compared as reported";
 
-fn log_se(s: Spread) -> f64 {
+/// How far a number's interval reaches below and above it on the log scale.
+fn log_bounds(s: Spread) -> (f64, f64) {
     match s {
-        Spread::LogSe(se) => se,
-        Spread::Unstated | Spread::TooFew => 0.0,
+        Spread::LogSe(se) => (Z * se, Z * se),
+        Spread::LogBounds { down, up } => (down, up),
+        Spread::Unstated | Spread::TooFew => (0.0, 0.0),
     }
 }
 
@@ -148,39 +157,62 @@ pub fn estimate(metric: Metric, p: &Point) -> Option<Estimate> {
     let spread = if p.summary.is_none() {
         Spread::Unstated
     } else {
-        spread_of(metric, p).map_or(Spread::TooFew, Spread::LogSe)
+        spread_of(metric, p, value).unwrap_or(Spread::TooFew)
     };
     Some(Estimate { value, spread })
 }
 
-/// The log-scale standard error of `metric` at a measured point, from its records.
-fn spread_of(metric: Metric, p: &Point) -> Option<f64> {
+/// The spread of `metric`, whose value is `value`, at a measured point, from its records.
+fn spread_of(metric: Metric, p: &Point, value: f64) -> Option<Spread> {
     let ok: Vec<&RequestRecord> = p.requests.iter().filter(|r| r.is_ok()).collect();
     let values = |f: &dyn Fn(&RequestRecord) -> Option<f64>| -> Vec<f64> {
         ok.iter().filter_map(|r| f(r)).collect()
     };
     match metric {
-        Metric::TtftP50 => percentile_log_se(values(&|r| r.ttft_s), 0.5),
-        Metric::TtftP99 => percentile_log_se(values(&|r| r.ttft_s), 0.99),
-        Metric::E2eP50 => percentile_log_se(values(&|r| Some(r.e2e_s)), 0.5),
-        Metric::DecodeTokSP50 => percentile_log_se(values(&decode_tok_s), 0.5),
-        Metric::PrefillTokSP50 => percentile_log_se(values(&prefill_tok_s), 0.5),
+        Metric::TtftP50 => percentile_log_bounds(values(&|r| r.ttft_s), 0.5, value),
+        Metric::TtftP99 => percentile_log_bounds(values(&|r| r.ttft_s), 0.99, value),
+        Metric::E2eP50 => percentile_log_bounds(values(&|r| Some(r.e2e_s)), 0.5, value),
+        Metric::DecodeTokSP50 => percentile_log_bounds(values(&decode_tok_s), 0.5, value),
+        Metric::PrefillTokSP50 => percentile_log_bounds(values(&prefill_tok_s), 0.5, value),
         Metric::SteadyTokS => {
             let windows: Vec<(f64, f64)> = steady_windows(&p.requests, p.concurrency)
                 .iter()
                 .map(|w| (w.start_s, w.end_s))
                 .collect();
-            rate_log_se(&p.requests, &windows)
+            rate_log_se(&p.requests, &windows).map(Spread::LogSe)
         }
         Metric::AggTokS => {
             let spans: Vec<(f64, f64)> =
                 passes(&p.requests).iter().filter_map(|r| span(r)).collect();
-            rate_log_se(&p.requests, &spans)
+            rate_log_se(&p.requests, &spans).map(Spread::LogSe)
         }
         // The level's ITL is over every gap, which the records keep only as per-request
         // summaries; requests/s moves in whole requests. Neither has an interval.
         Metric::ItlP50 | Metric::RequestS => None,
     }
+}
+
+/// How far the [`CONFIDENCE`] interval of the `q` quantile of `values` reaches below and above
+/// `value` (the quantile as reported) on the log scale: the order-statistic interval of
+/// [`percentile_log_se`], its reach scaled from its actual coverage to [`CONFIDENCE`]. `None`
+/// when the sample is too small for the interval to close.
+pub fn percentile_log_bounds(mut values: Vec<f64>, q: f64, value: f64) -> Option<Spread> {
+    values.retain(|v| v.is_finite());
+    let n = values.len();
+    if n < 2 || value.is_nan() || value <= 0.0 {
+        return None;
+    }
+    values.sort_by(f64::total_cmp);
+    let (j, k, coverage) = order_ranks(n, q)?;
+    let (a, b) = (values[j - 1], values[k - 1]);
+    let z = normal_quantile(0.5 + coverage / 2.0);
+    if !(a > 0.0 && z > 0.0) {
+        return None;
+    }
+    let scale = Z / z;
+    let down = (value.ln() - a.ln()).max(0.0) * scale;
+    let up = (b.ln() - value.ln()).max(0.0) * scale;
+    Some(Spread::LogBounds { down, up })
 }
 
 /// The standard error of the log of the `q` quantile of `values`, from the distribution-free
@@ -315,7 +347,7 @@ mod tests {
     fn change(a: &[f64], b: &[f64], q: f64) -> Change {
         let est = |v: &[f64]| Estimate {
             value: p(v, q),
-            spread: percentile_log_se(v.to_vec(), q).map_or(Spread::TooFew, Spread::LogSe),
+            spread: percentile_log_bounds(v.to_vec(), q, p(v, q)).unwrap_or(Spread::TooFew),
         };
         Change::between(est(a), est(b)).unwrap()
     }
@@ -371,6 +403,29 @@ mod tests {
         println!("beyond the noise: {beyond_noise} of 400; gated at 5 %: {gated}");
         assert!((4..=40).contains(&beyond_noise), "{beyond_noise} of 400");
         assert!(gated <= beyond_noise);
+    }
+
+    #[test]
+    fn a_median_at_the_top_of_a_cluster_is_not_called_worse_than_a_value_inside_its_interval() {
+        // Eight TTFTs: two at 0.15 s, six at 0.60 s (the first wave of a closed loop). The
+        // median, 0.60, sits at the top of its order-statistic interval [0.15, 0.60]; an
+        // imported 0.34 lies inside that interval, so the change is not beyond the noise. A
+        // symmetric interval around 0.60 called it +77 % worse.
+        let ttfts = [0.151, 0.152, 0.601, 0.6013, 0.6016, 0.6016, 0.6017, 0.6018];
+        let value = p(&ttfts, 0.5);
+        let spread = percentile_log_bounds(ttfts.to_vec(), 0.5, value).unwrap();
+        let Spread::LogBounds { down, up } = spread else {
+            panic!("{spread:?}")
+        };
+        assert!(up < 0.001 && down > 0.5, "down {down}, up {up}");
+        let imported = Estimate {
+            value: 0.34,
+            spread: Spread::Unstated,
+        };
+        let c = Change::between(imported, Estimate { value, spread }).unwrap();
+        let (lo, hi) = c.interval.unwrap();
+        assert!(lo < 0.0 && hi > 70.0, "({lo}, {hi})");
+        assert!(!c.significant(5.0));
     }
 
     #[test]

@@ -242,11 +242,20 @@ pub fn level_name(kind: SweepKind) -> &'static str {
     }
 }
 
-/// `+8.6 %`, with `±1.2` when the change has an interval.
+/// `+8.6 ±1.2 %` when the change has an interval about centred on it; `+76.9 % (-36.0 to
+/// +77.0)` when it is lopsided (a percentile at the edge of its spread), so the reader sees
+/// which side is open; `+8.6 %` without one.
 pub fn change_text(c: &Change) -> String {
-    match c.half_width() {
-        Some(h) => format!("{} ±{} %", signed(c.pct), fixed(h, 1)),
-        None => format!("{} %", signed(c.pct)),
+    match (c.interval, c.half_width()) {
+        (Some((lo, hi)), Some(h)) => {
+            let (below, above) = (c.pct - lo, hi - c.pct);
+            if (below - above).abs() > 0.25 * h.max(0.05) {
+                format!("{} % ({} to {})", signed(c.pct), signed(lo), signed(hi))
+            } else {
+                format!("{} ±{} %", signed(c.pct), fixed(h, 1))
+            }
+        }
+        _ => format!("{} %", signed(c.pct)),
     }
 }
 
@@ -660,5 +669,22 @@ mod tests {
         assert_eq!(vs[1].kind, SweepKind::Context);
         assert_eq!(vs[1].outcome, Outcome::NotCompared);
         assert_eq!(vs[1].notes, ["kpro6 (baseline) has no context sweep"]);
+    }
+
+    #[test]
+    fn a_lopsided_interval_is_shown_with_both_ends() {
+        let c = |pct, lo, hi| Change {
+            pct,
+            interval: Some((lo, hi)),
+            no_interval: None,
+            below_resolution: false,
+        };
+        assert_eq!(change_text(&c(8.6, 7.4, 9.8)), "+8.6 ±1.2 %");
+        // A log-scale interval is a little lopsided; that is still "±".
+        assert_eq!(change_text(&c(-50.0, -52.5, -47.4)), "-50.0 ±2.6 %");
+        assert_eq!(
+            change_text(&c(76.9, -36.0, 77.0)),
+            "+76.9 % (-36.0 to +77.0)"
+        );
     }
 }
