@@ -248,8 +248,10 @@ pub fn level_name(kind: SweepKind) -> &'static str {
 pub fn change_text(c: &Change) -> String {
     match (c.interval, c.half_width()) {
         (Some((lo, hi)), Some(h)) => {
-            let (below, above) = (c.pct - lo, hi - c.pct);
-            if (below - above).abs() > 0.25 * h.max(0.05) {
+            // Lopsided on the log scale, where a rate's interval is symmetric by construction.
+            let ln = |pct: f64| (1.0 + pct / 100.0).max(f64::MIN_POSITIVE).ln();
+            let (below, above) = (ln(c.pct) - ln(lo), ln(hi) - ln(c.pct));
+            if (below - above).abs() > 0.25 * below.max(above) && (below - above).abs() > 1e-3 {
                 format!("{} % ({} to {})", signed(c.pct), signed(lo), signed(hi))
             } else {
                 format!("{} ±{} %", signed(c.pct), fixed(h, 1))
@@ -680,8 +682,8 @@ mod tests {
             below_resolution: false,
         };
         assert_eq!(change_text(&c(8.6, 7.4, 9.8)), "+8.6 ±1.2 %");
-        // A log-scale interval is a little lopsided; that is still "±".
-        assert_eq!(change_text(&c(-50.0, -52.5, -47.4)), "-50.0 ±2.6 %");
+        // Symmetric on the log scale (a rate's interval) is "±", however lopsided in percent.
+        assert_eq!(change_text(&c(-50.0, -67.0, -24.3)), "-50.0 ±21.4 %");
         assert_eq!(
             change_text(&c(76.9, -36.0, 77.0)),
             "+76.9 % (-36.0 to +77.0)"
