@@ -251,7 +251,7 @@ pub fn change_text(c: &Change) -> String {
             // Lopsided on the log scale, where a rate's interval is symmetric by construction.
             let ln = |pct: f64| (1.0 + pct / 100.0).max(f64::MIN_POSITIVE).ln();
             let (below, above) = (ln(c.pct) - ln(lo), ln(hi) - ln(c.pct));
-            if (below - above).abs() > 0.25 * below.max(above) && (below - above).abs() > 1e-3 {
+            if (below - above).abs() > 0.25 * below.max(above) && (below - above).abs() > 0.01 {
                 format!("{} % ({} to {})", signed(c.pct), signed(lo), signed(hi))
             } else {
                 format!("{} ±{} %", signed(c.pct), fixed(h, 1))
@@ -682,6 +682,8 @@ mod tests {
             below_resolution: false,
         };
         assert_eq!(change_text(&c(8.6, 7.4, 9.8)), "+8.6 ±1.2 %");
+        // Lopsided by a fraction of a point is still "±".
+        assert_eq!(change_text(&c(-52.6, -52.7, -52.5)), "-52.6 ±0.1 %");
         // Symmetric on the log scale (a rate's interval) is "±", however lopsided in percent.
         assert_eq!(change_text(&c(-50.0, -67.0, -24.3)), "-50.0 ±21.4 %");
         assert_eq!(
