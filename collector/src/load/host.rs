@@ -65,6 +65,26 @@ fn stat_cpu_ticks(stat: &str) -> Option<u64> {
     Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
 }
 
+/// The process's peak resident memory (`VmHWM`), bytes. Linux only; `None` elsewhere.
+pub fn peak_rss_bytes() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kb: u64 = s
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    Some(kb * 1024)
+}
+
+/// Sets the peak of [`peak_rss_bytes`] back to the current resident memory, so the next
+/// reading is the peak of what runs in between. Returns whether the kernel allowed it.
+pub fn reset_peak_rss() -> bool {
+    std::fs::write("/proc/self/clear_refs", b"5").is_ok()
+}
+
 pub fn hostname() -> String {
     gethostname::gethostname().to_string_lossy().into_owned()
 }
