@@ -24,7 +24,7 @@ pub struct SelftestArgs {
     /// Which pacings to run at each level.
     #[arg(long, value_enum, default_value_t = ModeArg::All)]
     pub mode: ModeArg,
-    /// Requests per flat-out level [default: max(64, 4 × concurrency)].
+    /// Requests per flat-out level [default: max(256, 4 × concurrency)].
     #[arg(long)]
     pub requests: Option<u64>,
     /// Requests per scheduled level [default: max(8, concurrency)].
@@ -107,7 +107,7 @@ impl SelftestArgs {
                     levels.push(LevelSpec {
                         pacing: Pacing::FlatOut { per_event },
                         concurrency: c,
-                        requests: self.requests.unwrap_or(64.max(4 * u64::from(c))),
+                        requests: self.requests.unwrap_or(256.max(4 * u64::from(c))),
                         output_len: self.output_len,
                     });
                 }
@@ -212,12 +212,7 @@ pub fn row(l: &SelftestLevel) -> String {
     };
     let ms = |s: Option<Stats>| {
         s.map_or("-".into(), |s| {
-            format!(
-                "{}/{}/{}",
-                fixed(s.p50 * 1e3, 2),
-                fixed(s.p99 * 1e3, 2),
-                fixed(s.max * 1e3, 2)
-            )
+            format!("{}/{}/{}", millis(s.p50), millis(s.p99), millis(s.max))
         })
     };
     let cells = [
@@ -240,6 +235,12 @@ pub fn row(l: &SelftestLevel) -> String {
     cells.join(" | ")
 }
 
+/// Seconds as milliseconds with two decimals; a value that rounds to zero shows no sign.
+fn millis(s: f64) -> String {
+    let v = fixed(s * 1e3, 2);
+    if v == "-0.00" { "0.00".into() } else { v }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::cli::{Cli, Command};
@@ -259,7 +260,14 @@ mod tests {
         let levels = args(&[]).levels().expect("valid");
         assert_eq!(levels.len(), 9);
         let requests: Vec<u64> = levels.iter().map(|l| l.requests).collect();
-        assert_eq!(requests, [64, 64, 8, 256, 256, 64, 2048, 2048, 512]);
+        assert_eq!(requests, [256, 256, 8, 256, 256, 64, 2048, 2048, 512]);
+    }
+
+    #[test]
+    fn milliseconds_that_round_to_zero_have_no_sign() {
+        assert_eq!(super::millis(-0.000_001), "0.00");
+        assert_eq!(super::millis(-0.001_5), "-1.50");
+        assert_eq!(super::millis(0.012_345), "12.35");
     }
 
     #[test]

@@ -61,7 +61,7 @@ pub async fn run_level(
         pass: None,
     };
     let reset = host::reset_peak_rss();
-    let cpu_before = host::client_cpu_s();
+    let cpu_before = host::client_cpu_fine_s();
     // The endpoint's epoch is the records' origin, so a record's times and the events' send
     // stamps count from the same instant.
     let result = generator::run(
@@ -73,7 +73,7 @@ pub async fn run_level(
         |_| {},
     )
     .await;
-    let cpu = match (cpu_before, host::client_cpu_s()) {
+    let cpu = match (cpu_before, host::client_cpu_fine_s()) {
         (Some(a), Some(b)) => Some(b - a),
         _ => None,
     };
