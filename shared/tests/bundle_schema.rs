@@ -163,6 +163,7 @@ fn a_selftest_section_round_trips_and_is_absent_from_other_bundles() {
             peak_rss_bytes: Some(1 << 24),
             ttft_error_s: errors,
             itl_error_s: errors,
+            first_event_lag_s: errors,
         }],
     });
     let json = b.to_json();

@@ -34,7 +34,7 @@ pub struct SelftestArgs {
     #[arg(long, default_value_t = 256)]
     pub output_len: u64,
     /// Tokens per scheduled request (each of its events is paced, so it takes
-    /// first-ms + (n − 1) × interval-ms).
+    /// first-ms + (n − 1) × interval-ms). ITL errors are computed over the first ~180 tokens.
     #[arg(long, default_value_t = 64)]
     pub scheduled_output_len: u64,
     /// Tokens per event of the flat-out runs, one run each.
@@ -166,6 +166,16 @@ pub(crate) async fn run(a: SelftestArgs) -> anyhow::Result<ExitCode> {
         }
         let level = run_level(spec, Duration::from_secs(a.timeout), &interrupt).await?;
         println!("{}", row(&level));
+        if let Some(lag) = level
+            .first_event_lag_s
+            .filter(|l| l.p50 > a.interval_ms as f64 / 1e3)
+        {
+            println!(
+                "      ↳ the endpoint sent first events {} ms behind schedule at p50: this machine (client and endpoint together) is the limit at C={}",
+                millis(lag.p50),
+                level.concurrency
+            );
+        }
         all_exact &= level.exact == level.requests;
         if let Some(s) = bundle.selftest.as_mut() {
             s.levels.push(level);

@@ -119,12 +119,16 @@ pub fn summarise(
             Some(interval.as_secs_f64()),
         ),
     };
-    let (ttft_error_s, itl_error_s) = match mode {
-        SelftestMode::Scheduled => {
-            let (ttft, itl) = timing_errors(&ok);
-            (Stats::from_values(ttft), Stats::from_values(itl))
+    let (ttft_error_s, itl_error_s, first_event_lag_s) = match first_event_s {
+        Some(first) => {
+            let e = timing_errors(&ok, first);
+            (
+                Stats::from_values(e.ttft),
+                Stats::from_values(e.itl),
+                Stats::from_values(e.lag),
+            )
         }
-        SelftestMode::FlatOut => (None, None),
+        None => (None, None, None),
     };
     SelftestLevel {
         mode,
@@ -147,28 +151,45 @@ pub fn summarise(
         peak_rss_bytes,
         ttft_error_s,
         itl_error_s,
+        first_event_lag_s,
     }
 }
 
-/// The TTFT errors (one per request) and ITL errors (one per gap whose two stamps the kept
-/// text holds) of scheduled requests: the client's measurement minus the endpoint's stamps.
+/// What the stamps of scheduled requests say, seconds.
+struct TimingErrors {
+    /// Per request: the client's TTFT minus the true one.
+    ttft: Vec<f64>,
+    /// Per gap whose two stamps the kept text holds: the client's gap minus the stamps' gap.
+    itl: Vec<f64>,
+    /// Per request: its first event's send time minus its schedule.
+    lag: Vec<f64>,
+}
+
+/// The client's measurements of scheduled requests against the endpoint's stamps.
 ///
 /// A request's first token arrived at `start_s + ttft_s` on the shared clock and was sent at
 /// its first stamp; gap `i` the client measured (`itl_gaps_s[i]`, one token per event) is
-/// compared with `stamp[i + 1] − stamp[i]`.
-fn timing_errors(ok: &[&Finished]) -> (Vec<f64>, Vec<f64>) {
-    let mut ttft = Vec::new();
-    let mut itl = Vec::new();
+/// compared with `stamp[i + 1] − stamp[i]`; the first event was due at `start_s + first`.
+fn timing_errors(ok: &[&Finished], first: f64) -> TimingErrors {
+    let mut e = TimingErrors {
+        ttft: Vec::new(),
+        itl: Vec::new(),
+        lag: Vec::new(),
+    };
     for f in ok {
         let stamps = wire::stamps_in(&f.text);
-        if let (Some(t), Some(sent)) = (f.record.ttft_s, stamps.first()) {
-            ttft.push(f.record.start_s + t - sent);
+        let Some(&sent) = stamps.first() else {
+            continue;
+        };
+        e.lag.push(sent - f.record.start_s - first);
+        if let Some(t) = f.record.ttft_s {
+            e.ttft.push(f.record.start_s + t - sent);
         }
         for (gap, pair) in f.itl_gaps_s.iter().zip(stamps.windows(2)) {
-            itl.push(gap - (pair[1] - pair[0]));
+            e.itl.push(gap - (pair[1] - pair[0]));
         }
     }
-    (ttft, itl)
+    e
 }
 
 #[cfg(test)]
@@ -225,6 +246,8 @@ mod tests {
         );
         assert!((level.cpu_us_per_token.expect("cpu") - 1000.0).abs() < 1e-6);
         assert!((level.wall_s - 0.1).abs() < 1e-12);
+        // Sent at 1.050 s, due at 1.0 + 0.050 s: on time.
+        assert!(level.first_event_lag_s.expect("lag").max.abs() < 1e-9);
     }
 
     #[test]

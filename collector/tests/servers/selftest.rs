@@ -75,6 +75,12 @@ async fn a_tiny_scheduled_selftest_gets_every_token_and_small_ttft_errors() {
             l.concurrency,
             ttft.p50
         );
+        // The endpoint never sends early: the first event waits at least 50 ms from arrival.
+        let lag = l.first_event_lag_s.expect("first-event lag");
+        assert!(
+            lag.min > -1e-6 && lag.p50 < 0.020,
+            "first-event lag {lag:?}"
+        );
         let itl = l.itl_error_s.expect("ITL errors");
         assert_eq!(itl.count, 16 * 11);
         assert!(itl.p50.abs() < 0.020, "ITL error median {} s", itl.p50);

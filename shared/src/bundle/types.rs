@@ -95,7 +95,8 @@ pub struct SelftestLevel {
     #[serde(default)]
     pub cpu_us_per_token: Option<f64>,
     /// Peak resident memory of the collector's process during the level (`VmHWM`, reset before
-    /// the level where the kernel allows, else the peak since the start); absent where unread.
+    /// the level where the kernel allows, else the peak since the start), the endpoint's own
+    /// buffers included; absent where unread.
     #[serde(default)]
     pub peak_rss_bytes: Option<u64>,
     /// Scheduled mode: the client's TTFT minus the true one (the first event's stamped send
@@ -106,6 +107,12 @@ pub struct SelftestLevel {
     /// events' stamped send times, seconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub itl_error_s: Option<Stats>,
+    /// Scheduled mode: how late the endpoint sent each request's first event, seconds: its
+    /// stamped send time minus (the client's request start + `first_event_s`). Request transit
+    /// and the endpoint's own lateness; when it grows, the machine (client and endpoint
+    /// together) is the limit, and `tok_s` is less than the schedule asks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_event_lag_s: Option<Stats>,
 }
 
 /// Where an imported bundle's numbers came from.
