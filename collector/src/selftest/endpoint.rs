@@ -17,7 +17,6 @@ use axum::routing::{get, post};
 use axum::serve::ListenerExt;
 use bytes::Bytes;
 use futures_util::stream::{self, StreamExt};
-use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
 use super::wire;
@@ -56,9 +55,6 @@ impl Endpoint {
     /// Binds 127.0.0.1 on a free port and serves from a thread of its own, whose CPU time is
     /// not counted as the client's.
     pub async fn start(pacing: Pacing) -> std::io::Result<Endpoint> {
-        let listener = std::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?;
-        listener.set_nonblocking(true)?;
-        let addr = listener.local_addr()?;
         let epoch = Instant::now();
         let shared = Arc::new(Shared {
             pacing,
@@ -66,17 +62,19 @@ impl Endpoint {
             rendered: Mutex::new(HashMap::new()),
         });
         let (stop, stopped) = oneshot::channel::<()>();
-        let (ready, started) = oneshot::channel::<()>();
+        let (ready, started) = oneshot::channel::<std::io::Result<SocketAddr>>();
         let thread = std::thread::Builder::new()
             .name("selftest-endpoint".into())
-            .spawn(move || serve(shared, listener, stopped, ready))?;
-        if started.await.is_err() {
-            let e = match thread.join() {
-                Ok(Err(e)) => e,
-                _ => std::io::Error::other("the selftest endpoint stopped at start"),
-            };
-            return Err(e);
-        }
+            .spawn(move || serve(shared, stopped, ready))?;
+        let addr = match started.await {
+            Ok(Ok(addr)) => addr,
+            Ok(Err(e)) => return Err(e),
+            Err(_) => {
+                return Err(std::io::Error::other(
+                    "the selftest endpoint stopped at start",
+                ));
+            }
+        };
         Ok(Endpoint {
             addr,
             epoch,
@@ -109,21 +107,46 @@ impl Drop for Endpoint {
     }
 }
 
+/// Connections waiting to be accepted: the default 128 would drop the SYNs of a level that
+/// opens thousands at once, and each dropped one costs the client a second-long retry that is
+/// the endpoint's doing, not the client's (the kernel caps it at `net.core.somaxconn`).
+const BACKLOG: u32 = 16_384;
+
 fn serve(
     shared: Arc<Shared>,
-    listener: std::net::TcpListener,
     stopped: oneshot::Receiver<()>,
-    ready: oneshot::Sender<()>,
+    ready: oneshot::Sender<std::io::Result<SocketAddr>>,
 ) -> std::io::Result<()> {
     crate::load::host::exclude_current_thread();
-    let rt = tokio::runtime::Builder::new_current_thread()
+    let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
-        .build()?;
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            let _ = ready.send(Err(std::io::Error::new(e.kind(), e.to_string())));
+            return Err(e);
+        }
+    };
     rt.block_on(async move {
-        let listener = TcpListener::from_std(listener)?.tap_io(|tcp| {
+        let bound = (|| {
+            let socket = tokio::net::TcpSocket::new_v4()?;
+            socket.bind((Ipv4Addr::LOCALHOST, 0).into())?;
+            let listener = socket.listen(BACKLOG)?;
+            let addr = listener.local_addr()?;
+            Ok::<_, std::io::Error>((listener, addr))
+        })();
+        let (listener, addr) = match bound {
+            Ok(v) => v,
+            Err(e) => {
+                let _ = ready.send(Err(std::io::Error::new(e.kind(), e.to_string())));
+                return Err(e);
+            }
+        };
+        let _ = ready.send(Ok(addr));
+        let listener = listener.tap_io(|tcp| {
             let _ = tcp.set_nodelay(true);
         });
-        let _ = ready.send(());
         let app = Router::new()
             .route("/v1/completions", post(completions))
             .route("/v1/models", get(models))
