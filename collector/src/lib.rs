@@ -31,6 +31,6 @@ pub mod commands;
 pub mod import;
 pub mod load;
 pub mod output;
-pub mod selftest;
+pub(crate) mod selftest;
 pub mod sim;
 pub mod telemetry;

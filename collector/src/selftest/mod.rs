@@ -10,5 +10,5 @@ pub mod endpoint;
 pub mod measure;
 pub mod wire;
 
-pub use endpoint::{Endpoint, Pacing};
+pub use endpoint::Pacing;
 pub use measure::{LevelSpec, run_level};
