@@ -5,8 +5,8 @@ use clap::{Parser, Subcommand};
 
 use crate::commands::{
     compare::CompareArgs, context::ContextArgs, demo::DemoArgs, import::ImportArgs, plot::PlotArgs,
-    report::ReportArgs, run::RunArgs, serve_sim::SimArgs, throughput::ThroughputArgs,
-    view::ViewArgs,
+    report::ReportArgs, run::RunArgs, selftest::SelftestArgs, serve_sim::SimArgs,
+    throughput::ThroughputArgs, view::ViewArgs,
 };
 use crate::load::RunPlan;
 
@@ -46,6 +46,9 @@ pub enum Command {
     ServeSim(SimArgs),
     /// Start the simulated server on loopback, sweep it briefly, and write a bundle.
     Demo(DemoArgs),
+    /// Measure this client's own limits: tokens/s, CPU, memory and timing error against a
+    /// loopback endpoint that costs next to nothing.
+    Selftest(SelftestArgs),
 }
 
 impl Command {

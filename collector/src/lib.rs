@@ -17,6 +17,7 @@
 //!              compare (terminal tables and the gate), report (one HTML file), plot (SVG/PNG),
 //!              view (the local results browser), dist (the viewer's build, embedded)
 //!
+//! selftest/    the client's own capacity and accuracy, against a loopback endpoint
 //! sim/         serve-sim: a simulated server with known timing, the tests' ground truth
 //! import/      other tools' results (text tables, vLLM, SGLang) as bundles
 //! ```
@@ -30,5 +31,6 @@ pub mod commands;
 pub mod import;
 pub mod load;
 pub mod output;
+pub(crate) mod selftest;
 pub mod sim;
 pub mod telemetry;

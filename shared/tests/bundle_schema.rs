@@ -126,6 +126,7 @@ fn sample() -> Bundle {
             }],
         }],
         source: None,
+        selftest: None,
     }
 }
 
@@ -134,6 +135,41 @@ fn write_then_read_is_equal() {
     let b = sample();
     let back = Bundle::from_json(&b.to_json()).unwrap();
     assert_eq!(back, b);
+}
+
+#[test]
+fn a_selftest_section_round_trips_and_is_absent_from_other_bundles() {
+    let mut b = sample();
+    assert!(!b.to_json().contains("\"selftest\""));
+    assert!(Bundle::from_json(GOLDEN_V1).unwrap().selftest.is_none());
+    let errors = llmsweep_shared::metrics::Stats::from_values([0.0001, 0.0002, 0.0004]);
+    b.selftest = Some(Selftest {
+        levels: vec![SelftestLevel {
+            mode: SelftestMode::Scheduled,
+            tokens_per_event: 1,
+            concurrency: 8,
+            requests: 16,
+            ok: 16,
+            exact: 16,
+            output_len: 12,
+            first_event_s: Some(0.05),
+            interval_s: Some(0.01),
+            wall_s: 0.3,
+            tokens: 192,
+            events: 192,
+            tok_s: 640.0,
+            events_s: 640.0,
+            cpu_us_per_token: Some(7.5),
+            peak_rss_bytes: Some(1 << 24),
+            ttft_error_s: errors,
+            itl_error_s: errors,
+            first_event_lag_s: errors,
+        }],
+    });
+    let json = b.to_json();
+    let raw: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(raw["selftest"]["levels"][0]["mode"], "scheduled");
+    assert_eq!(Bundle::from_json(&json).unwrap(), b);
 }
 
 #[test]

@@ -9,6 +9,7 @@ pub(crate) mod import;
 pub(crate) mod plot;
 pub(crate) mod report;
 pub(crate) mod run;
+pub(crate) mod selftest;
 pub(crate) mod serve_sim;
 pub(crate) mod throughput;
 pub(crate) mod view;
@@ -35,6 +36,7 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::Plot(a) => plot::run(a),
         Command::Demo(a) => demo::run(a).await,
         Command::ServeSim(a) => serve_sim::run(a).await,
+        Command::Selftest(a) => selftest::run(a).await,
     };
     match result {
         Ok(code) => code,

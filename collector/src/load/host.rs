@@ -35,25 +35,45 @@ fn current_tid() -> Option<u64> {
 /// CPU seconds (user + system) used so far by the collector's live threads, leaving out those
 /// marked with [`exclude_current_thread`]. Linux only; `None` elsewhere.
 pub fn client_cpu_s() -> Option<f64> {
+    let ticks = sum_client_threads(|task| {
+        stat_cpu_ticks(&std::fs::read_to_string(task.join("stat")).ok()?)
+    })?;
+    // USER_HZ is 100 on every Linux architecture's user-facing ABI.
+    Some(ticks as f64 / 100.0)
+}
+
+/// Like [`client_cpu_s`], to the nanosecond instead of the 10 ms tick: each thread's time on a
+/// CPU from its `schedstat`, for spans too short for ticks. Falls back to [`client_cpu_s`] where
+/// the kernel keeps no `schedstat`.
+pub fn client_cpu_fine_s() -> Option<f64> {
+    if std::fs::metadata("/proc/thread-self/schedstat").is_err() {
+        return client_cpu_s();
+    }
+    let ns = sum_client_threads(|task| {
+        let s = std::fs::read_to_string(task.join("schedstat")).ok()?;
+        s.split_whitespace().next()?.parse().ok()
+    })?;
+    Some(ns as f64 / 1e9)
+}
+
+/// The sum of `read` over the collector's live threads (`/proc/self/task/<tid>`), leaving out
+/// those marked with [`exclude_current_thread`]; a thread that cannot be read counts 0.
+fn sum_client_threads(read: impl Fn(&std::path::Path) -> Option<u64>) -> Option<u64> {
     let excluded = EXCLUDED_THREADS
         .lock()
         .map(|l| l.clone())
         .unwrap_or_default();
-    let mut ticks = 0u64;
+    let mut sum = 0u64;
     for task in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
         let tid: u64 = match task.file_name().to_string_lossy().parse() {
             Ok(t) => t,
             Err(_) => continue,
         };
-        if excluded.contains(&tid) {
-            continue;
-        }
-        if let Ok(stat) = std::fs::read_to_string(task.path().join("stat")) {
-            ticks += stat_cpu_ticks(&stat).unwrap_or(0);
+        if !excluded.contains(&tid) {
+            sum += read(&task.path()).unwrap_or(0);
         }
     }
-    // USER_HZ is 100 on every Linux architecture's user-facing ABI.
-    Some(ticks as f64 / 100.0)
+    Some(sum)
 }
 
 /// utime + stime from a `/proc/.../stat` line (fields 14 and 15; the command name may contain
@@ -63,6 +83,26 @@ fn stat_cpu_ticks(stat: &str) -> Option<u64> {
     let fields: Vec<&str> = rest.split_whitespace().collect();
     // After ')': field 3 (state) is index 0, so utime (14) is index 11 and stime (15) index 12.
     Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
+}
+
+/// The process's peak resident memory (`VmHWM`), bytes. Linux only; `None` elsewhere.
+pub fn peak_rss_bytes() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kb: u64 = s
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    Some(kb * 1024)
+}
+
+/// Sets the peak of [`peak_rss_bytes`] back to the current resident memory, so the next
+/// reading is the peak of what runs in between. Returns whether the kernel allowed it.
+pub fn reset_peak_rss() -> bool {
+    std::fs::write("/proc/self/clear_refs", b"5").is_ok()
 }
 
 pub fn hostname() -> String {
@@ -128,5 +168,19 @@ mod tests {
         }
         std::hint::black_box(x);
         assert!(client_cpu_s().unwrap() > before);
+    }
+
+    #[test]
+    fn fine_cpu_sees_a_few_milliseconds_of_work() {
+        let Some(before) = client_cpu_fine_s() else {
+            return;
+        };
+        let mut x = 0u64;
+        let t = std::time::Instant::now();
+        while t.elapsed() < std::time::Duration::from_millis(30) {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+        }
+        std::hint::black_box(x);
+        assert!(client_cpu_fine_s().unwrap() - before >= 0.02);
     }
 }

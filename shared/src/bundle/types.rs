@@ -34,6 +34,85 @@ pub struct Bundle {
     /// holds that tool's definitions, not llmsweep's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<Source>,
+    /// Present in the bundle of `llmsweep selftest`: the collector measured against its own
+    /// loopback endpoint, so the numbers are the client's limits, not a server's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selftest: Option<Selftest>,
+}
+
+/// What `llmsweep selftest` measured: how fast and how accurately this client reads streams
+/// from a loopback endpoint that costs next to nothing. A server measured faster than these
+/// numbers is measured at the client's limit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Selftest {
+    /// Every level, in the order run.
+    pub levels: Vec<SelftestLevel>,
+}
+
+/// How the selftest endpoint paces its events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SelftestMode {
+    /// Pre-rendered events written as fast as the socket takes them.
+    FlatOut,
+    /// The first event at a fixed delay after the request, then one per fixed interval, each
+    /// stamped with its send time.
+    Scheduled,
+}
+
+/// One selftest level: a mode, a concurrency, a fixed number of requests.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SelftestLevel {
+    pub mode: SelftestMode,
+    /// Tokens in each streamed event.
+    pub tokens_per_event: u32,
+    pub concurrency: u32,
+    /// Requests sent.
+    pub requests: u64,
+    /// Requests that ended without error.
+    pub ok: u64,
+    /// Requests that ended without error with exactly `output_len` tokens.
+    pub exact: u64,
+    /// Tokens asked of each request.
+    pub output_len: u64,
+    /// Scheduled mode: seconds from the request to its first event, and between events.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_event_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval_s: Option<f64>,
+    /// First request start → last request end.
+    pub wall_s: f64,
+    /// Output tokens of successful requests.
+    pub tokens: u64,
+    /// Token-carrying events of successful requests.
+    pub events: u64,
+    /// `tokens / wall_s`.
+    pub tok_s: f64,
+    /// `events / wall_s`.
+    pub events_s: f64,
+    /// The collector's CPU time during the level (the endpoint's threads left out) per token,
+    /// microseconds; absent where CPU time cannot be read.
+    #[serde(default)]
+    pub cpu_us_per_token: Option<f64>,
+    /// Peak resident memory of the collector's process during the level (`VmHWM`, reset before
+    /// the level where the kernel allows, else the peak since the start), the endpoint's own
+    /// buffers included; absent where unread.
+    #[serde(default)]
+    pub peak_rss_bytes: Option<u64>,
+    /// Scheduled mode: the client's TTFT minus the true one (the first event's stamped send
+    /// time minus the request start), seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttft_error_s: Option<Stats>,
+    /// Scheduled mode: each inter-token gap the client measured minus the gap between the two
+    /// events' stamped send times, seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub itl_error_s: Option<Stats>,
+    /// Scheduled mode: how late the endpoint sent each request's first event, seconds: its
+    /// stamped send time minus (the client's request start + `first_event_s`). Request transit
+    /// and the endpoint's own lateness; when it grows, the machine (client and endpoint
+    /// together) is the limit, and `tok_s` is less than the schedule asks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_event_lag_s: Option<Stats>,
 }
 
 /// Where an imported bundle's numbers came from.
@@ -144,6 +223,7 @@ impl Bundle {
             definitions: BTreeMap::new(),
             sweeps: Vec::new(),
             source: None,
+            selftest: None,
         }
     }
 

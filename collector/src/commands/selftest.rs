@@ -1,0 +1,290 @@
+//! `llmsweep selftest`: the collector against its own loopback endpoint, to show how many
+//! tokens per second it can read and how accurate its timestamps are, so that a client limit is
+//! never reported as the server's.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::bail;
+use clap::{Args, ValueEnum};
+use llmsweep_shared::bundle::{Api, Hosts, Selftest, SelftestLevel, SelftestMode, Target};
+use llmsweep_shared::charts::axis::fixed;
+use llmsweep_shared::metrics::Stats;
+
+use crate::load::plan::MAX_CONCURRENCY;
+use crate::output::store;
+use crate::selftest::{LevelSpec, Pacing, run_level, wire};
+
+#[derive(Debug, Clone, Args)]
+pub struct SelftestArgs {
+    /// Concurrency levels, run in this order (at most 4096).
+    #[arg(long, value_delimiter = ',', default_value = "1,64,512")]
+    pub concurrency: Vec<u32>,
+    /// Which pacings to run at each level.
+    #[arg(long, value_enum, default_value_t = ModeArg::All)]
+    pub mode: ModeArg,
+    /// Requests per flat-out level [default: max(256, 4 × concurrency)].
+    #[arg(long)]
+    pub requests: Option<u64>,
+    /// Requests per scheduled level [default: max(8, concurrency)].
+    #[arg(long)]
+    pub scheduled_requests: Option<u64>,
+    /// Tokens per flat-out request.
+    #[arg(long, default_value_t = 256)]
+    pub output_len: u64,
+    /// Tokens per scheduled request (each of its events is paced, so it takes
+    /// first-ms + (n − 1) × interval-ms). ITL errors are computed over the first ~180 tokens.
+    #[arg(long, default_value_t = 64)]
+    pub scheduled_output_len: u64,
+    /// Tokens per event of the flat-out runs, one run each.
+    #[arg(long, value_delimiter = ',', default_value = "1,8")]
+    pub per_event: Vec<u32>,
+    /// Scheduled mode: milliseconds from the request to its first event.
+    #[arg(long, default_value_t = 50)]
+    pub first_ms: u64,
+    /// Scheduled mode: milliseconds between events.
+    #[arg(long, default_value_t = 10)]
+    pub interval_ms: u64,
+    /// Seconds one request may take.
+    #[arg(long, default_value_t = 60)]
+    pub timeout: u64,
+    /// Folder the bundle is written to.
+    #[arg(long, default_value = "results")]
+    pub out: PathBuf,
+    /// Name of the run [default: this host's name].
+    #[arg(long)]
+    pub label: Option<String>,
+}
+
+/// `--mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ModeArg {
+    /// Flat out at every `--per-event`, then scheduled.
+    All,
+    FlatOut,
+    Scheduled,
+}
+
+impl SelftestArgs {
+    /// The levels to run, in order; every error names the flag to fix.
+    pub fn levels(&self) -> anyhow::Result<Vec<LevelSpec>> {
+        if self.concurrency.is_empty() {
+            bail!("--concurrency needs at least one level");
+        }
+        if let Some(&c) = self
+            .concurrency
+            .iter()
+            .find(|&&c| c == 0 || c > MAX_CONCURRENCY)
+        {
+            bail!("--concurrency {c} is out of range: use 1 to {MAX_CONCURRENCY}");
+        }
+        let checks = [
+            (self.output_len == 0, "--output-len must be at least 1"),
+            (
+                self.scheduled_output_len == 0,
+                "--scheduled-output-len must be at least 1",
+            ),
+            (
+                self.per_event.is_empty() || self.per_event.contains(&0),
+                "--per-event needs counts of at least 1",
+            ),
+            (self.requests == Some(0), "--requests must be at least 1"),
+            (
+                self.scheduled_requests == Some(0),
+                "--scheduled-requests must be at least 1",
+            ),
+            (self.interval_ms == 0, "--interval-ms must be at least 1"),
+            (self.timeout == 0, "--timeout must be at least 1"),
+        ];
+        if let Some((_, why)) = checks.iter().find(|(broken, _)| *broken) {
+            bail!("{why}");
+        }
+        let mut levels = Vec::new();
+        for &c in &self.concurrency {
+            if self.mode != ModeArg::Scheduled {
+                for &per_event in &self.per_event {
+                    levels.push(LevelSpec {
+                        pacing: Pacing::FlatOut { per_event },
+                        concurrency: c,
+                        requests: self.requests.unwrap_or(256.max(4 * u64::from(c))),
+                        output_len: self.output_len,
+                    });
+                }
+            }
+            if self.mode != ModeArg::FlatOut {
+                levels.push(LevelSpec {
+                    pacing: Pacing::Scheduled {
+                        first: Duration::from_millis(self.first_ms),
+                        interval: Duration::from_millis(self.interval_ms),
+                    },
+                    concurrency: c,
+                    requests: self.scheduled_requests.unwrap_or(8.max(u64::from(c))),
+                    output_len: self.scheduled_output_len,
+                });
+            }
+        }
+        Ok(levels)
+    }
+}
+
+pub(crate) async fn run(a: SelftestArgs) -> anyhow::Result<ExitCode> {
+    let levels = a.levels()?;
+    store::check_out_dir(&a.out)?;
+    let label = a.label.clone().unwrap_or_else(crate::load::host::hostname);
+    let created = chrono::Utc::now();
+    let path = store::bundle_path(&a.out, &label, "selftest", &created);
+    let mut bundle = store::new_bundle(
+        format!("{:016x}", created.timestamp_micros()),
+        label,
+        created.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        super::command_line(),
+        Target {
+            url: "http://127.0.0.1 (llmsweep selftest endpoint)".into(),
+            api: Api::Completions,
+            model: wire::MODEL.into(),
+            engine: Some("llmsweep selftest".into()),
+            engine_version: Some(env!("CARGO_PKG_VERSION").into()),
+            max_context: None,
+            max_running_requests: None,
+            server_args: None,
+            simulated: true,
+            probes: Default::default(),
+        },
+    );
+    bundle.hosts = Hosts {
+        client: crate::load::host::client_facts(),
+        ..Hosts::default()
+    };
+    bundle.selftest = Some(Selftest { levels: Vec::new() });
+    let interrupt = super::watch_signals();
+    println!("{}", header());
+    let mut all_exact = true;
+    for spec in levels {
+        if interrupt.is_stopped() {
+            break;
+        }
+        let level = run_level(spec, Duration::from_secs(a.timeout), &interrupt).await?;
+        println!("{}", row(&level));
+        if let Some(lag) = level
+            .first_event_lag_s
+            .filter(|l| l.p50 > a.interval_ms as f64 / 1e3)
+        {
+            println!(
+                "      ↳ the endpoint sent first events {} ms behind schedule at p50: this machine (client and endpoint together) is the limit at C={}",
+                millis(lag.p50),
+                level.concurrency
+            );
+        }
+        all_exact &= level.exact == level.requests;
+        if let Some(s) = bundle.selftest.as_mut() {
+            s.levels.push(level);
+        }
+        store::write_atomic(&path, &bundle)?;
+    }
+    bundle.complete = !interrupt.is_stopped();
+    store::write_atomic(&path, &bundle)?;
+    println!("\nbundle: {}", path.display());
+    if let Some(sig) = interrupt.signal.get() {
+        return Ok(ExitCode::from(sig.exit_code()));
+    }
+    Ok(if all_exact {
+        ExitCode::SUCCESS
+    } else {
+        println!("some requests failed or were short: the client is not reading streams right");
+        ExitCode::FAILURE
+    })
+}
+
+/// Columns: header and width.
+const COLS: &[(&str, usize)] = &[
+    ("mode", 9),
+    ("C", 5),
+    ("ok/asked", 11),
+    ("tok/s", 10),
+    ("events/s", 10),
+    ("CPU µs/tok", 10),
+    ("peak MiB", 8),
+    ("TTFT err p50/p99/max ms", 23),
+    ("ITL err p50/p99/max ms", 22),
+];
+
+fn header() -> String {
+    let cells: Vec<String> = COLS.iter().map(|(h, w)| format!("{h:>w$}")).collect();
+    cells.join(" | ")
+}
+
+/// One level's row, cells right-aligned (a wider cell widens only its row).
+pub fn row(l: &SelftestLevel) -> String {
+    let mode = match l.mode {
+        SelftestMode::FlatOut => format!("flat×{}", l.tokens_per_event),
+        SelftestMode::Scheduled => "scheduled".into(),
+    };
+    let ms = |s: Option<Stats>| {
+        s.map_or("-".into(), |s| {
+            format!("{}/{}/{}", millis(s.p50), millis(s.p99), millis(s.max))
+        })
+    };
+    let cells = [
+        mode,
+        l.concurrency.to_string(),
+        format!("{}/{}", l.exact, l.requests),
+        fixed(l.tok_s, 0),
+        fixed(l.events_s, 0),
+        l.cpu_us_per_token.map_or("-".into(), |c| fixed(c, 2)),
+        l.peak_rss_bytes
+            .map_or("-".into(), |b| fixed(b as f64 / (1 << 20) as f64, 0)),
+        ms(l.ttft_error_s),
+        ms(l.itl_error_s),
+    ];
+    let cells: Vec<String> = cells
+        .iter()
+        .zip(COLS)
+        .map(|(v, (_, w))| format!("{v:>w$}"))
+        .collect();
+    cells.join(" | ")
+}
+
+/// Seconds as milliseconds with two decimals; a value that rounds to zero shows no sign.
+fn millis(s: f64) -> String {
+    let v = fixed(s * 1e3, 2);
+    if v == "-0.00" { "0.00".into() } else { v }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+
+    fn args(extra: &[&str]) -> super::SelftestArgs {
+        let mut argv = vec!["llmsweep", "selftest"];
+        argv.extend_from_slice(extra);
+        match Cli::try_parse_from(argv).expect("parses").command {
+            Command::Selftest(a) => a,
+            _ => panic!("not selftest"),
+        }
+    }
+
+    #[test]
+    fn default_levels_are_two_flat_out_and_one_scheduled_per_concurrency() {
+        let levels = args(&[]).levels().expect("valid");
+        assert_eq!(levels.len(), 9);
+        let requests: Vec<u64> = levels.iter().map(|l| l.requests).collect();
+        assert_eq!(requests, [256, 256, 8, 256, 256, 64, 2048, 2048, 512]);
+    }
+
+    #[test]
+    fn milliseconds_that_round_to_zero_have_no_sign() {
+        assert_eq!(super::millis(-0.000_001), "0.00");
+        assert_eq!(super::millis(-0.001_5), "-1.50");
+        assert_eq!(super::millis(0.012_345), "12.35");
+    }
+
+    #[test]
+    fn bad_flags_are_named() {
+        let e = args(&["--concurrency", "5000"]).levels().unwrap_err();
+        assert!(e.to_string().contains("--concurrency 5000"));
+        let e = args(&["--per-event", "0"]).levels().unwrap_err();
+        assert!(e.to_string().contains("--per-event"));
+    }
+}

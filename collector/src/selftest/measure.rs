@@ -1,0 +1,266 @@
+//! One selftest level: start the endpoint, drive it with the collector's own load loop and
+//! client, and summarise what the client sustained and how far its timestamps were off.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use llmsweep_shared::bundle::{Api, SelftestLevel, SelftestMode};
+use llmsweep_shared::metrics::Stats;
+
+use crate::load::client::{Client, http_client};
+use crate::load::generator::{self, Interrupt, LoadSpec, StopRule};
+use crate::load::host;
+use crate::load::secrets::Credentials;
+use crate::load::stream::trace::Finished;
+use crate::load::workload::{PromptBuilder, TokenModel};
+
+use super::endpoint::{Endpoint, Pacing};
+use super::wire;
+
+/// Words in each selftest prompt: small, so the request is cheap and the stream is what costs.
+const INPUT_LEN: u64 = 16;
+
+/// One level to run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LevelSpec {
+    pub pacing: Pacing,
+    pub concurrency: u32,
+    pub requests: u64,
+    pub output_len: u64,
+}
+
+/// Runs one level against a fresh endpoint.
+pub async fn run_level(
+    spec: LevelSpec,
+    timeout: Duration,
+    interrupt: &Interrupt,
+) -> anyhow::Result<SelftestLevel> {
+    let endpoint = Endpoint::start(spec.pacing).await?;
+    let http = http_client(&Credentials::default(), spec.concurrency as usize)?;
+    let client = Client::new(
+        http,
+        &endpoint.url(),
+        Api::Completions,
+        wire::MODEL.into(),
+        timeout,
+    );
+    let prompts = PromptBuilder::new(
+        1,
+        Some(1),
+        TokenModel::Estimated {
+            tokens_per_word: 1.0,
+            added: 0,
+        },
+    );
+    let load = LoadSpec {
+        concurrency: spec.concurrency,
+        stop: StopRule::Count(spec.requests),
+        input_len: INPUT_LEN,
+        output_len: spec.output_len,
+        stream: 0,
+        pass: None,
+    };
+    let reset = host::reset_peak_rss();
+    let cpu_before = host::client_cpu_fine_s();
+    // The endpoint's epoch is the records' origin, so a record's times and the events' send
+    // stamps count from the same instant.
+    let result = generator::run(
+        Arc::new(client),
+        Arc::new(prompts),
+        load,
+        endpoint.epoch,
+        interrupt,
+        |_| {},
+    )
+    .await;
+    let cpu = match (cpu_before, host::client_cpu_fine_s()) {
+        (Some(a), Some(b)) => Some(b - a),
+        _ => None,
+    };
+    let peak = host::peak_rss_bytes().filter(|_| reset || cfg!(target_os = "linux"));
+    endpoint.shutdown().await;
+    Ok(summarise(spec, &result.finished, cpu, peak))
+}
+
+/// A level's summary from its finished requests, the client's CPU seconds and peak memory.
+pub fn summarise(
+    spec: LevelSpec,
+    finished: &[Finished],
+    cpu_s: Option<f64>,
+    peak_rss_bytes: Option<u64>,
+) -> SelftestLevel {
+    let ok: Vec<&Finished> = finished.iter().filter(|f| f.record.is_ok()).collect();
+    let exact = ok
+        .iter()
+        .filter(|f| f.record.output_tokens == spec.output_len && !f.record.tokens_estimated)
+        .count() as u64;
+    let first = finished
+        .iter()
+        .map(|f| f.record.start_s)
+        .fold(f64::INFINITY, f64::min);
+    let last = finished
+        .iter()
+        .map(|f| f.record.start_s + f.record.e2e_s)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let wall_s = if finished.is_empty() {
+        0.0
+    } else {
+        last - first
+    };
+    let tokens: u64 = ok.iter().map(|f| f.record.output_tokens).sum();
+    let events: u64 = ok.iter().map(|f| f.record.chunks).sum();
+    let per_s = |n: u64| if wall_s > 0.0 { n as f64 / wall_s } else { 0.0 };
+    let (mode, tokens_per_event, first_event_s, interval_s) = match spec.pacing {
+        Pacing::FlatOut { per_event } => (SelftestMode::FlatOut, per_event, None, None),
+        Pacing::Scheduled { first, interval } => (
+            SelftestMode::Scheduled,
+            1,
+            Some(first.as_secs_f64()),
+            Some(interval.as_secs_f64()),
+        ),
+    };
+    let (ttft_error_s, itl_error_s, first_event_lag_s) = match first_event_s {
+        Some(first) => {
+            let e = timing_errors(&ok, first);
+            (
+                Stats::from_values(e.ttft),
+                Stats::from_values(e.itl),
+                Stats::from_values(e.lag),
+            )
+        }
+        None => (None, None, None),
+    };
+    SelftestLevel {
+        mode,
+        tokens_per_event,
+        concurrency: spec.concurrency,
+        requests: finished.len() as u64,
+        ok: ok.len() as u64,
+        exact,
+        output_len: spec.output_len,
+        first_event_s,
+        interval_s,
+        wall_s,
+        tokens,
+        events,
+        tok_s: per_s(tokens),
+        events_s: per_s(events),
+        cpu_us_per_token: cpu_s
+            .filter(|_| tokens > 0)
+            .map(|c| c * 1e6 / tokens as f64),
+        peak_rss_bytes,
+        ttft_error_s,
+        itl_error_s,
+        first_event_lag_s,
+    }
+}
+
+/// What the stamps of scheduled requests say, seconds.
+struct TimingErrors {
+    /// Per request: the client's TTFT minus the true one.
+    ttft: Vec<f64>,
+    /// Per gap whose two stamps the kept text holds: the client's gap minus the stamps' gap.
+    itl: Vec<f64>,
+    /// Per request: its first event's send time minus its schedule.
+    lag: Vec<f64>,
+}
+
+/// The client's measurements of scheduled requests against the endpoint's stamps.
+///
+/// A request's first token arrived at `start_s + ttft_s` on the shared clock and was sent at
+/// its first stamp; gap `i` the client measured (`itl_gaps_s[i]`, one token per event) is
+/// compared with `stamp[i + 1] − stamp[i]`; the first event was due at `start_s + first`.
+fn timing_errors(ok: &[&Finished], first: f64) -> TimingErrors {
+    let mut e = TimingErrors {
+        ttft: Vec::new(),
+        itl: Vec::new(),
+        lag: Vec::new(),
+    };
+    for f in ok {
+        let stamps = wire::stamps_in(&f.text);
+        let Some(&sent) = stamps.first() else {
+            continue;
+        };
+        e.lag.push(sent - f.record.start_s - first);
+        if let Some(t) = f.record.ttft_s {
+            e.ttft.push(f.record.start_s + t - sent);
+        }
+        for (gap, pair) in f.itl_gaps_s.iter().zip(stamps.windows(2)) {
+            e.itl.push(gap - (pair[1] - pair[0]));
+        }
+    }
+    e
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use llmsweep_shared::bundle::RequestRecord;
+
+    fn finished(start_s: f64, ttft_s: f64, gaps: &[f64], stamps_us: &[u64]) -> Finished {
+        let record: RequestRecord = serde_json::from_value(serde_json::json!({
+            "start_s": start_s, "ttft_s": ttft_s, "e2e_s": 0.1, "input_tokens": 16,
+            "output_tokens": stamps_us.len(), "chunks": stamps_us.len(),
+        }))
+        .expect("a record");
+        Finished {
+            record,
+            itl_gaps_s: gaps.to_vec(),
+            text: stamps_us.iter().map(|&us| wire::stamp_text(us)).collect(),
+        }
+    }
+
+    fn scheduled(requests: u64, output_len: u64) -> LevelSpec {
+        LevelSpec {
+            pacing: Pacing::Scheduled {
+                first: Duration::from_millis(50),
+                interval: Duration::from_millis(10),
+            },
+            concurrency: 1,
+            requests,
+            output_len,
+        }
+    }
+
+    #[test]
+    fn errors_are_client_times_minus_send_stamps() {
+        // Started at 1.0 s, first token seen 50.5 ms later, sent at 1.050 s: 0.5 ms late.
+        // Gaps seen 10.2 and 9.9 ms against stamps 10 and 10 ms apart.
+        let f = finished(
+            1.0,
+            0.0505,
+            &[0.0102, 0.0099],
+            &[1_050_000, 1_060_000, 1_070_000],
+        );
+        let level = summarise(scheduled(1, 3), &[f], Some(0.003), Some(4096));
+        let ttft = level.ttft_error_s.expect("ttft errors");
+        assert_eq!(ttft.count, 1);
+        assert!((ttft.p50 - 0.0005).abs() < 1e-9);
+        let itl = level.itl_error_s.expect("itl errors");
+        assert_eq!(itl.count, 2);
+        assert!((itl.max - 0.0002).abs() < 1e-9);
+        assert!((itl.min + 0.0001).abs() < 1e-9);
+        assert_eq!(
+            (level.ok, level.exact, level.tokens, level.events),
+            (1, 1, 3, 3)
+        );
+        assert!((level.cpu_us_per_token.expect("cpu") - 1000.0).abs() < 1e-6);
+        assert!((level.wall_s - 0.1).abs() < 1e-12);
+        // Sent at 1.050 s, due at 1.0 + 0.050 s: on time.
+        assert!(level.first_event_lag_s.expect("lag").max.abs() < 1e-9);
+    }
+
+    #[test]
+    fn short_requests_are_not_exact_and_flat_out_has_no_errors() {
+        let f = finished(0.0, 0.01, &[], &[1]);
+        let spec = LevelSpec {
+            pacing: Pacing::FlatOut { per_event: 8 },
+            ..scheduled(1, 2)
+        };
+        let level = summarise(spec, &[f], None, None);
+        assert_eq!((level.ok, level.exact), (1, 0));
+        assert_eq!(level.mode, SelftestMode::FlatOut);
+        assert_eq!(level.tokens_per_event, 8);
+        assert!(level.ttft_error_s.is_none() && level.cpu_us_per_token.is_none());
+    }
+}

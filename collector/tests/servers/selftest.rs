@@ -1,0 +1,88 @@
+//! `llmsweep selftest` end to end: the loopback endpoint driven by the collector's own client,
+//! its bundle read back.
+
+use std::time::Duration;
+
+use clap::Parser;
+use llmsweep::cli::Cli;
+use llmsweep_shared::bundle::{Bundle, SelftestMode};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tiny_scheduled_selftest_gets_every_token_and_small_ttft_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_string_lossy().to_string();
+    let cli = Cli::parse_from([
+        "llmsweep",
+        "selftest",
+        "--mode",
+        "scheduled",
+        "--concurrency",
+        "1,8",
+        "--scheduled-requests",
+        "16",
+        "--scheduled-output-len",
+        "12",
+        "--first-ms",
+        "50",
+        "--interval-ms",
+        "10",
+        "--label",
+        "selftest-test",
+        "--out",
+        &out,
+    ]);
+    let code = tokio::time::timeout(Duration::from_secs(60), llmsweep::commands::run(cli))
+        .await
+        .expect("selftest finishes within its bound");
+    assert_eq!(code, std::process::ExitCode::SUCCESS);
+
+    let file = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "json"))
+        .expect("a bundle was written");
+    let bundle: Bundle = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert!(bundle.complete);
+    assert!(bundle.sweeps.is_empty());
+    let levels = bundle.selftest.expect("the selftest section").levels;
+    assert_eq!(
+        levels.iter().map(|l| l.concurrency).collect::<Vec<_>>(),
+        [1, 8]
+    );
+    for l in &levels {
+        assert_eq!(l.mode, SelftestMode::Scheduled);
+        assert_eq!(
+            (l.requests, l.ok, l.exact),
+            (16, 16, 16),
+            "C={}",
+            l.concurrency
+        );
+        assert_eq!(
+            (l.tokens, l.events),
+            (16 * 12, 16 * 12),
+            "C={}",
+            l.concurrency
+        );
+        assert_eq!((l.first_event_s, l.interval_s), (Some(0.05), Some(0.01)));
+        let ttft = l.ttft_error_s.expect("TTFT errors");
+        assert_eq!(ttft.count, 16);
+        // Late by the loopback and the client's own work; never early by more than the
+        // stamps' microsecond rounding. Generous: the machine is shared.
+        assert!(
+            ttft.p50 > -1e-6 && ttft.p50 < 0.020,
+            "C={}: TTFT error median {} s",
+            l.concurrency,
+            ttft.p50
+        );
+        // The endpoint never sends early: the first event waits at least 50 ms from arrival.
+        let lag = l.first_event_lag_s.expect("first-event lag");
+        assert!(
+            lag.min > -1e-6 && lag.p50 < 0.020,
+            "first-event lag {lag:?}"
+        );
+        let itl = l.itl_error_s.expect("ITL errors");
+        assert_eq!(itl.count, 16 * 11);
+        assert!(itl.p50.abs() < 0.020, "ITL error median {} s", itl.p50);
+    }
+}
