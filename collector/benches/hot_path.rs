@@ -4,6 +4,7 @@
 //! `cargo bench -p llmsweep --bench hot_path`; BENCHMARKS.md ("Hot path") has the numbers.
 
 use std::hint::black_box;
+use std::ops::ControlFlow;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use llmsweep::bench_api::{RequestMeta, SseDecoder, Trace, parse_chunk};
@@ -49,21 +50,20 @@ fn sglang_chat() -> Vec<u8> {
     s.into_bytes()
 }
 
-/// What the client does with one read: decode, parse each event, feed the trace. Returns the
-/// events seen and whether `[DONE]` came.
-fn feed(decoder: &mut SseDecoder, bytes: &[u8], t: f64, trace: &mut Trace) -> (usize, bool) {
-    let mut seen = 0;
-    for ev in decoder.push(bytes) {
-        seen += 1;
+/// What the client does with one read: decode, parse each event, feed the trace. Returns
+/// whether `[DONE]` came.
+fn feed(decoder: &mut SseDecoder, bytes: &[u8], t: f64, trace: &mut Trace) -> bool {
+    let flow = decoder.feed(bytes, |ev| {
         let data = ev.data.trim();
         if data == "[DONE]" {
-            return (seen, true);
+            return ControlFlow::Break(());
         }
         if let Some(chunk) = parse_chunk(data) {
             trace.on_chunk(t, &chunk);
         }
-    }
-    (seen, false)
+        ControlFlow::Continue(())
+    });
+    flow.is_break()
 }
 
 fn meta() -> RequestMeta {
@@ -80,7 +80,7 @@ fn request(stream: &[u8], read: usize) -> RequestRecord {
     let mut decoder = SseDecoder::new();
     let mut trace = Trace::new();
     for (i, piece) in stream.chunks(read).enumerate() {
-        if feed(&mut decoder, piece, i as f64 * 0.01, &mut trace).1 {
+        if feed(&mut decoder, piece, i as f64 * 0.01, &mut trace) {
             break;
         }
     }
@@ -102,7 +102,10 @@ fn decode_path(c: &mut Criterion) {
                 let mut d = SseDecoder::new();
                 let mut n = 0;
                 for piece in stream.chunks(1500) {
-                    n += d.push(black_box(piece)).len();
+                    let _ = d.feed(black_box(piece), |ev| {
+                        n += ev.data.len();
+                        ControlFlow::<()>::Continue(())
+                    });
                 }
                 n
             })
@@ -135,7 +138,8 @@ fn trace_to_record(c: &mut Criterion) {
     let chunks: Vec<_> = (0..TOKENS)
         .map(|i| format!(r#"{{"choices":[{{"index":0,"text":" tok{i}","finish_reason":null}}]}}"#))
         .collect();
-    let events: Vec<_> = chunks.iter().map(|c| parse_chunk(c).unwrap()).collect();
+    let events: Vec<_> = chunks.iter().filter_map(|c| parse_chunk(c)).collect();
+    assert_eq!(events.len(), TOKENS);
     let mut g = c.benchmark_group("trace");
     g.throughput(Throughput::Elements(1));
     g.bench_function("256_tokens_to_record", |b| {
