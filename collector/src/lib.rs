@@ -34,3 +34,11 @@ pub mod output;
 pub(crate) mod selftest;
 pub mod sim;
 pub mod telemetry;
+
+/// The hot path's parts, for `collector/benches/` only: not a stable interface.
+#[doc(hidden)]
+pub mod bench_api {
+    pub use crate::load::api::{ChunkEvent, parse_chunk};
+    pub use crate::load::stream::sse::{SseDecoder, SseEvent};
+    pub use crate::load::stream::trace::{Finished, RequestMeta, Trace};
+}

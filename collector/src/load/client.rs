@@ -1,5 +1,6 @@
 //! The HTTP side of one request: send it, timestamp bytes as they arrive, hand them to the trace.
 
+use std::ops::ControlFlow;
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
@@ -179,15 +180,17 @@ impl Client {
             let t = start.elapsed().as_secs_f64();
             match item {
                 Ok(chunk) => {
-                    for ev in decoder.push(&chunk) {
-                        match handle_event(&ev.data, t, trace) {
-                            Step::Next => {}
-                            Step::Done => {
-                                trace.on_done(output_len);
-                                return Sent::Done;
-                            }
-                            Step::Failed => return Sent::Done,
+                    let flow = decoder.feed(&chunk, |ev| match handle_event(ev.data, t, trace) {
+                        Step::Next => ControlFlow::Continue(()),
+                        step => ControlFlow::Break(step),
+                    });
+                    match flow {
+                        ControlFlow::Continue(()) => {}
+                        ControlFlow::Break(Step::Done) => {
+                            trace.on_done(output_len);
+                            return Sent::Done;
                         }
+                        ControlFlow::Break(_) => return Sent::Done,
                     }
                 }
                 Err(e) => {

@@ -1,22 +1,30 @@
 //! Reading one streamed chunk (the JSON of a `data:` event) in either dialect.
 
+use std::borrow::Cow;
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::Deserialize;
+use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
-/// What one chunk says, dialect differences removed.
+/// What one chunk says, dialect differences removed. Its text borrows from the event's data
+/// when it had no escapes.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct ChunkEvent {
-    /// Generated text in this chunk: `text`, `delta.content` and `delta.reasoning_content`.
-    pub text: String,
+pub struct ChunkEvent<'a> {
+    /// Generated text in this chunk: `text`, `delta.reasoning_content`, `delta.reasoning` and
+    /// `delta.content`, in that order.
+    pub text: Cow<'a, str>,
     /// The chunk belongs to generation: it has a choice that is not role-only or finish-only.
     /// Servers without usage send one such chunk per token, some with empty text.
     pub token_chunk: bool,
-    pub finish_reason: Option<String>,
+    pub finish_reason: Option<Cow<'a, str>>,
     pub usage: Option<Usage>,
     /// An error the server reported inside the stream.
     pub error: Option<String>,
 }
 
-impl ChunkEvent {
+impl ChunkEvent<'_> {
     /// Whether this chunk carries a generated token a user would see (it can end TTFT).
     pub fn has_text(&self) -> bool {
         !self.text.is_empty()
@@ -33,7 +41,181 @@ pub struct Usage {
 }
 
 /// Parses a chunk; `None` when the data is not JSON (the caller records a protocol error).
-pub fn parse_chunk(data: &str) -> Option<ChunkEvent> {
+///
+/// Every token passes here, so the chunks of working servers are read straight into borrowed
+/// typed structs, with no JSON tree and no copy of text without escapes. Anything those structs
+/// do not take as they are (an error event, a field of an unexpected type, a duplicate key, data
+/// that is not an object) is read again as a JSON tree, so it means what it always meant.
+pub fn parse_chunk(data: &str) -> Option<ChunkEvent<'_>> {
+    match serde_json::from_str::<Object<wire::Chunk<'_>>>(data) {
+        Ok(Object(chunk)) if !chunk.error => Some(chunk.into_event()),
+        _ => parse_chunk_tree(data),
+    }
+}
+
+/// The shapes of a chunk as working servers send it; only the fields a record needs.
+mod wire {
+    use super::*;
+
+    #[derive(Deserialize)]
+    pub(super) struct Chunk<'a> {
+        #[serde(borrow)]
+        pub choices: Option<FirstChoice<'a>>,
+        pub usage: Option<Object<Usage>>,
+        /// Present at all (even `null`): the tree decides what it says.
+        #[serde(default, deserialize_with = "present")]
+        pub error: bool,
+    }
+
+    #[derive(Deserialize)]
+    pub(super) struct Choice<'a> {
+        #[serde(borrow)]
+        pub text: Option<Text<'a>>,
+        #[serde(borrow)]
+        pub delta: Option<Object<Delta<'a>>>,
+        #[serde(borrow)]
+        pub finish_reason: Option<Text<'a>>,
+    }
+
+    #[derive(Deserialize)]
+    pub(super) struct Delta<'a> {
+        /// Present at all, even `null` (SGLang sends `"role": null` with every token).
+        #[serde(default, deserialize_with = "present")]
+        pub role: bool,
+        #[serde(borrow)]
+        pub reasoning_content: Option<Text<'a>>,
+        #[serde(borrow)]
+        pub reasoning: Option<Text<'a>>,
+        #[serde(borrow)]
+        pub content: Option<Text<'a>>,
+    }
+
+    #[derive(Deserialize)]
+    pub(super) struct Usage {
+        pub prompt_tokens: Option<u64>,
+        pub completion_tokens: Option<u64>,
+        pub cached_tokens: Option<u64>,
+        pub prompt_tokens_details: Option<Object<Details>>,
+    }
+
+    #[derive(Deserialize)]
+    pub(super) struct Details {
+        pub cached_tokens: Option<u64>,
+    }
+
+    fn present<'de, D: de::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+        IgnoredAny::deserialize(d).map(|_| true)
+    }
+}
+
+impl<'a> wire::Chunk<'a> {
+    fn into_event(self) -> ChunkEvent<'a> {
+        let mut ev = ChunkEvent {
+            usage: self.usage.map(|Object(u)| Usage {
+                prompt_tokens: u.prompt_tokens,
+                completion_tokens: u.completion_tokens,
+                cached_tokens: u
+                    .prompt_tokens_details
+                    .and_then(|Object(d)| d.cached_tokens)
+                    .or(u.cached_tokens),
+            }),
+            ..ChunkEvent::default()
+        };
+        let Some(FirstChoice(Some(choice))) = self.choices else {
+            return ev;
+        };
+        ev.finish_reason = choice.finish_reason.map(|t| t.0);
+        let mut has_text_field = false;
+        let mut add = |t: Option<Text<'a>>| {
+            if let Some(Text(t)) = t {
+                has_text_field = true;
+                if ev.text.is_empty() {
+                    ev.text = t;
+                } else {
+                    ev.text.to_mut().push_str(&t);
+                }
+            }
+        };
+        add(choice.text);
+        let mut role = false;
+        if let Some(Object(delta)) = choice.delta {
+            add(delta.reasoning_content);
+            add(delta.reasoning);
+            add(delta.content);
+            role = delta.role;
+        }
+        let role_only = role && ev.text.is_empty();
+        ev.token_chunk =
+            !ev.text.is_empty() || (has_text_field && !role_only && ev.finish_reason.is_none());
+        ev
+    }
+}
+
+/// A JSON string, borrowed when it has no escapes.
+struct Text<'a>(Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Text<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Self::Value, E> {
+                Ok(Text(Cow::Borrowed(s)))
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Self::Value, E> {
+                Ok(Text(Cow::Owned(s.to_string())))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+/// A JSON object only: derived structs would also take an array, field by field, where the tree
+/// sees no fields at all.
+struct Object<T>(T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Object<T> {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<T>(PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
+            type Value = Object<T>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                T::deserialize(de::value::MapAccessDeserializer::new(map)).map(Object)
+            }
+        }
+        d.deserialize_map(V(PhantomData))
+    }
+}
+
+/// `choices`: the first choice, the others skipped unread.
+struct FirstChoice<'a>(Option<wire::Choice<'a>>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for FirstChoice<'a> {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = FirstChoice<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an array of choices")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let first = seq.next_element::<Object<wire::Choice<'de>>>()?;
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(FirstChoice(first.map(|Object(c)| c)))
+            }
+        }
+        d.deserialize_seq(V)
+    }
+}
+
+/// The general reading, through a JSON tree: for error events and whatever the typed one refused.
+fn parse_chunk_tree(data: &str) -> Option<ChunkEvent<'static>> {
     let v: Value = serde_json::from_str(data).ok()?;
     let mut ev = ChunkEvent {
         usage: v.get("usage").and_then(parse_usage),
@@ -52,22 +234,22 @@ pub fn parse_chunk(data: &str) -> Option<ChunkEvent> {
     Some(ev)
 }
 
-fn read_choice(choice: &Value, ev: &mut ChunkEvent) {
+fn read_choice(choice: &Value, ev: &mut ChunkEvent<'static>) {
     ev.finish_reason = choice
         .get("finish_reason")
         .and_then(Value::as_str)
-        .map(str::to_string);
+        .map(|s| Cow::Owned(s.to_string()));
     let mut has_text_field = false;
     let mut role_only = false;
     if let Some(t) = choice.get("text").and_then(Value::as_str) {
         has_text_field = true;
-        ev.text.push_str(t);
+        ev.text.to_mut().push_str(t);
     }
     if let Some(delta) = choice.get("delta") {
         for key in ["reasoning_content", "reasoning", "content"] {
             if let Some(t) = delta.get(key).and_then(Value::as_str) {
                 has_text_field = true;
-                ev.text.push_str(t);
+                ev.text.to_mut().push_str(t);
             }
         }
         role_only = delta.get("role").is_some() && ev.text.is_empty();
@@ -219,6 +401,108 @@ mod tests {
         let ev = parse_chunk(r#"{"error":{"message":"out of memory","code":500}}"#).unwrap();
         assert_eq!(ev.error.as_deref(), Some("out of memory"));
         assert_eq!(parse_chunk("not json"), None);
+    }
+
+    #[test]
+    fn escaped_text_is_unescaped_and_plain_text_borrowed() {
+        let ev =
+            parse_chunk(r#"{"choices":[{"delta":{"role":null,"content":"caf\u00e9 \"x\""}}]}"#)
+                .unwrap();
+        assert_eq!(ev.text, "café \"x\"");
+        assert!(
+            ev.token_chunk,
+            "SGLang's `role: null` beside text is a token"
+        );
+        let ev = parse_chunk(r#"{"choices":[{"text":" plain"},{"text":"second"}]}"#).unwrap();
+        assert!(matches!(ev.text, Cow::Borrowed(" plain")));
+    }
+
+    mod prop {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        /// A JSON value of any type, text with and without escapes among them.
+        fn value() -> BoxedStrategy<String> {
+            prop_oneof![
+                Just("null".to_string()),
+                Just("true".to_string()),
+                Just("\"\"".to_string()),
+                Just("\" a\"".to_string()),
+                Just("\"\\u00e9\\n\"".to_string()),
+                Just("\"length\"".to_string()),
+                Just("7".to_string()),
+                Just("-1".to_string()),
+                Just("1.5".to_string()),
+                Just("[]".to_string()),
+                Just("[1,{}]".to_string()),
+                Just("{}".to_string()),
+            ]
+            .boxed()
+        }
+
+        /// An object with some of `keys`, in any order, maybe twice, each with `values`.
+        fn object(
+            keys: &'static [&'static str],
+            values: BoxedStrategy<String>,
+        ) -> BoxedStrategy<String> {
+            proptest::collection::vec((proptest::sample::select(keys), values), 0..5)
+                .prop_map(|fields| {
+                    let body: Vec<String> =
+                        fields.iter().map(|(k, v)| format!("\"{k}\":{v}")).collect();
+                    format!("{{{}}}", body.join(","))
+                })
+                .boxed()
+        }
+
+        fn chunk() -> impl Strategy<Value = String> {
+            let details = object(&["cached_tokens", "x"], value());
+            let usage = object(
+                &[
+                    "prompt_tokens",
+                    "completion_tokens",
+                    "cached_tokens",
+                    "prompt_tokens_details",
+                ],
+                prop_oneof![value(), details].boxed(),
+            );
+            let delta = object(
+                &[
+                    "role",
+                    "content",
+                    "reasoning_content",
+                    "reasoning",
+                    "tool_calls",
+                ],
+                value(),
+            );
+            let choice = object(
+                &["index", "text", "delta", "finish_reason", "logprobs"],
+                prop_oneof![value(), delta].boxed(),
+            );
+            let choices = proptest::collection::vec(prop_oneof![choice, value()], 0..3)
+                .prop_map(|c| format!("[{}]", c.join(",")))
+                .boxed();
+            prop_oneof![
+                object(
+                    &["id", "choices", "usage", "error", "model"],
+                    prop_oneof![value(), choices.clone(), usage].boxed(),
+                ),
+                choices,
+                value(),
+            ]
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(
+                std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(512),
+            ))]
+
+            /// The typed reading says what the JSON tree says, for chunks of any shape.
+            #[test]
+            fn prop_typed_reading_equals_the_tree(data in chunk()) {
+                prop_assert_eq!(parse_chunk(&data), parse_chunk_tree(&data), "{}", data);
+            }
+        }
     }
 
     #[test]

@@ -3,6 +3,8 @@
 //! It owns no clock and no socket, so the caller stamps events with the arrival time of the bytes
 //! that completed them, and tests can split a stream at every byte boundary.
 
+use std::ops::ControlFlow;
+
 /// One dispatched event.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SseEvent {
@@ -12,16 +14,42 @@ pub struct SseEvent {
     pub data: String,
 }
 
+/// One dispatched event, borrowed from the decoder until the next byte is pushed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EventRef<'a> {
+    /// The `event:` field, when the server named the event.
+    pub event: Option<&'a str>,
+    /// The `data:` lines, joined with `\n`.
+    pub data: &'a str,
+}
+
+impl EventRef<'_> {
+    pub fn to_event(self) -> SseEvent {
+        SseEvent {
+            event: self.event.map(str::to_string),
+            data: self.data.to_string(),
+        }
+    }
+}
+
 /// Incremental decoder following the WHATWG rules that matter for LLM streams: lines end in
 /// `\n`, `\r\n` or `\r`; a blank line dispatches; lines starting with `:` are comments
-/// (keep-alives); one optional space after the colon is dropped.
+/// (keep-alives); one optional space after the colon is dropped. Bytes that are not UTF-8
+/// become U+FFFD.
+///
+/// It is on the per-token path, so it allocates nothing per line or event once its buffers have
+/// grown: lines are found with `memchr`, a line is copied only when a read splits it, and the
+/// event's data is built in a buffer kept from event to event.
 #[derive(Debug, Default)]
 pub struct SseDecoder {
+    /// The start of a line whose end has not arrived yet.
     line: Vec<u8>,
     /// The previous byte was `\r`, so a following `\n` ends nothing new.
     after_cr: bool,
-    event: Option<String>,
-    data: Option<String>,
+    event: String,
+    has_event: bool,
+    data: String,
+    has_data: bool,
 }
 
 impl SseDecoder {
@@ -32,67 +60,125 @@ impl SseDecoder {
     /// Feeds bytes; returns the events they completed, in order.
     pub fn push(&mut self, bytes: &[u8]) -> Vec<SseEvent> {
         let mut out = Vec::new();
-        for &b in bytes {
-            match b {
-                b'\n' if self.after_cr => self.after_cr = false,
-                b'\n' | b'\r' => {
-                    self.after_cr = b == b'\r';
-                    self.end_line(&mut out);
-                }
-                _ => {
-                    self.after_cr = false;
-                    self.line.push(b);
+        let _ = self.feed(bytes, |ev| {
+            out.push(ev.to_event());
+            ControlFlow::<()>::Continue(())
+        });
+        out
+    }
+
+    /// Feeds bytes, handing each event they complete to `on_event` in order. When `on_event`
+    /// breaks, the rest of `bytes` is dropped and its value returned.
+    pub fn feed<B>(
+        &mut self,
+        bytes: &[u8],
+        mut on_event: impl FnMut(EventRef<'_>) -> ControlFlow<B>,
+    ) -> ControlFlow<B> {
+        let mut rest = bytes;
+        if self.after_cr && !rest.is_empty() {
+            self.after_cr = false;
+            if rest[0] == b'\n' {
+                rest = &rest[1..];
+            }
+        }
+        while let Some(i) = memchr::memchr2(b'\n', b'\r', rest) {
+            let cr = rest[i] == b'\r';
+            if self.line.is_empty() {
+                self.end_line(&rest[..i], &mut on_event)?;
+            } else {
+                let mut line = std::mem::take(&mut self.line);
+                line.extend_from_slice(&rest[..i]);
+                let flow = self.end_line(&line, &mut on_event);
+                line.clear();
+                self.line = line;
+                flow?;
+            }
+            rest = &rest[i + 1..];
+            if cr {
+                match rest.first() {
+                    Some(b'\n') => rest = &rest[1..],
+                    Some(_) => {}
+                    None => self.after_cr = true,
                 }
             }
         }
-        out
+        self.line.extend_from_slice(rest);
+        ControlFlow::Continue(())
     }
 
     /// Ends the stream: an event whose blank line never came is still returned, since servers
     /// that close right after their last `data:` line are common.
     pub fn finish(&mut self) -> Option<SseEvent> {
-        let mut out = Vec::new();
-        if !self.line.is_empty() {
-            self.end_line(&mut out);
+        let mut last = None;
+        let mut keep = |ev: EventRef<'_>| {
+            last = Some(ev.to_event());
+            ControlFlow::<()>::Continue(())
+        };
+        let line = std::mem::take(&mut self.line);
+        if !line.is_empty() {
+            let _ = self.end_line(&line, &mut keep);
         }
-        self.end_line(&mut out);
-        out.pop()
+        let _ = self.end_line(b"", &mut keep);
+        last
     }
 
-    fn end_line(&mut self, out: &mut Vec<SseEvent>) {
-        let line = std::mem::take(&mut self.line);
+    fn end_line<B>(
+        &mut self,
+        line: &[u8],
+        on_event: &mut impl FnMut(EventRef<'_>) -> ControlFlow<B>,
+    ) -> ControlFlow<B> {
         if line.is_empty() {
-            if let Some(data) = self.data.take() {
-                out.push(SseEvent {
-                    event: self.event.take(),
-                    data,
-                });
-            }
-            self.event = None;
-            return;
+            let flow = if self.has_data {
+                on_event(EventRef {
+                    event: self.has_event.then_some(self.event.as_str()),
+                    data: &self.data,
+                })
+            } else {
+                ControlFlow::Continue(())
+            };
+            self.data.clear();
+            self.has_data = false;
+            self.event.clear();
+            self.has_event = false;
+            return flow;
         }
         if line[0] == b':' {
-            return;
+            return ControlFlow::Continue(());
         }
-        let text = String::from_utf8_lossy(&line);
-        let (field, value) = match text.find(':') {
+        // `:` is ASCII, so splitting the bytes at the first one splits the text where
+        // a lossy conversion of the whole line would.
+        let (field, value) = match memchr::memchr(b':', line) {
             Some(i) => {
-                let v = &text[i + 1..];
-                (&text[..i], v.strip_prefix(' ').unwrap_or(v))
+                let v = &line[i + 1..];
+                (&line[..i], v.strip_prefix(b" ").unwrap_or(v))
             }
-            None => (&text[..], ""),
+            None => (line, &b""[..]),
         };
         match field {
-            "data" => match &mut self.data {
-                Some(d) => {
-                    d.push('\n');
-                    d.push_str(value);
+            b"data" => {
+                if self.has_data {
+                    self.data.push('\n');
                 }
-                None => self.data = Some(value.to_string()),
-            },
-            "event" => self.event = Some(value.to_string()),
+                self.has_data = true;
+                push_text(&mut self.data, value);
+            }
+            b"event" => {
+                self.event.clear();
+                self.has_event = true;
+                push_text(&mut self.event, value);
+            }
             _ => {} // `id:` and `retry:` do not matter for a single request's stream.
         }
+        ControlFlow::Continue(())
+    }
+}
+
+/// Appends `bytes` as text, copying them once when they are UTF-8 (they always are from a
+/// working server) and replacing what is not with U+FFFD.
+fn push_text(to: &mut String, bytes: &[u8]) {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => to.push_str(s),
+        Err(_) => to.push_str(&String::from_utf8_lossy(bytes)),
     }
 }
 
@@ -225,8 +311,97 @@ mod tests {
             .prop_map(String::from_iter)
         }
 
+        /// The decoder as it was before it scanned with `memchr`, byte by byte into a fresh
+        /// line: the reference the fast one must match.
+        fn reference(
+            bytes: &[u8],
+            cuts: &[prop::sample::Index],
+        ) -> (Vec<SseEvent>, Option<SseEvent>) {
+            #[derive(Default)]
+            struct Old {
+                line: Vec<u8>,
+                after_cr: bool,
+                event: Option<String>,
+                data: Option<String>,
+            }
+            impl Old {
+                fn end_line(&mut self, out: &mut Vec<SseEvent>) {
+                    let line = std::mem::take(&mut self.line);
+                    if line.is_empty() {
+                        if let Some(data) = self.data.take() {
+                            out.push(SseEvent {
+                                event: self.event.take(),
+                                data,
+                            });
+                        }
+                        self.event = None;
+                        return;
+                    }
+                    if line[0] == b':' {
+                        return;
+                    }
+                    let text = String::from_utf8_lossy(&line);
+                    let (field, value) = match text.find(':') {
+                        Some(i) => {
+                            let v = &text[i + 1..];
+                            (&text[..i], v.strip_prefix(' ').unwrap_or(v))
+                        }
+                        None => (&text[..], ""),
+                    };
+                    match field {
+                        "data" => match &mut self.data {
+                            Some(d) => {
+                                d.push('\n');
+                                d.push_str(value);
+                            }
+                            None => self.data = Some(value.to_string()),
+                        },
+                        "event" => self.event = Some(value.to_string()),
+                        _ => {}
+                    }
+                }
+            }
+            let mut at: Vec<usize> = cuts.iter().map(|c| c.index(bytes.len() + 1)).collect();
+            at.push(0);
+            at.push(bytes.len());
+            at.sort_unstable();
+            let mut d = Old::default();
+            let mut out = Vec::new();
+            for w in at.windows(2) {
+                for &b in &bytes[w[0]..w[1]] {
+                    match b {
+                        b'\n' if d.after_cr => d.after_cr = false,
+                        b'\n' | b'\r' => {
+                            d.after_cr = b == b'\r';
+                            d.end_line(&mut out);
+                        }
+                        _ => {
+                            d.after_cr = false;
+                            d.line.push(b);
+                        }
+                    }
+                }
+            }
+            let mut last = Vec::new();
+            if !d.line.is_empty() {
+                d.end_line(&mut last);
+            }
+            d.end_line(&mut last);
+            (out, last.pop())
+        }
+
         proptest! {
             #![proptest_config(config(256))]
+
+            /// Any bytes, cut anywhere: the events the byte-by-byte decoder gave.
+            #[test]
+            fn prop_same_events_as_the_byte_by_byte_decoder(
+                bytes in prop_oneof![streamish(), proptest::collection::vec(any::<u8>(), 0..256)],
+                cuts in proptest::collection::vec(any::<prop::sample::Index>(), 0..6),
+                their_cuts in proptest::collection::vec(any::<prop::sample::Index>(), 0..6),
+            ) {
+                prop_assert_eq!(decode(&bytes, &cuts), reference(&bytes, &their_cuts));
+            }
 
             /// Any bytes, cut anywhere: the same events as when fed at once; never a panic.
             #[test]

@@ -50,7 +50,7 @@ impl Trace {
     }
 
     /// Records a parsed chunk that arrived `t` seconds after the request started.
-    pub fn on_chunk(&mut self, t: f64, ev: &ChunkEvent) {
+    pub fn on_chunk(&mut self, t: f64, ev: &ChunkEvent<'_>) {
         if let Some(e) = &ev.error {
             self.fail(ErrorKind::Stream, None, e.clone());
             return;
@@ -69,8 +69,8 @@ impl Trace {
         if ev.token_chunk {
             self.token_chunks.push((t, carried));
         }
-        if ev.finish_reason.is_some() {
-            self.finish_reason.clone_from(&ev.finish_reason);
+        if let Some(reason) = &ev.finish_reason {
+            self.finish_reason = Some(reason.to_string());
         }
         if self.text.len() < TEXT_KEEP {
             self.text.push_str(&ev.text);
