@@ -181,6 +181,7 @@ fn level_summary(c: &mut Criterion) {
                     max_s: 0.02,
                 }),
                 repeat: None,
+                setup: None,
             }
         })
         .collect();

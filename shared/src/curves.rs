@@ -394,6 +394,7 @@ pub(crate) mod tests {
             timeout_s: 60.0,
             repeats: None,
             prefill_fit: None,
+            preopened: None,
             points,
         }
     }

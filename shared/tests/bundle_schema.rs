@@ -29,6 +29,7 @@ fn sample() -> Bundle {
             max_s: 0.1,
         }),
         repeat: None,
+        setup: None,
     };
     let failed = RequestRecord {
         ttft_s: None,
@@ -106,6 +107,7 @@ fn sample() -> Bundle {
             timeout_s: 600.0,
             repeats: None,
             prefill_fit: None,
+            preopened: None,
             points: vec![Point {
                 concurrency: 1,
                 input_len: 1000,

@@ -56,6 +56,10 @@ pub struct TargetArgs {
     /// before the level counts as failed; the level is then run again from its start.
     #[arg(long, default_value_t = 300.0, value_name = "SECS")]
     pub wait_server: f64,
+    /// Do not open each level's connections before it: its first wave of requests then
+    /// measures TCP setup in their TTFT, as fresh clients would see it.
+    #[arg(long)]
+    pub cold_connections: bool,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -399,6 +399,7 @@ fn sweep(kind: SweepKind, found: Vec<Found>, notes: &mut Vec<String>) -> anyhow:
         timeout_s: 0.0,
         repeats: None,
         prefill_fit: None,
+        preopened: None,
         points,
     })
 }

@@ -1,6 +1,8 @@
 //! The HTTP side of one request: send it, timestamp bytes as they arrive, hand them to the trace.
 
+use std::collections::HashSet;
 use std::ops::ControlFlow;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
@@ -22,6 +24,9 @@ pub struct Client {
     pub model: String,
     pub options: RequestOptions,
     pub timeout: Duration,
+    /// Local ports of the connections this run has used: a port not seen before is a new
+    /// connection. Locked once per request, never per token.
+    ports: Arc<Mutex<HashSet<u16>>>,
 }
 
 /// Builds the pooled HTTP client; `pool` is the most connections kept open (the concurrency).
@@ -53,7 +58,34 @@ impl Client {
             model,
             options: RequestOptions::default(),
             timeout,
+            ports: Arc::default(),
         }
+    }
+
+    /// Whether the connection an answer came on is new to this run; `None` when the answer
+    /// does not say which connection it was.
+    fn is_new_connection(&self, resp: &reqwest::Response) -> Option<bool> {
+        let info = resp
+            .extensions()
+            .get::<hyper_util::client::legacy::connect::HttpInfo>()?;
+        let port = info.local_addr().port();
+        let mut seen = self.ports.lock().unwrap_or_else(|p| p.into_inner());
+        Some(seen.insert(port))
+    }
+
+    /// Opens up to `n` connections before a level and leaves them in the pool, so the level's
+    /// first wave does not measure TCP setup: `n` concurrent `GET /v1/models`.
+    pub async fn preopen(&self, n: u32) {
+        let url = self.url("/v1/models");
+        let asks = (0..n).map(|_| self.http.get(&url).timeout(Duration::from_secs(5)).send());
+        // Every answer is held until all have come, so each of them needed a connection of
+        // its own; then their bodies are read and the connections go back to the pool.
+        let answers = futures_util::future::join_all(asks).await;
+        let reads = answers.into_iter().flatten().map(|resp| {
+            self.is_new_connection(&resp);
+            resp.bytes()
+        });
+        futures_util::future::join_all(reads).await;
     }
 
     pub fn http(&self) -> &reqwest::Client {
@@ -154,6 +186,9 @@ impl Client {
                 return Sent::Done;
             }
         };
+        if let Some(new) = self.is_new_connection(&resp) {
+            trace.on_headers(new, start.elapsed().as_secs_f64());
+        }
         let status = resp.status();
         if !status.is_success() {
             let text = resp.text().await.unwrap_or_default();

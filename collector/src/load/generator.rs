@@ -323,6 +323,7 @@ mod tests {
             chunks: 0,
             itl: None,
             repeat: None,
+            setup: None,
         }
     }
 

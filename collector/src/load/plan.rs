@@ -32,6 +32,8 @@ pub struct TargetPlan {
     pub timeout: Duration,
     /// How long to wait for a server that stopped answering (`--wait-server`).
     pub wait_server: Duration,
+    /// `--cold-connections`: no connections opened before a level.
+    pub cold_connections: bool,
     /// Whether this host's GPUs are read as the server's.
     pub gpu_telemetry: GpuTelemetry,
 }
@@ -318,6 +320,7 @@ impl TargetPlan {
             credentials,
             timeout: Duration::from_secs_f64(a.timeout),
             wait_server: Duration::from_secs_f64(a.wait_server),
+            cold_connections: a.cold_connections,
             gpu_telemetry,
         })
     }

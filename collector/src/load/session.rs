@@ -38,6 +38,10 @@ pub struct Session {
     pub wait_server: Duration,
     /// The server stopped answering and did not come back: no more levels are run.
     pub gave_up: bool,
+    /// Open each level's connections before it (not with `--cold-connections`).
+    pub preopen: bool,
+    /// The client that scrapes `/metrics` during levels, apart from the load's pool.
+    pub telemetry_http: reqwest::Client,
     /// Which columns the live tables show.
     pub width: Width,
     /// Prompt hashes of every recorded request, in order (for the workload digest).
@@ -67,6 +71,8 @@ impl Session {
     ) -> anyhow::Result<Session> {
         store::check_out_dir(&output.out)?;
         let http = http_client(&target.credentials, pool)?;
+        // Its own connections, so a scrape never takes one from the level's pool.
+        let telemetry_http = http_client(&target.credentials, 2)?;
         let fp = probe(&http, &target.url, PROBE_TIMEOUT).await;
         if !fp.reachable() {
             bail!(
@@ -157,6 +163,8 @@ impl Session {
             timeout: target.timeout,
             wait_server: target.wait_server,
             gave_up: false,
+            preopen: !target.cold_connections,
+            telemetry_http,
             width: Width::choose(output.wide, nvidia_smi.is_some()),
             hashes: Vec::new(),
             notes,

@@ -50,6 +50,7 @@ pub async fn throughput(s: &mut Session, plan: &ThroughputPlan, warmup: u64) -> 
         timeout_s: s.timeout.as_secs_f64(),
         repeats: (plan.repeats > 1).then_some(u64::from(plan.repeats)),
         prefill_fit: None,
+        preopened: Some(s.preopen),
         points: Vec::new(),
     });
     let table = ThroughputTable(s.width);
@@ -198,6 +199,7 @@ pub async fn context(s: &mut Session, plan: &ContextPlan, warmup: u64) -> anyhow
         timeout_s: s.timeout.as_secs_f64(),
         repeats: Some(plan.repeats),
         prefill_fit: None,
+        preopened: Some(s.preopen),
         points: Vec::new(),
     });
     let max_context = s.bundle.target.max_context;
@@ -457,9 +459,12 @@ async fn measure_once(
     if s.interrupt.is_stopped() {
         return None;
     }
+    if s.preopen {
+        s.client.preopen(spec.concurrency).await;
+    }
     let origin = Instant::now();
     let sampler = Sampler::start_with(
-        s.client.http().clone(),
+        s.telemetry_http.clone(),
         &s.client.url(""),
         origin,
         SAMPLE_EVERY,

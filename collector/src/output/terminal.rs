@@ -363,6 +363,7 @@ mod tests {
             chunks: 500,
             itl: None,
             repeat: None,
+            setup: None,
         };
         let requests: Vec<_> = (0..64).map(|i| rec(f64::from(i) * 0.1)).collect();
         let mut p = Point::empty(100, 1000, 500);

@@ -701,3 +701,51 @@ async fn prompts_counted_off_by_more_than_two_percent_are_flagged() {
     assert!(p.flags.is_empty(), "{:?}", p.flags);
     assert!(p.requests.iter().all(|r| r.prompt_tokens == Some(1000)));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_are_opened_before_a_level_unless_asked_cold() {
+    let args = [
+        "--concurrency",
+        "4",
+        "--input-len",
+        "20",
+        "--output-len",
+        "8",
+        "--requests",
+        "12",
+        "--warmup",
+        "0",
+    ];
+    // By default the level's four connections are open before it: its first wave opens none.
+    let s = sweep(fast(), &args).await;
+    let sw = &s.bundle.sweeps[0];
+    assert_eq!(sw.preopened, Some(true));
+    let new: Vec<bool> = sw.points[0]
+        .requests
+        .iter()
+        .map(|r| {
+            r.setup
+                .expect("every answer says its connection")
+                .new_connection
+        })
+        .collect();
+    println!("preopened: {new:?}");
+    assert!(new[..4].iter().all(|&n| !n), "{new:?}");
+    for r in &sw.points[0].requests {
+        let setup = r.setup.unwrap();
+        assert!(setup.headers_s > 0.0 && setup.headers_s <= r.ttft_s.unwrap() + 1e-9);
+    }
+    // Cold: the first wave opens them, and says so; later requests reuse them.
+    let mut cold = args.to_vec();
+    cold.push("--cold-connections");
+    let s = sweep(fast(), &cold).await;
+    let sw = &s.bundle.sweeps[0];
+    assert_eq!(sw.preopened, Some(false));
+    let new: Vec<bool> = sw.points[0]
+        .requests
+        .iter()
+        .map(|r| r.setup.unwrap().new_connection)
+        .collect();
+    println!("cold: {new:?}");
+    assert!(new[..4].iter().all(|&n| n), "{new:?}");
+}

@@ -435,6 +435,10 @@ pub struct Sweep {
     /// Context sweeps: TTFT against input length, fitted over the successful requests.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefill_fit: Option<PrefillFit>,
+    /// Whether each level's connections were opened before it (so its first wave measured no
+    /// TCP setup); `false` with `--cold-connections`; absent in bundles of earlier versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preopened: Option<bool>,
     #[serde(default)]
     pub points: Vec<Point>,
 }
@@ -711,6 +715,22 @@ pub struct RequestRecord {
     /// (`throughput --repeats`); absent for a level run once.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeat: Option<u32>,
+    /// Where the time before the first token went: the connection and the response headers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setup: Option<Setup>,
+}
+
+/// How a request reached the server's answer, to attribute its TTFT: a new connection (TCP
+/// setup counted into its TTFT) or a reused one, and when the response headers arrived (the
+/// server's queue and prefill come after them on most engines, or before on some).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Setup {
+    /// The request was the first on its connection (the first to use its local port in this
+    /// run). Its TCP setup was then on this request's path, or was started in the background by
+    /// the connection pool while the request waited for a pooled connection to free.
+    pub new_connection: bool,
+    /// Request start → response headers, seconds.
+    pub headers_s: f64,
 }
 
 impl RequestRecord {

@@ -57,6 +57,7 @@ pub(crate) mod tests {
             chunks: n,
             itl: None,
             repeat: None,
+            setup: None,
         }
     }
 

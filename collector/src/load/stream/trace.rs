@@ -3,7 +3,7 @@
 //! Times are passed in (seconds since the request started), so this is pure and tested with
 //! synthetic timelines and exact expectations.
 
-use llmsweep_shared::bundle::{ErrorKind, ItlSummary, RequestError, RequestRecord};
+use llmsweep_shared::bundle::{ErrorKind, ItlSummary, RequestError, RequestRecord, Setup};
 use llmsweep_shared::metrics::Stats;
 
 use crate::load::api::{ChunkEvent, Usage};
@@ -23,6 +23,7 @@ pub struct Trace {
     last_completion: Option<u64>,
     text: String,
     error: Option<RequestError>,
+    setup: Option<Setup>,
 }
 
 /// What a finished trace yields.
@@ -107,6 +108,15 @@ impl Trace {
         }
     }
 
+    /// The response headers arrived: on a new connection or a reused one, `headers_s` after
+    /// the request started.
+    pub fn on_headers(&mut self, new_connection: bool, headers_s: f64) {
+        self.setup = Some(Setup {
+            new_connection,
+            headers_s,
+        });
+    }
+
     /// Records a failure; the first one wins.
     pub fn fail(&mut self, kind: ErrorKind, status: Option<u16>, message: String) {
         if self.error.is_none() {
@@ -157,6 +167,7 @@ impl Trace {
             chunks,
             itl,
             repeat: None,
+            setup: self.setup,
         };
         Finished {
             record,
