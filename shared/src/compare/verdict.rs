@@ -247,7 +247,7 @@ pub fn level_name(kind: SweepKind) -> &'static str {
 /// which side is open; `+8.6 %` without one.
 pub fn change_text(c: &Change) -> String {
     match (c.interval, c.half_width()) {
-        (Some((lo, hi)), Some(h)) => {
+        (Some((lo, hi)), Some(h)) if lo.is_finite() && hi.is_finite() && h.is_finite() => {
             // Lopsided on the log scale, where a rate's interval is symmetric by construction.
             let ln = |pct: f64| (1.0 + pct / 100.0).max(f64::MIN_POSITIVE).ln();
             let (below, above) = (ln(c.pct) - ln(lo), ln(hi) - ln(c.pct));
@@ -682,6 +682,8 @@ mod tests {
             below_resolution: false,
         };
         assert_eq!(change_text(&c(8.6, 7.4, 9.8)), "+8.6 ±1.2 %");
+        // Ends that are not numbers are left out (found by the property test).
+        assert_eq!(change_text(&c(1.07e286, f64::NAN, f64::NAN)), "+1.07e286 %");
         // Lopsided by a fraction of a point is still "±".
         assert_eq!(change_text(&c(-52.6, -52.7, -52.5)), "-52.6 ±0.1 %");
         // Symmetric on the log scale (a rate's interval) is "±", however lopsided in percent.
