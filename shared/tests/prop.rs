@@ -28,14 +28,19 @@ use serde_json::Value;
 const GOLDEN: &str = include_str!("fixtures/bundle-v1-run.json");
 const IMPORTED: &str = include_str!("fixtures/bundle-v1-imported.json");
 
-/// `cases` per property, unless `PROPTEST_CASES` asks for another number (a long run).
+/// `cases` per property from a fixed seed, so every `cargo test` (and CI) tries the same inputs;
+/// a long run (`PROPTEST_CASES=N`) asks for another number of cases from a random seed, to
+/// find new ones.
 fn config(cases: u32) -> ProptestConfig {
-    let cases = std::env::var("PROPTEST_CASES")
+    let long: Option<u32> = std::env::var("PROPTEST_CASES")
         .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(cases);
+        .and_then(|v| v.parse().ok());
     ProptestConfig {
-        cases,
+        cases: long.unwrap_or(cases),
+        rng_seed: match long {
+            Some(_) => proptest::test_runner::RngSeed::Random,
+            None => proptest::test_runner::RngSeed::Fixed(0x11_5ee9),
+        },
         failure_persistence: Some(Box::new(FileFailurePersistence::Direct(
             "proptest-regressions/prop.txt",
         ))),
