@@ -15,6 +15,29 @@ pub fn client_facts() -> HostFacts {
     }
 }
 
+/// Files the process keeps open besides one connection per stream: the runtime, the scrapes,
+/// the bundle, the terminal, with room to spare.
+pub const FILES_BESIDE_STREAMS: u64 = 64;
+
+/// Raises this process's soft limit on open files to its hard limit (allowed without
+/// privileges) and returns the limit now in force; `None` where it cannot be read.
+pub fn open_files_limit() -> Option<u64> {
+    rlimit::increase_nofile_limit(u64::MAX).ok()
+}
+
+/// Refuses a concurrency that needs more open files than `limit` allows, before any request is
+/// sent, with what to do about it; `flag` names the setting that asked for `streams`.
+pub fn check_open_files(streams: u64, limit: u64) -> anyhow::Result<()> {
+    let needed = streams + FILES_BESIDE_STREAMS;
+    if needed > limit {
+        anyhow::bail!(
+            "concurrency {streams} needs about {needed} open files (a connection per stream and {FILES_BESIDE_STREAMS} more), and this process may open {limit} (its hard limit); raise the limit (`ulimit -n`, LimitNOFILE= under systemd, --ulimit nofile= in docker) or lower the concurrency to at most {}",
+            limit.saturating_sub(FILES_BESIDE_STREAMS)
+        );
+    }
+    Ok(())
+}
+
 /// Threads whose CPU time is not the client's (the in-process simulator's), by thread id.
 static EXCLUDED_THREADS: std::sync::Mutex<Vec<u64>> = std::sync::Mutex::new(Vec::new());
 
@@ -182,5 +205,23 @@ mod tests {
         }
         std::hint::black_box(x);
         assert!(client_cpu_fine_s().unwrap() - before >= 0.02);
+    }
+
+    #[test]
+    fn the_open_files_limit_is_raised_and_checked() {
+        let limit = open_files_limit().unwrap();
+        let (soft, hard) = rlimit::Resource::NOFILE.get().unwrap();
+        assert_eq!(
+            (soft, limit),
+            (hard, hard),
+            "the soft limit is raised to the hard one"
+        );
+        assert!(check_open_files(100, 1024).is_ok());
+        let e = check_open_files(4096, 1024).unwrap_err().to_string();
+        assert!(
+            e.starts_with("concurrency 4096 needs about 4160 open files")
+                && e.ends_with("lower the concurrency to at most 960"),
+            "{e}"
+        );
     }
 }

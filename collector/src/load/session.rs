@@ -70,6 +70,9 @@ impl Session {
         interrupt: Interrupt,
     ) -> anyhow::Result<Session> {
         store::check_out_dir(&output.out)?;
+        if let Some(limit) = crate::load::host::open_files_limit() {
+            crate::load::host::check_open_files(pool as u64, limit)?;
+        }
         let http = http_client(&target.credentials, pool)?;
         // Its own connections, so a scrape never takes one from the level's pool.
         let telemetry_http = http_client(&target.credentials, 2)?;

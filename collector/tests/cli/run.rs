@@ -224,3 +224,36 @@ fn a_report_that_cannot_be_written_leaves_no_temporary_file() {
         "nothing but the folder that was there"
     );
 }
+
+#[test]
+fn a_concurrency_beyond_the_open_files_limit_is_refused_before_any_request() {
+    // prlimit (util-linux) runs llmsweep under a limit of 300 open files.
+    let Ok(status) = Command::new("prlimit").arg("--version").output() else {
+        eprintln!("NOTICE: skipping: prlimit is not installed");
+        return;
+    };
+    assert!(status.status.success());
+    let dir = tempfile::tempdir().unwrap();
+    let o = Command::new("prlimit")
+        .arg("--nofile=300:300")
+        .arg(env!("CARGO_BIN_EXE_llmsweep"))
+        .args([
+            "throughput",
+            "--url",
+            "http://127.0.0.1:9",
+            "--concurrency",
+            "1,512",
+            "--out",
+            dir.path().to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("concurrency 512 needs about 576 open files")
+            && err.contains("this process may open 300")
+            && err.contains("lower the concurrency to at most 236"),
+        "{err}"
+    );
+}
