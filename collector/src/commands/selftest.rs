@@ -12,6 +12,7 @@ use llmsweep_shared::bundle::{Api, Hosts, Selftest, SelftestLevel, SelftestMode,
 use llmsweep_shared::charts::axis::fixed;
 use llmsweep_shared::metrics::Stats;
 
+use crate::load::capacity::{self, Capacity};
 use crate::load::plan::MAX_CONCURRENCY;
 use crate::output::store;
 use crate::selftest::{LevelSpec, Pacing, run_level, wire};
@@ -185,6 +186,21 @@ pub(crate) async fn run(a: SelftestArgs) -> anyhow::Result<ExitCode> {
     bundle.complete = !interrupt.is_stopped();
     store::write_atomic(&path, &bundle)?;
     println!("\nbundle: {}", path.display());
+    let measured = bundle.created_at.clone();
+    if let Some(c) = bundle
+        .selftest
+        .as_ref()
+        .and_then(|s| Capacity::of(s, measured))
+    {
+        match capacity::save(&c) {
+            Ok(p) => println!(
+                "capacity: {:.0} events/s, kept in {} for every sweep's client-bound check",
+                c.events_s,
+                p.display()
+            ),
+            Err(e) => println!("capacity: {:.0} events/s, not kept ({e})", c.events_s),
+        }
+    }
     if let Some(sig) = interrupt.signal.get() {
         return Ok(ExitCode::from(sig.exit_code()));
     }

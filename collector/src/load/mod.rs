@@ -8,6 +8,7 @@
 //! client's.
 
 pub(crate) mod api;
+pub(crate) mod capacity;
 pub(crate) mod client;
 pub(crate) mod generator;
 pub(crate) mod host;

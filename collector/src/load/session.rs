@@ -42,6 +42,8 @@ pub struct Session {
     pub preopen: bool,
     /// The client that scrapes `/metrics` during levels, apart from the load's pool.
     pub telemetry_http: reqwest::Client,
+    /// What `llmsweep selftest` measured this client to read, when it was run here.
+    pub capacity: Option<crate::load::capacity::Capacity>,
     /// Which columns the live tables show.
     pub width: Width,
     /// Prompt hashes of every recorded request, in order (for the workload digest).
@@ -168,6 +170,7 @@ impl Session {
             gave_up: false,
             preopen: !target.cold_connections,
             telemetry_http,
+            capacity: crate::load::capacity::load(),
             width: Width::choose(output.wide, nvidia_smi.is_some()),
             hashes: Vec::new(),
             notes,

@@ -514,9 +514,23 @@ async fn measure_once(
     point.server_samples = server_samples;
     let tokens = point.summary.as_ref().map_or(0, |x| x.output_tokens);
     point.gpu_samples = gpu_samples.map(|g| with_tokens(g, tokens));
-    point
-        .flags
-        .extend(client_cpu.and_then(|cores| client_bound_flag(cores, wall)));
+    let near = s.capacity.as_ref().and_then(|c| {
+        let events: u64 = point
+            .requests
+            .iter()
+            .filter(|r| r.is_ok())
+            .map(|r| r.chunks)
+            .sum();
+        let wall = point.summary.as_ref().map_or(0.0, |x| x.wall_s);
+        (wall > 0.0).then(|| crate::load::capacity::near_capacity_flag(events as f64 / wall, c))?
+    });
+    // One client-bound flag: the measured capacity's when it speaks, else the CPU's.
+    match near {
+        Some(f) => point.flags.push(f),
+        None => point
+            .flags
+            .extend(client_cpu.and_then(|cores| client_bound_flag(cores, wall))),
+    }
     Some((point, result.outage))
 }
 

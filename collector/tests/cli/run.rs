@@ -257,3 +257,74 @@ fn a_concurrency_beyond_the_open_files_limit_is_refused_before_any_request() {
         "{err}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_level_near_the_clients_measured_capacity_is_flagged() {
+    let cache = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_llmsweep"))
+            .args(args)
+            .env("XDG_CACHE_HOME", cache.path())
+            .output()
+            .unwrap()
+    };
+    // The selftest keeps what it measured for later sweeps.
+    let out = tempfile::tempdir().unwrap();
+    let o = run(&[
+        "selftest",
+        "--mode",
+        "flat-out",
+        "--concurrency",
+        "1",
+        "--requests",
+        "32",
+        "--per-event",
+        "1",
+        "--out",
+        out.path().to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let kept = cache.path().join("llmsweep/capacity.json");
+    let c: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&kept).unwrap()).unwrap();
+    assert!(c["events_s"].as_f64().unwrap() > 1000.0, "{c}");
+    assert!(text(&o.stdout).contains("kept in"), "{}", text(&o.stdout));
+
+    // A client measured at 50 events/s is near its limit at any level of the simulator.
+    std::fs::write(
+        &kept,
+        r#"{"events_s": 50.0, "measured_at": "2026-12-01T14:00:00Z", "version": "0.1.0"}"#,
+    )
+    .unwrap();
+    let sim = SimServer::start(SimConfig::preset(Preset::Fast), 0)
+        .await
+        .unwrap();
+    let url = sim.url();
+    let o = run(&[
+        "throughput",
+        "--url",
+        &url,
+        "--concurrency",
+        "2",
+        "--input-len",
+        "20",
+        "--output-len",
+        "16",
+        "--requests",
+        "8",
+        "--out",
+        out.path().join("sweep").to_str().unwrap(),
+    ]);
+    sim.shutdown().await;
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let (_, b) = only_bundle(&out.path().join("sweep"));
+    let f = &b.sweeps[0].points[0].flags;
+    assert!(
+        f.iter()
+            .any(|f| f.kind == llmsweep_shared::bundle::FlagKind::ClientBound
+                && f.message.contains(
+                    "of what this client can read (50 events/s, `llmsweep selftest` of 2026-12-01)"
+                )),
+        "{f:?}"
+    );
+}
