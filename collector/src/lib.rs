@@ -35,6 +35,9 @@ pub(crate) mod selftest;
 pub mod sim;
 pub mod telemetry;
 
+#[cfg(test)]
+mod prop_config;
+
 /// The hot path's parts, for `collector/benches/` only: not a stable interface.
 #[doc(hidden)]
 pub mod bench_api {

@@ -19,21 +19,7 @@ use proptest::prelude::*;
 
 use super::{Request, bench, import, table};
 
-/// `cases` per property from a fixed seed (the same inputs every `cargo test`), unless
-/// `PROPTEST_CASES` asks for a long run from a random seed.
-fn config(cases: u32) -> ProptestConfig {
-    let long: Option<u32> = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok());
-    ProptestConfig {
-        cases: long.unwrap_or(cases),
-        rng_seed: match long {
-            Some(_) => proptest::test_runner::RngSeed::Random,
-            None => proptest::test_runner::RngSeed::Fixed(0x1a907),
-        },
-        ..ProptestConfig::default()
-    }
-}
+use crate::prop_config::config;
 
 /// A number as a file may write it: any `f64` in Rust's or scientific notation, the edges of
 /// `f64`, numbers past its range, Python's literals, or not a number at all.

@@ -110,10 +110,15 @@ fn stat_cpu_ticks(stat: &str) -> Option<u64> {
 
 /// The process's peak resident memory (`VmHWM`), bytes. Linux only; `None` elsewhere.
 pub fn peak_rss_bytes() -> Option<u64> {
-    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    proc_kb_field("/proc/self/status", "VmHWM:")
+}
+
+/// A `Name:   1234 kB` line of a `/proc` file, in bytes.
+fn proc_kb_field(path: &str, name: &str) -> Option<u64> {
+    let s = std::fs::read_to_string(path).ok()?;
     let kb: u64 = s
         .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))?
+        .find_map(|l| l.strip_prefix(name))?
         .trim()
         .trim_end_matches("kB")
         .trim()
@@ -158,16 +163,7 @@ fn cpuinfo_field(name: &str) -> Option<String> {
 }
 
 fn meminfo_total() -> Option<u64> {
-    let s = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let kb: u64 = s
-        .lines()
-        .find_map(|l| l.strip_prefix("MemTotal:"))?
-        .trim()
-        .trim_end_matches("kB")
-        .trim()
-        .parse()
-        .ok()?;
-    Some(kb * 1024)
+    proc_kb_field("/proc/meminfo", "MemTotal:")
 }
 
 #[cfg(test)]

@@ -493,16 +493,7 @@ mod tests {
         }
 
         proptest! {
-            #![proptest_config(ProptestConfig {
-                // The same inputs every `cargo test`; `PROPTEST_CASES` runs long, from a random seed.
-                rng_seed: match std::env::var("PROPTEST_CASES").ok() {
-                    Some(_) => proptest::test_runner::RngSeed::Random,
-                    None => proptest::test_runner::RngSeed::Fixed(0xc4a0c),
-                },
-                ..ProptestConfig::with_cases(
-                    std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(512),
-                )
-            })]
+            #![proptest_config(crate::prop_config::config(512))]
 
             /// The typed reading says what the JSON tree says, for chunks of any shape.
             #[test]

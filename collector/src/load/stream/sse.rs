@@ -255,21 +255,7 @@ mod tests {
         use super::super::*;
         use proptest::prelude::*;
 
-        /// `cases` per property from a fixed seed (the same inputs every `cargo test`), unless
-        /// `PROPTEST_CASES` asks for a long run from a random seed.
-        fn config(cases: u32) -> ProptestConfig {
-            let long: Option<u32> = std::env::var("PROPTEST_CASES")
-                .ok()
-                .and_then(|v| v.parse().ok());
-            ProptestConfig {
-                cases: long.unwrap_or(cases),
-                rng_seed: match long {
-                    Some(_) => proptest::test_runner::RngSeed::Random,
-                    None => proptest::test_runner::RngSeed::Fixed(0x55e),
-                },
-                ..ProptestConfig::default()
-            }
-        }
+        use crate::prop_config::config;
 
         /// `bytes` fed in pieces cut at `cuts` (any positions), then finished.
         fn decode(bytes: &[u8], cuts: &[prop::sample::Index]) -> (Vec<SseEvent>, Option<SseEvent>) {
