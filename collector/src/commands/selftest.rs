@@ -15,11 +15,12 @@ use llmsweep_shared::metrics::Stats;
 use crate::load::capacity::{self, Capacity};
 use crate::load::plan::MAX_CONCURRENCY;
 use crate::output::store;
-use crate::selftest::{LevelSpec, Pacing, run_level, wire};
+use crate::selftest::{Endpoint, EndpointAt, LevelSpec, Pacing, PacingJson, run_level, wire};
 
 #[derive(Debug, Clone, Args)]
 pub struct SelftestArgs {
-    /// Concurrency levels, run in this order (at most 4096).
+    /// Concurrency levels, run in this order (at most 16384; above 8192 the endpoint needs a
+    /// process of its own: see --url).
     #[arg(long, value_delimiter = ',', default_value = "1,64,512")]
     pub concurrency: Vec<u32>,
     /// Which pacings to run at each level.
@@ -56,6 +57,16 @@ pub struct SelftestArgs {
     /// Name of the run [default: this host's name].
     #[arg(long)]
     pub label: Option<String>,
+    /// Only serve the endpoint at this loopback address (e.g. 127.0.0.1:18400) until Ctrl-C,
+    /// paced by --mode flat-out (the first --per-event) or --mode scheduled, for another
+    /// process to measure: `llmsweep selftest --url`, or another tool.
+    #[arg(long, value_name = "ADDR", conflicts_with_all = ["url", "concurrency", "requests", "scheduled_requests"])]
+    pub serve: Option<std::net::SocketAddr>,
+    /// Measure against an endpoint already serving here (`llmsweep selftest --serve` in
+    /// another process), at its own pacing, so this process holds only the client's open
+    /// files and its CPU time is all the client's. Needed above 8192 streams.
+    #[arg(long, value_name = "URL", conflicts_with_all = ["mode", "per_event", "first_ms", "interval_ms"])]
+    pub url: Option<String>,
 }
 
 /// `--mode`.
@@ -68,8 +79,29 @@ pub enum ModeArg {
 }
 
 impl SelftestArgs {
-    /// The levels to run, in order; every error names the flag to fix.
-    pub fn levels(&self) -> anyhow::Result<Vec<LevelSpec>> {
+    /// The one pacing `--serve` serves.
+    pub fn serve_pacing(&self) -> anyhow::Result<Pacing> {
+        match self.mode {
+            ModeArg::All => bail!(
+                "--serve serves one pacing: add --mode flat-out (with one --per-event) or --mode scheduled"
+            ),
+            ModeArg::FlatOut => match self.per_event[..] {
+                [n] if n > 0 => Ok(Pacing::FlatOut { per_event: n }),
+                _ => bail!("--serve --mode flat-out needs one --per-event count of at least 1"),
+            },
+            ModeArg::Scheduled if self.interval_ms == 0 => {
+                bail!("--interval-ms must be at least 1")
+            }
+            ModeArg::Scheduled => Ok(Pacing::Scheduled {
+                first: Duration::from_millis(self.first_ms),
+                interval: Duration::from_millis(self.interval_ms),
+            }),
+        }
+    }
+
+    /// The levels to run, in order; every error names the flag to fix. `external` is the
+    /// pacing of an endpoint of `--url`, which then is the only one.
+    pub fn levels(&self, external: Option<Pacing>) -> anyhow::Result<Vec<LevelSpec>> {
         if self.concurrency.is_empty() {
             bail!("--concurrency needs at least one level");
         }
@@ -103,6 +135,23 @@ impl SelftestArgs {
         }
         let mut levels = Vec::new();
         for &c in &self.concurrency {
+            if let Some(pacing) = external {
+                let scheduled = matches!(pacing, Pacing::Scheduled { .. });
+                levels.push(LevelSpec {
+                    pacing,
+                    concurrency: c,
+                    requests: match (scheduled, self.requests, self.scheduled_requests) {
+                        (false, n, _) => n.unwrap_or(256.max(4 * u64::from(c))),
+                        (true, _, n) => n.unwrap_or(8.max(u64::from(c))),
+                    },
+                    output_len: if scheduled {
+                        self.scheduled_output_len
+                    } else {
+                        self.output_len
+                    },
+                });
+                continue;
+            }
             if self.mode != ModeArg::Scheduled {
                 for &per_event in &self.per_event {
                     levels.push(LevelSpec {
@@ -129,8 +178,78 @@ impl SelftestArgs {
     }
 }
 
+/// `--serve`: the endpoint alone, until a signal.
+async fn serve(a: &SelftestArgs, addr: std::net::SocketAddr) -> anyhow::Result<ExitCode> {
+    let pacing = a.serve_pacing()?;
+    if !addr.ip().is_loopback() {
+        bail!("--serve {addr}: the selftest endpoint serves only on loopback (127.0.0.1 or ::1)");
+    }
+    let endpoint = Endpoint::start(pacing, addr)
+        .await
+        .map_err(|e| anyhow::anyhow!("--serve {addr}: cannot listen there ({e})"))?;
+    let interrupt = super::watch_signals();
+    let how = match pacing {
+        Pacing::FlatOut { per_event } => {
+            format!("flat out, {per_event} token(s) per event")
+        }
+        Pacing::Scheduled { first, interval } => format!(
+            "scheduled: first event {} ms after the request, then one every {} ms",
+            first.as_millis(),
+            interval.as_millis()
+        ),
+    };
+    println!(
+        "selftest endpoint on {} ({how}); measure it with `llmsweep selftest --url {}`; Ctrl-C stops it",
+        endpoint.url(),
+        endpoint.url()
+    );
+    interrupt.stop_sending.cancelled().await;
+    endpoint.shutdown().await;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The pacing of the endpoint at `url`, from its `GET /selftest`.
+async fn external_pacing(url: &str) -> anyhow::Result<Pacing> {
+    let parsed = reqwest::Url::parse(url)
+        .map_err(|e| anyhow::anyhow!("--url {url} is not a URL ({e}); e.g. --url http://127.0.0.1:18400"))?;
+    if !parsed.host_str().is_some_and(crate::load::plan::is_loopback) {
+        bail!("--url {url}: the selftest endpoint runs on this machine; use a loopback address");
+    }
+    let ask = format!("{}/selftest", url.trim_end_matches('/'));
+    let answer = reqwest::Client::new()
+        .get(&ask)
+        .timeout(Duration::from_secs(5))
+        .send()
+        .await
+        .and_then(|r| r.error_for_status())
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "--url {url}: no selftest endpoint answers there ({e}); start one with `llmsweep selftest --serve 127.0.0.1:18400 --mode flat-out`"
+            )
+        })?;
+    let pacing: PacingJson = answer.json().await.map_err(|e| {
+        anyhow::anyhow!("--url {url}: GET /selftest did not describe a pacing ({e}); is it an llmsweep selftest endpoint?")
+    })?;
+    pacing
+        .pacing()
+        .map_err(|e| anyhow::anyhow!("--url {url}: the endpoint's pacing is wrong: {e}"))
+}
+
 pub(crate) async fn run(a: SelftestArgs) -> anyhow::Result<ExitCode> {
-    let levels = a.levels()?;
+    if let Some(addr) = a.serve {
+        return serve(&a, addr).await;
+    }
+    let (at, external) = match &a.url {
+        Some(url) => (
+            EndpointAt::External(url.trim_end_matches('/').to_string()),
+            Some(external_pacing(url).await?),
+        ),
+        None => (EndpointAt::Own, None),
+    };
+    let levels = a.levels(external)?;
+    if let Some(limit) = crate::load::host::open_files_limit() {
+        check_open_files(&levels, &at, limit)?;
+    }
     store::check_out_dir(&a.out)?;
     let label = a.label.clone().unwrap_or_else(crate::load::host::hostname);
     let created = chrono::Utc::now();
@@ -141,7 +260,10 @@ pub(crate) async fn run(a: SelftestArgs) -> anyhow::Result<ExitCode> {
         created.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
         super::command_line(),
         Target {
-            url: "http://127.0.0.1 (llmsweep selftest endpoint)".into(),
+            url: match &at {
+                EndpointAt::Own => "http://127.0.0.1 (llmsweep selftest endpoint, in process)".into(),
+                EndpointAt::External(url) => format!("{url} (llmsweep selftest endpoint)"),
+            },
             api: Api::Completions,
             model: wire::MODEL.into(),
             engine: Some("llmsweep selftest".into()),
@@ -165,7 +287,7 @@ pub(crate) async fn run(a: SelftestArgs) -> anyhow::Result<ExitCode> {
         if interrupt.is_stopped() {
             break;
         }
-        let level = run_level(spec, Duration::from_secs(a.timeout), &interrupt).await?;
+        let level = run_level(spec, &at, Duration::from_secs(a.timeout), &interrupt).await?;
         println!("{}", row(&level));
         if let Some(lag) = level
             .first_event_lag_s
@@ -210,6 +332,24 @@ pub(crate) async fn run(a: SelftestArgs) -> anyhow::Result<ExitCode> {
         println!("some requests failed or were short: the client is not reading streams right");
         ExitCode::FAILURE
     })
+}
+
+/// Refuses levels that need more open files than `limit`: a connection per stream, and with
+/// the endpoint in this process its end of each connection too.
+fn check_open_files(levels: &[LevelSpec], at: &EndpointAt, limit: u64) -> anyhow::Result<()> {
+    let Some(most) = levels.iter().map(|l| u64::from(l.concurrency)).max() else {
+        return Ok(());
+    };
+    if *at == EndpointAt::Own {
+        let needed = 2 * most + crate::load::host::FILES_BESIDE_STREAMS;
+        if needed > limit {
+            bail!(
+                "--concurrency {most} with the endpoint in this process needs about {needed} open files (both ends of every connection), and this process may open {limit}; run the endpoint as a process of its own, `llmsweep selftest --serve 127.0.0.1:18400 --mode flat-out`, and measure it from here with --url http://127.0.0.1:18400"
+            );
+        }
+        return Ok(());
+    }
+    crate::load::host::check_open_files(most, limit)
 }
 
 /// Columns: header and width.
@@ -283,7 +423,7 @@ mod tests {
 
     #[test]
     fn default_levels_are_two_flat_out_and_one_scheduled_per_concurrency() {
-        let levels = args(&[]).levels().expect("valid");
+        let levels = args(&[]).levels(None).expect("valid");
         assert_eq!(levels.len(), 9);
         let requests: Vec<u64> = levels.iter().map(|l| l.requests).collect();
         assert_eq!(requests, [256, 256, 8, 256, 256, 64, 2048, 2048, 512]);
@@ -298,9 +438,14 @@ mod tests {
 
     #[test]
     fn bad_flags_are_named() {
-        let e = args(&["--concurrency", "5000"]).levels().unwrap_err();
-        assert!(e.to_string().contains("--concurrency 5000"));
-        let e = args(&["--per-event", "0"]).levels().unwrap_err();
+        let e = args(&["--concurrency", "50000"]).levels(None).unwrap_err();
+        assert!(e.to_string().contains("--concurrency 50000"));
+        let levels = args(&["--concurrency", "9000"]).levels(None).expect("in range");
+        let e = super::check_open_files(&levels, &super::EndpointAt::Own, 20_000).unwrap_err();
+        assert!(e.to_string().contains("--serve 127.0.0.1:18400"), "{e}");
+        let far = super::EndpointAt::External("http://127.0.0.1:1".into());
+        assert!(super::check_open_files(&levels, &far, 20_000).is_ok());
+        let e = args(&["--per-event", "0"]).levels(None).unwrap_err();
         assert!(e.to_string().contains("--per-event"));
     }
 }

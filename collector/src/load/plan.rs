@@ -13,7 +13,7 @@ use crate::load::generator::StopRule;
 use crate::load::secrets::{Credentials, parse_header, redact_url, split_userinfo};
 
 /// Most concurrent requests one level may ask for.
-pub const MAX_CONCURRENCY: u32 = 4096;
+pub const MAX_CONCURRENCY: u32 = 16_384;
 
 /// Where to send load, and how.
 #[derive(Debug, Clone)]
@@ -244,7 +244,7 @@ impl RunPlan {
 }
 
 /// Whether a URL's host is this machine.
-fn is_loopback(host: &str) -> bool {
+pub(crate) fn is_loopback(host: &str) -> bool {
     let h = host.trim_matches(['[', ']']);
     h == "localhost"
         || h.parse::<std::net::IpAddr>()

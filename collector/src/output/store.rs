@@ -109,10 +109,15 @@ pub fn bundle_path(
     } else {
         safe
     };
-    dir.join(format!(
-        "{safe}-{kind}-{}.json",
-        stamp.format("%Y%m%dT%H%M%SZ")
-    ))
+    let stem = format!("{safe}-{kind}-{}", stamp.format("%Y%m%dT%H%M%SZ"));
+    // A run started in the same second as one already written never takes its file.
+    (1..)
+        .map(|n| match n {
+            1 => dir.join(format!("{stem}.json")),
+            n => dir.join(format!("{stem}-{n}.json")),
+        })
+        .find(|p| !p.exists())
+        .unwrap_or_else(|| dir.join(format!("{stem}.json")))
 }
 
 /// Writes `bundle` to `path` atomically (see [`write_file_atomic`]).
@@ -206,6 +211,18 @@ mod tests {
             p,
             Path::new("results/kpro5---A6000-throughput-20261129T200102Z.json")
         );
+    }
+
+    #[test]
+    fn a_run_in_the_same_second_gets_a_file_of_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = chrono::DateTime::parse_from_rfc3339("2026-11-29T20:01:02Z")
+            .unwrap()
+            .to_utc();
+        let first = bundle_path(dir.path(), "a", "selftest", &t);
+        fs::write(&first, b"{}").unwrap();
+        let second = bundle_path(dir.path(), "a", "selftest", &t);
+        assert_eq!(second, dir.path().join("a-selftest-20261129T200102Z-2.json"));
     }
 
     #[test]

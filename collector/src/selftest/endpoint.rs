@@ -1,10 +1,11 @@
-//! The selftest endpoint: `POST /v1/completions` and `GET /v1/models` on loopback, served from
-//! a thread and runtime of its own, streaming pre-rendered (flat out) or stamped, scheduled
-//! events.
+//! The selftest endpoint: `POST /v1/completions`, `GET /v1/models` and `GET /selftest` (its
+//! pacing) on loopback, served from a thread and runtime of its own, streaming pre-rendered
+//! (flat out) or stamped, scheduled events. It runs inside `llmsweep selftest` or, with
+//! `--serve`, as a process of its own that any client can be measured against.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
-use std::net::{Ipv4Addr, SocketAddr};
+use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -21,13 +22,14 @@ use tokio::sync::oneshot;
 
 use super::wire;
 
-/// How the endpoint paces a stream.
+/// How the endpoint paces a stream; `GET /selftest` answers it (see [`PacingJson`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Pacing {
     /// Pre-rendered events with `per_event` tokens each, as fast as the socket takes them.
     FlatOut { per_event: u32 },
     /// One token per event: the first `first` after the request arrives, then one every
-    /// `interval`, at absolute deadlines; each event's text is its send stamp.
+    /// `interval`, at absolute deadlines; each event's text is its send stamp on the host's
+    /// monotonic clock (see [`wire::monotonic_us`]), so a client in another process can read it.
     Scheduled { first: Duration, interval: Duration },
 }
 
@@ -38,34 +40,29 @@ const FRAME_BYTES: usize = 16 * 1024;
 #[derive(Debug)]
 pub struct Endpoint {
     pub addr: SocketAddr,
-    /// The zero of the events' send stamps.
-    pub epoch: Instant,
     stop: Option<oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<std::io::Result<()>>>,
 }
 
 struct Shared {
     pacing: Pacing,
-    epoch: Instant,
     /// Flat-out token events by output length, rendered once.
     rendered: Mutex<HashMap<u64, Bytes>>,
 }
 
 impl Endpoint {
-    /// Binds 127.0.0.1 on a free port and serves from a thread of its own, whose CPU time is
-    /// not counted as the client's.
-    pub async fn start(pacing: Pacing) -> std::io::Result<Endpoint> {
-        let epoch = Instant::now();
+    /// Binds `bind` (port 0: a free one) and serves from a thread of its own, whose CPU time
+    /// is not counted as the client's.
+    pub async fn start(pacing: Pacing, bind: SocketAddr) -> std::io::Result<Endpoint> {
         let shared = Arc::new(Shared {
             pacing,
-            epoch,
             rendered: Mutex::new(HashMap::new()),
         });
         let (stop, stopped) = oneshot::channel::<()>();
         let (ready, started) = oneshot::channel::<std::io::Result<SocketAddr>>();
         let thread = std::thread::Builder::new()
             .name("selftest-endpoint".into())
-            .spawn(move || serve(shared, stopped, ready))?;
+            .spawn(move || serve(shared, bind, stopped, ready))?;
         let addr = match started.await {
             Ok(Ok(addr)) => addr,
             Ok(Err(e)) => return Err(e),
@@ -77,7 +74,6 @@ impl Endpoint {
         };
         Ok(Endpoint {
             addr,
-            epoch,
             stop: Some(stop),
             thread: Some(thread),
         })
@@ -114,6 +110,7 @@ const BACKLOG: u32 = 16_384;
 
 fn serve(
     shared: Arc<Shared>,
+    bind: SocketAddr,
     stopped: oneshot::Receiver<()>,
     ready: oneshot::Sender<std::io::Result<SocketAddr>>,
 ) -> std::io::Result<()> {
@@ -130,8 +127,12 @@ fn serve(
     };
     rt.block_on(async move {
         let bound = (|| {
-            let socket = tokio::net::TcpSocket::new_v4()?;
-            socket.bind((Ipv4Addr::LOCALHOST, 0).into())?;
+            let socket = match bind {
+                SocketAddr::V4(_) => tokio::net::TcpSocket::new_v4()?,
+                SocketAddr::V6(_) => tokio::net::TcpSocket::new_v6()?,
+            };
+            socket.set_reuseaddr(true)?;
+            socket.bind(bind)?;
             let listener = socket.listen(BACKLOG)?;
             let addr = listener.local_addr()?;
             Ok::<_, std::io::Error>((listener, addr))
@@ -150,6 +151,7 @@ fn serve(
         let app = Router::new()
             .route("/v1/completions", post(completions))
             .route("/v1/models", get(models))
+            .route("/selftest", get(pacing))
             .with_state(shared);
         axum::serve(listener, app)
             .with_graceful_shutdown(async move {
@@ -165,6 +167,53 @@ async fn models() -> impl IntoResponse {
         wire::MODEL
     );
     ([(header::CONTENT_TYPE, "application/json")], body)
+}
+
+/// The answer of `GET /selftest`: `{"mode":"flat_out","per_event":1}` or
+/// `{"mode":"scheduled","first_s":0.3,"interval_s":0.01}`.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "mode", rename_all = "snake_case")]
+pub enum PacingJson {
+    FlatOut { per_event: u32 },
+    Scheduled { first_s: f64, interval_s: f64 },
+}
+
+impl From<Pacing> for PacingJson {
+    fn from(p: Pacing) -> Self {
+        match p {
+            Pacing::FlatOut { per_event } => PacingJson::FlatOut { per_event },
+            Pacing::Scheduled { first, interval } => PacingJson::Scheduled {
+                first_s: first.as_secs_f64(),
+                interval_s: interval.as_secs_f64(),
+            },
+        }
+    }
+}
+
+impl PacingJson {
+    /// The pacing, or what is wrong with the numbers.
+    pub fn pacing(self) -> Result<Pacing, String> {
+        let secs = |s: f64, what: &str| {
+            Duration::try_from_secs_f64(s).map_err(|_| format!("{what} {s} is not a duration"))
+        };
+        Ok(match self {
+            PacingJson::FlatOut { per_event } if per_event == 0 => {
+                return Err("per_event 0: an event carries at least one token".into());
+            }
+            PacingJson::FlatOut { per_event } => Pacing::FlatOut { per_event },
+            PacingJson::Scheduled {
+                first_s,
+                interval_s,
+            } => Pacing::Scheduled {
+                first: secs(first_s, "first_s")?,
+                interval: secs(interval_s, "interval_s")?,
+            },
+        })
+    }
+}
+
+async fn pacing(State(s): State<Arc<Shared>>) -> impl IntoResponse {
+    axum::Json(PacingJson::from(s.pacing))
 }
 
 /// The part of a request the endpoint reads.
@@ -204,14 +253,13 @@ async fn completions(State(s): State<Arc<Shared>>, body: Bytes) -> Response {
         }
         Pacing::Scheduled { first, interval } => {
             let n = ask.max_tokens;
-            let epoch = s.epoch;
             let events = stream::unfold(0u64, move |k| async move {
                 if k >= n {
                     return None;
                 }
                 let due = arrived + first + interval * k as u32;
                 tokio::time::sleep_until(due.into()).await;
-                let send_us = epoch.elapsed().as_micros() as u64;
+                let send_us = wire::monotonic_us();
                 let finish = (k + 1 == n).then_some("length");
                 let frame = Bytes::from(wire::event(&wire::stamp_text(send_us), finish));
                 Some((frame, k + 1))

@@ -1,8 +1,9 @@
 //! One selftest level: start the endpoint, drive it with the collector's own load loop and
 //! client, and summarise what the client sustained and how far its timestamps were off.
 
+use std::net::Ipv4Addr;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use llmsweep_shared::bundle::{Api, SelftestLevel, SelftestMode};
 use llmsweep_shared::metrics::Stats;
@@ -29,17 +30,35 @@ pub struct LevelSpec {
     pub output_len: u64,
 }
 
-/// Runs one level against a fresh endpoint.
+/// Where a level's endpoint is.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EndpointAt {
+    /// A fresh one in this process, on a thread and runtime of its own, for each level.
+    Own,
+    /// One already serving at this URL (`llmsweep selftest --serve` in another process, so
+    /// the client has the process, its open files and its CPU time to itself).
+    External(String),
+}
+
+/// Runs one level against a fresh endpoint or the external one.
 pub async fn run_level(
     spec: LevelSpec,
+    at: &EndpointAt,
     timeout: Duration,
     interrupt: &Interrupt,
 ) -> anyhow::Result<SelftestLevel> {
-    let endpoint = Endpoint::start(spec.pacing).await?;
+    let (own, url) = match at {
+        EndpointAt::Own => {
+            let e = Endpoint::start(spec.pacing, (Ipv4Addr::LOCALHOST, 0).into()).await?;
+            let url = e.url();
+            (Some(e), url)
+        }
+        EndpointAt::External(url) => (None, url.clone()),
+    };
     let http = http_client(&Credentials::default(), spec.concurrency as usize)?;
     let client = Client::new(
         http,
-        &endpoint.url(),
+        &url,
         Api::Completions,
         wire::MODEL.into(),
         timeout,
@@ -62,13 +81,15 @@ pub async fn run_level(
     };
     let reset = host::reset_peak_rss();
     let cpu_before = host::client_cpu_fine_s();
-    // The endpoint's epoch is the records' origin, so a record's times and the events' send
-    // stamps count from the same instant.
+    // The records count from `origin`; the events' send stamps are on the monotonic clock,
+    // which `clock` sets against it.
+    let origin = Instant::now();
+    let clock = wire::Clock::new(origin);
     let result = generator::run(
         Arc::new(client),
         Arc::new(prompts),
         load,
-        endpoint.epoch,
+        origin,
         interrupt,
         |_| {},
     )
@@ -78,14 +99,17 @@ pub async fn run_level(
         _ => None,
     };
     let peak = host::peak_rss_bytes().filter(|_| reset || cfg!(target_os = "linux"));
-    endpoint.shutdown().await;
-    Ok(summarise(spec, &result.finished, cpu, peak))
+    if let Some(endpoint) = own {
+        endpoint.shutdown().await;
+    }
+    Ok(summarise(spec, &result.finished, clock, cpu, peak))
 }
 
 /// A level's summary from its finished requests, the client's CPU seconds and peak memory.
 pub fn summarise(
     spec: LevelSpec,
     finished: &[Finished],
+    clock: wire::Clock,
     cpu_s: Option<f64>,
     peak_rss_bytes: Option<u64>,
 ) -> SelftestLevel {
@@ -121,7 +145,7 @@ pub fn summarise(
     };
     let (ttft_error_s, itl_error_s, first_event_lag_s) = match first_event_s {
         Some(first) => {
-            let e = timing_errors(&ok, first);
+            let e = timing_errors(&ok, clock, first);
             (
                 Stats::from_values(e.ttft),
                 Stats::from_values(e.itl),
@@ -170,14 +194,14 @@ struct TimingErrors {
 /// A request's first token arrived at `start_s + ttft_s` on the shared clock and was sent at
 /// its first stamp; gap `i` the client measured (`itl_gaps_s[i]`, one token per event) is
 /// compared with `stamp[i + 1] − stamp[i]`; the first event was due at `start_s + first`.
-fn timing_errors(ok: &[&Finished], first: f64) -> TimingErrors {
+fn timing_errors(ok: &[&Finished], clock: wire::Clock, first: f64) -> TimingErrors {
     let mut e = TimingErrors {
         ttft: Vec::new(),
         itl: Vec::new(),
         lag: Vec::new(),
     };
     for f in ok {
-        let stamps = wire::stamps_in(&f.text);
+        let stamps = clock.stamps_in(&f.text);
         let Some(&sent) = stamps.first() else {
             continue;
         };
@@ -232,7 +256,13 @@ mod tests {
             &[0.0102, 0.0099],
             &[1_050_000, 1_060_000, 1_070_000],
         );
-        let level = summarise(scheduled(1, 3), &[f], Some(0.003), Some(4096));
+        let level = summarise(
+            scheduled(1, 3),
+            &[f],
+            wire::Clock::at(0.0),
+            Some(0.003),
+            Some(4096),
+        );
         let ttft = level.ttft_error_s.expect("ttft errors");
         assert_eq!(ttft.count, 1);
         assert!((ttft.p50 - 0.0005).abs() < 1e-9);
@@ -257,7 +287,7 @@ mod tests {
             pacing: Pacing::FlatOut { per_event: 8 },
             ..scheduled(1, 2)
         };
-        let level = summarise(spec, &[f], None, None);
+        let level = summarise(spec, &[f], wire::Clock::at(0.0), None, None);
         assert_eq!((level.ok, level.exact), (1, 0));
         assert_eq!(level.mode, SelftestMode::FlatOut);
         assert_eq!(level.tokens_per_event, 8);

@@ -10,5 +10,5 @@ pub mod endpoint;
 pub mod measure;
 pub mod wire;
 
-pub use endpoint::Pacing;
-pub use measure::{LevelSpec, run_level};
+pub use endpoint::{Endpoint, Pacing, PacingJson};
+pub use measure::{EndpointAt, LevelSpec, run_level};

@@ -54,13 +54,49 @@ pub fn flat_events(tokens: u64, per_event: u32) -> Bytes {
     out.freeze()
 }
 
-/// The text of a scheduled event: its send time in whole microseconds since the endpoint's
-/// epoch, as one word (` t1234`).
+/// Microseconds on the host's monotonic clock (`CLOCK_MONOTONIC`, the clock `Instant` reads on
+/// Linux), the same in every process: the endpoint's send stamps, so a client in another
+/// process can set them against its own times (see [`Clock`]).
+pub fn monotonic_us() -> u64 {
+    let ts = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    ts.tv_sec as u64 * 1_000_000 + ts.tv_nsec as u64 / 1_000
+}
+
+/// Turns monotonic stamps into seconds since a client's `origin`.
+#[derive(Debug, Clone, Copy)]
+pub struct Clock {
+    /// `origin` on the monotonic clock, seconds.
+    origin_s: f64,
+}
+
+impl Clock {
+    pub fn new(origin: std::time::Instant) -> Clock {
+        let now_us = monotonic_us();
+        let since = origin.elapsed().as_secs_f64();
+        Clock {
+            origin_s: now_us as f64 / 1e6 - since,
+        }
+    }
+
+    /// A clock whose origin is `origin_s` on the monotonic clock (for tests).
+    #[cfg(test)]
+    pub fn at(origin_s: f64) -> Clock {
+        Clock { origin_s }
+    }
+
+    /// The send stamps in a stream's generated text, seconds since the origin, in order.
+    pub fn stamps_in(self, text: &str) -> Vec<f64> {
+        stamps_in(text).into_iter().map(|s| s - self.origin_s).collect()
+    }
+}
+
+/// The text of a scheduled event: its send time in whole microseconds on the monotonic clock,
+/// as one word (` t1234`).
 pub fn stamp_text(send_us: u64) -> String {
     format!(" t{send_us}")
 }
 
-/// The send stamps (seconds since the endpoint's epoch) in a stream's generated text, in order.
+/// The send stamps (seconds on the monotonic clock) in a stream's generated text, in order.
 /// Words that are not stamps are skipped.
 pub fn stamps_in(text: &str) -> Vec<f64> {
     text.split_whitespace()
@@ -122,5 +158,18 @@ mod tests {
         let text = format!("{}{}", stamp_text(50_000), stamp_text(1_060_001));
         assert_eq!(stamps_in(&text), [0.05, 1.060001]);
         assert_eq!(stamps_in(" w w"), Vec::<f64>::new());
+        let since = Clock::at(1.0).stamps_in(&text);
+        assert!((since[0] + 0.95).abs() < 1e-12 && (since[1] - 0.060001).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_monotonic_clock_is_the_one_instant_reads() {
+        let origin = std::time::Instant::now();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let clock = Clock::new(origin);
+        let now = stamp_text(monotonic_us());
+        let since = clock.stamps_in(&now)[0];
+        let want = origin.elapsed().as_secs_f64();
+        assert!((since - want).abs() < 2e-3, "{since} vs {want}");
     }
 }
