@@ -153,7 +153,10 @@ fn a_selftest_section_round_trips_and_is_absent_from_other_bundles() {
             requests: 16,
             ok: 16,
             exact: 16,
+            commonest_error: None,
             output_len: 12,
+            source_addresses: 2,
+            new_connections: 3,
             first_event_s: Some(0.05),
             interval_s: Some(0.01),
             wall_s: 0.3,
@@ -171,6 +174,7 @@ fn a_selftest_section_round_trips_and_is_absent_from_other_bundles() {
     let json = b.to_json();
     let raw: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(raw["selftest"]["levels"][0]["mode"], "scheduled");
+    assert_eq!(raw["selftest"]["levels"][0]["source_addresses"], 2);
     assert_eq!(Bundle::from_json(&json).unwrap(), b);
 }
 

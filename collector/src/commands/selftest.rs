@@ -19,8 +19,9 @@ use crate::selftest::{Endpoint, EndpointAt, LevelSpec, Pacing, PacingJson, run_l
 
 #[derive(Debug, Clone, Args)]
 pub struct SelftestArgs {
-    /// Concurrency levels, run in this order (at most 16384; above 8192 the endpoint needs a
-    /// process of its own: see --url).
+    /// Concurrency levels, run in this order (at most 16384). With the endpoint in this process
+    /// every stream holds two open files, so above half the open-files limit the endpoint
+    /// needs a process of its own: see --url.
     #[arg(long, value_delimiter = ',', default_value = "1,64,512")]
     pub concurrency: Vec<u32>,
     /// Which pacings to run at each level.
@@ -64,7 +65,7 @@ pub struct SelftestArgs {
     pub serve: Option<std::net::SocketAddr>,
     /// Measure against an endpoint already serving here (`llmsweep selftest --serve` in
     /// another process), at its own pacing, so this process holds only the client's open
-    /// files and its CPU time is all the client's. Needed above 8192 streams.
+    /// files and its CPU time is all the client's.
     #[arg(long, value_name = "URL", conflicts_with_all = ["mode", "per_event", "first_ms", "interval_ms"])]
     pub url: Option<String>,
 }
@@ -210,9 +211,13 @@ async fn serve(a: &SelftestArgs, addr: std::net::SocketAddr) -> anyhow::Result<E
 
 /// The pacing of the endpoint at `url`, from its `GET /selftest`.
 async fn external_pacing(url: &str) -> anyhow::Result<Pacing> {
-    let parsed = reqwest::Url::parse(url)
-        .map_err(|e| anyhow::anyhow!("--url {url} is not a URL ({e}); e.g. --url http://127.0.0.1:18400"))?;
-    if !parsed.host_str().is_some_and(crate::load::plan::is_loopback) {
+    let parsed = reqwest::Url::parse(url).map_err(|e| {
+        anyhow::anyhow!("--url {url} is not a URL ({e}); e.g. --url http://127.0.0.1:18400")
+    })?;
+    if !parsed
+        .host_str()
+        .is_some_and(crate::load::plan::is_loopback)
+    {
         bail!("--url {url}: the selftest endpoint runs on this machine; use a loopback address");
     }
     let ask = format!("{}/selftest", url.trim_end_matches('/'));
@@ -261,7 +266,9 @@ pub(crate) async fn run(a: SelftestArgs) -> anyhow::Result<ExitCode> {
         super::command_line(),
         Target {
             url: match &at {
-                EndpointAt::Own => "http://127.0.0.1 (llmsweep selftest endpoint, in process)".into(),
+                EndpointAt::Own => {
+                    "http://127.0.0.1 (llmsweep selftest endpoint, in process)".into()
+                }
                 EndpointAt::External(url) => format!("{url} (llmsweep selftest endpoint)"),
             },
             api: Api::Completions,
@@ -298,6 +305,9 @@ pub(crate) async fn run(a: SelftestArgs) -> anyhow::Result<ExitCode> {
                 millis(lag.p50),
                 level.concurrency
             );
+        }
+        if let Some((why, n)) = &level.commonest_error {
+            println!("      ↳ {n} of {} requests failed: {why}", level.requests);
         }
         all_exact &= level.exact == level.requests;
         if let Some(s) = bundle.selftest.as_mut() {
@@ -361,6 +371,7 @@ const COLS: &[(&str, usize)] = &[
     ("events/s", 10),
     ("CPU µs/tok", 10),
     ("peak MiB", 8),
+    ("new conns", 9),
     ("TTFT err p50/p99/max ms", 23),
     ("ITL err p50/p99/max ms", 22),
 ];
@@ -390,6 +401,7 @@ pub fn row(l: &SelftestLevel) -> String {
         l.cpu_us_per_token.map_or("-".into(), |c| fixed(c, 2)),
         l.peak_rss_bytes
             .map_or("-".into(), |b| fixed(b as f64 / (1 << 20) as f64, 0)),
+        l.new_connections.to_string(),
         ms(l.ttft_error_s),
         ms(l.itl_error_s),
     ];
@@ -440,7 +452,9 @@ mod tests {
     fn bad_flags_are_named() {
         let e = args(&["--concurrency", "50000"]).levels(None).unwrap_err();
         assert!(e.to_string().contains("--concurrency 50000"));
-        let levels = args(&["--concurrency", "9000"]).levels(None).expect("in range");
+        let levels = args(&["--concurrency", "10000"])
+            .levels(None)
+            .expect("in range");
         let e = super::check_open_files(&levels, &super::EndpointAt::Own, 20_000).unwrap_err();
         assert!(e.to_string().contains("--serve 127.0.0.1:18400"), "{e}");
         let far = super::EndpointAt::External("http://127.0.0.1:1".into());

@@ -1,6 +1,7 @@
 //! The HTTP side of one request: send it, timestamp bytes as they arrive, hand them to the trace.
 
 use std::collections::HashSet;
+use std::net::SocketAddr;
 use std::ops::ControlFlow;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -10,28 +11,79 @@ use llmsweep_shared::bundle::{Api, ErrorKind};
 use tokio_util::sync::CancellationToken;
 
 use crate::load::api::{self, RequestOptions};
+use crate::load::connect::{ConnectLog, TimeConnects, source_addresses};
 use crate::load::secrets::Credentials;
 use crate::load::stream::sse::SseDecoder;
 use crate::load::stream::trace::{Finished, RequestMeta, Trace};
 use crate::load::workload::Prompt;
 
-/// One shared client for a run: connection pool, base URL, API key, dialect.
+/// One shared client for a run: connection pools, base URL, API key, dialect.
 #[derive(Debug, Clone)]
 pub struct Client {
-    http: reqwest::Client,
+    http: LoadHttp,
     base: String,
     pub api: Api,
     pub model: String,
     pub options: RequestOptions,
     pub timeout: Duration,
-    /// Local ports of the connections this run has used: a port not seen before is a new
+    /// Local addresses of the connections this run has used: one not seen before is a new
     /// connection. Locked once per request, never per token.
-    ports: Arc<Mutex<HashSet<u16>>>,
+    seen: Arc<Mutex<HashSet<SocketAddr>>>,
 }
 
-/// Builds the pooled HTTP client; `pool` is the most connections kept open (the concurrency).
+/// The HTTP clients a load runs on: one connection pool per source address (one, unless a
+/// big pool on loopback is spread: see [`source_addresses`]), with every connection timed.
+#[derive(Debug, Clone)]
+pub struct LoadHttp {
+    /// Never empty. Worker `w` sends on `lanes[w % lanes.len()]`.
+    lanes: Vec<reqwest::Client>,
+    connects: ConnectLog,
+}
+
+impl LoadHttp {
+    /// Pools for `pool` concurrent streams to `base`, each request carrying `credentials`.
+    pub fn new(credentials: &Credentials, pool: usize, base: &str) -> anyhow::Result<LoadHttp> {
+        let host = reqwest::Url::parse(base).ok();
+        let host = host.as_ref().and_then(|u| u.host_str());
+        let sources = source_addresses(host, pool);
+        let per_lane = pool.div_ceil(sources.len());
+        let connects = ConnectLog::default();
+        let lanes = sources
+            .into_iter()
+            .map(|source| {
+                builder(credentials, per_lane)
+                    .map(|b| {
+                        b.local_address(source)
+                            .connector_layer(TimeConnects(connects.clone()))
+                    })
+                    .and_then(|b| Ok(b.build()?))
+            })
+            .collect::<anyhow::Result<_>>()?;
+        Ok(LoadHttp { lanes, connects })
+    }
+
+    /// The first pool, for the probes and scrapes that go beside the load.
+    pub fn first(&self) -> &reqwest::Client {
+        &self.lanes[0]
+    }
+
+    /// How many source addresses the connections are spread over.
+    pub fn sources(&self) -> usize {
+        self.lanes.len()
+    }
+
+    fn lane(&self, worker: usize) -> &reqwest::Client {
+        &self.lanes[worker % self.lanes.len()]
+    }
+}
+
+/// Builds a pooled HTTP client; `pool` is the most connections kept open (the concurrency).
 /// Every request it sends carries `credentials`.
 pub fn http_client(credentials: &Credentials, pool: usize) -> anyhow::Result<reqwest::Client> {
+    Ok(builder(credentials, pool)?.build()?)
+}
+
+fn builder(credentials: &Credentials, pool: usize) -> anyhow::Result<reqwest::ClientBuilder> {
     Ok(reqwest::Client::builder()
         .default_headers(credentials.header_map()?)
         .pool_max_idle_per_host(pool.max(1))
@@ -39,18 +91,11 @@ pub fn http_client(credentials: &Credentials, pool: usize) -> anyhow::Result<req
         // connection is dropped here before the server closes it under a new request.
         .pool_idle_timeout(Duration::from_secs(3))
         .connect_timeout(Duration::from_secs(5))
-        .tcp_nodelay(true)
-        .build()?)
+        .tcp_nodelay(true))
 }
 
 impl Client {
-    pub fn new(
-        http: reqwest::Client,
-        base: &str,
-        api: Api,
-        model: String,
-        timeout: Duration,
-    ) -> Self {
+    pub fn new(http: LoadHttp, base: &str, api: Api, model: String, timeout: Duration) -> Self {
         Client {
             http,
             base: base.trim_end_matches('/').to_string(),
@@ -58,49 +103,70 @@ impl Client {
             model,
             options: RequestOptions::default(),
             timeout,
-            ports: Arc::default(),
+            seen: Arc::default(),
         }
     }
 
-    /// Whether the connection an answer came on is new to this run; `None` when the answer
-    /// does not say which connection it was.
-    fn is_new_connection(&self, resp: &reqwest::Response) -> Option<bool> {
+    /// Whether the connection an answer came on is new to this run, and if so how long it
+    /// took to open when that was on the path of the request begun at `since`; `None` when
+    /// the answer does not say which connection it was.
+    fn connection_of(
+        &self,
+        resp: &reqwest::Response,
+        since: Instant,
+    ) -> Option<(bool, Option<f64>)> {
         let info = resp
             .extensions()
             .get::<hyper_util::client::legacy::connect::HttpInfo>()?;
-        let port = info.local_addr().port();
-        let mut seen = self.ports.lock().unwrap_or_else(|p| p.into_inner());
-        Some(seen.insert(port))
+        let local = info.local_addr();
+        let new = {
+            let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
+            seen.insert(local)
+        };
+        Some((new, self.http.connects.take(local, since).filter(|_| new)))
     }
 
-    /// Opens up to `n` connections before a level and leaves them in the pool, so the level's
-    /// first wave does not measure TCP setup: `n` concurrent `GET /v1/models`.
+    /// Opens up to `n` connections before a level and leaves them in the pools, so the
+    /// level's first wave does not measure TCP setup: `n` concurrent `GET /v1/models`, spread
+    /// over the pools as the workers are.
     pub async fn preopen(&self, n: u32) {
         let url = self.url("/v1/models");
-        let asks = (0..n).map(|_| self.http.get(&url).timeout(Duration::from_secs(5)).send());
+        let since = Instant::now();
+        let asks = (0..n as usize).map(|w| {
+            self.http
+                .lane(w)
+                .get(&url)
+                .timeout(Duration::from_secs(5))
+                .send()
+        });
         // Every answer is held until all have come, so each of them needed a connection of
         // its own; then their bodies are read and the connections go back to the pool.
         let answers = futures_util::future::join_all(asks).await;
         let reads = answers.into_iter().flatten().map(|resp| {
-            self.is_new_connection(&resp);
+            self.connection_of(&resp, since);
             resp.bytes()
         });
         futures_util::future::join_all(reads).await;
+        // The connections reach the pool a few task hops after their bodies end: let them
+        // arrive before the level's first wave looks for them.
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 
+    /// The client for probes and checks beside the load.
     pub fn http(&self) -> &reqwest::Client {
-        &self.http
+        self.http.first()
     }
 
     pub fn url(&self, path: &str) -> String {
         format!("{}{}", self.base, path)
     }
 
-    /// Sends one streamed generation request and measures it. `origin` is the point's start;
-    /// the request's own clock starts just before it is written. Never fails: every failure is
-    /// recorded in the returned record.
+    /// Sends one streamed generation request and measures it, on the pool of `worker`.
+    /// `origin` is the point's start; the request's own clock starts just before it is
+    /// written. Never fails: every failure is recorded in the returned record.
     pub async fn generate(
         &self,
+        worker: usize,
         prompt: &Prompt,
         output_len: u64,
         origin: Instant,
@@ -125,7 +191,7 @@ impl Client {
             let mut trace = Trace::new();
             let run = tokio::time::timeout(
                 self.timeout,
-                self.stream_into(&body, output_len, start, &mut trace),
+                self.stream_into(worker, &body, output_len, start, &mut trace),
             );
             let outcome = tokio::select! {
                 r = run => match r {
@@ -163,13 +229,14 @@ impl Client {
 
     async fn stream_into(
         &self,
+        worker: usize,
         body: &serde_json::Value,
         output_len: u64,
         start: Instant,
         trace: &mut Trace,
     ) -> Sent {
         let url = self.url(api::endpoint(self.api));
-        let resp = match self.http.post(&url).json(body).send().await {
+        let resp = match self.http.lane(worker).post(&url).json(body).send().await {
             Ok(r) => r,
             Err(e) => {
                 let chain = error_chain(&e);
@@ -186,8 +253,8 @@ impl Client {
                 return Sent::Done;
             }
         };
-        if let Some(new) = self.is_new_connection(&resp) {
-            trace.on_headers(new, start.elapsed().as_secs_f64());
+        if let Some((new, connect_s)) = self.connection_of(&resp, start) {
+            trace.on_headers(new, connect_s, start.elapsed().as_secs_f64());
         }
         let status = resp.status();
         if !status.is_success() {
@@ -223,6 +290,7 @@ impl Client {
                         ControlFlow::Continue(()) => {}
                         ControlFlow::Break(Step::Done) => {
                             trace.on_done(output_len);
+                            drain(&mut bytes).await;
                             return Sent::Done;
                         }
                         ControlFlow::Break(_) => return Sent::Done,
@@ -246,6 +314,17 @@ impl Client {
         }
         Sent::Done
     }
+}
+
+/// Reads a body to its end after `[DONE]` (the end of its chunked encoding usually follows in
+/// the next read), so that its connection goes back to the pool instead of being closed with
+/// the body half read. Gives up after a short wait: the request's times are already taken.
+async fn drain<S>(bytes: &mut S)
+where
+    S: futures_util::Stream + Unpin,
+{
+    let rest = async { while bytes.next().await.is_some() {} };
+    let _ = tokio::time::timeout(Duration::from_millis(200), rest).await;
 }
 
 /// How sending ended.

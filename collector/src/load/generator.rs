@@ -205,8 +205,9 @@ pub async fn run(
     let down = CancellationToken::new();
     let abort = interrupt.abort.child_token();
     let (tx, mut rx) = mpsc::unbounded_channel();
-    for _ in 0..spec.concurrency {
+    for slot in 0..spec.concurrency {
         let worker = Worker {
+            slot: slot as usize,
             client: client.clone(),
             prompts: prompts.clone(),
             next: next.clone(),
@@ -249,7 +250,11 @@ pub async fn run(
     }
 }
 
+const YIELDS: usize = 4;
+
 struct Worker {
+    /// Which of the level's workers: picks its connection pool.
+    slot: usize,
     client: Arc<Client>,
     prompts: Arc<PromptBuilder>,
     next: Arc<AtomicU64>,
@@ -287,9 +292,20 @@ impl Worker {
                 .prompt(self.spec.stream, first + index, self.spec.input_len);
             let mut f = self
                 .client
-                .generate(&prompt, self.spec.output_len, self.origin, &self.abort)
+                .generate(
+                    self.slot,
+                    &prompt,
+                    self.spec.output_len,
+                    self.origin,
+                    &self.abort,
+                )
                 .await;
             f.record.repeat = self.spec.pass.map(|p| p.index);
+            // The connection goes back to the pool a few task hops after the body ends; the
+            // next request, sent before that, would open a connection of its own.
+            for _ in 0..YIELDS {
+                tokio::task::yield_now().await;
+            }
             if self.tx.send((index, f)).is_err() {
                 return;
             }

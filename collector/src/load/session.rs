@@ -11,7 +11,7 @@ use llmsweep_shared::bundle::{
 };
 use llmsweep_shared::metrics::definitions;
 
-use crate::load::client::{Client, http_client};
+use crate::load::client::{Client, LoadHttp, http_client};
 use crate::load::generator::Interrupt;
 use crate::load::plan::{OutputPlan, TargetPlan};
 use crate::load::probe::{Fingerprint, probe};
@@ -75,10 +75,11 @@ impl Session {
         if let Some(limit) = crate::load::host::open_files_limit() {
             crate::load::host::check_open_files(pool as u64, limit)?;
         }
-        let http = http_client(&target.credentials, pool)?;
-        // Its own connections, so a scrape never takes one from the level's pool.
+        let http = LoadHttp::new(&target.credentials, pool, &target.url)?;
+        // Its own connections, so a probe or a scrape never leaves one in the level's pool
+        // (which would then look reused to the request that takes it).
         let telemetry_http = http_client(&target.credentials, 2)?;
-        let fp = probe(&http, &target.url, PROBE_TIMEOUT).await;
+        let fp = probe(&telemetry_http, &target.url, PROBE_TIMEOUT).await;
         if !fp.reachable() {
             bail!(
                 "cannot reach the server at {}: {}\n  Is it running, and is the URL right (--url)?",
@@ -90,16 +91,17 @@ impl Session {
             bail!("{why}");
         }
         let model = choose_model(target, &fp)?;
-        let (token_model, calibration) = match tokenize::measure(&http, &target.url, &model).await {
-            Some(m) => (m, Calibration::Tokenizer),
-            None => (
-                TokenModel::Estimated {
-                    tokens_per_word: 1.0,
-                    added: 0,
-                },
-                Calibration::None,
-            ),
-        };
+        let (token_model, calibration) =
+            match tokenize::measure(&telemetry_http, &target.url, &model).await {
+                Some(m) => (m, Calibration::Tokenizer),
+                None => (
+                    TokenModel::Estimated {
+                        tokens_per_word: 1.0,
+                        added: 0,
+                    },
+                    Calibration::None,
+                ),
+            };
         let created = chrono::Utc::now();
         let path = store::bundle_path(&output.out, &output.label, kind, &created);
         let client = Client::new(http, &target.url, target.api, model.clone(), target.timeout);
@@ -192,7 +194,13 @@ impl Session {
             let prompt = prompts.prompt(WARMUP_STREAM, index, input_len);
             index += 1;
             let f = client
-                .generate(&prompt, output_len, Instant::now(), &self.interrupt.abort)
+                .generate(
+                    0,
+                    &prompt,
+                    output_len,
+                    Instant::now(),
+                    &self.interrupt.abort,
+                )
                 .await;
             let r = &f.record;
             if let Some(e) = &r.error {

@@ -222,7 +222,10 @@ mod tests {
         let first = bundle_path(dir.path(), "a", "selftest", &t);
         fs::write(&first, b"{}").unwrap();
         let second = bundle_path(dir.path(), "a", "selftest", &t);
-        assert_eq!(second, dir.path().join("a-selftest-20261129T200102Z-2.json"));
+        assert_eq!(
+            second,
+            dir.path().join("a-selftest-20261129T200102Z-2.json")
+        );
     }
 
     #[test]

@@ -197,7 +197,7 @@ impl PacingJson {
             Duration::try_from_secs_f64(s).map_err(|_| format!("{what} {s} is not a duration"))
         };
         Ok(match self {
-            PacingJson::FlatOut { per_event } if per_event == 0 => {
+            PacingJson::FlatOut { per_event: 0 } => {
                 return Err("per_event 0: an event carries at least one token".into());
             }
             PacingJson::FlatOut { per_event } => Pacing::FlatOut { per_event },

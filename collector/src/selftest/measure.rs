@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use llmsweep_shared::bundle::{Api, SelftestLevel, SelftestMode};
 use llmsweep_shared::metrics::Stats;
 
-use crate::load::client::{Client, http_client};
+use crate::load::client::{Client, LoadHttp};
 use crate::load::generator::{self, Interrupt, LoadSpec, StopRule};
 use crate::load::host;
 use crate::load::secrets::Credentials;
@@ -55,14 +55,9 @@ pub async fn run_level(
         }
         EndpointAt::External(url) => (None, url.clone()),
     };
-    let http = http_client(&Credentials::default(), spec.concurrency as usize)?;
-    let client = Client::new(
-        http,
-        &url,
-        Api::Completions,
-        wire::MODEL.into(),
-        timeout,
-    );
+    let http = LoadHttp::new(&Credentials::default(), spec.concurrency as usize, &url)?;
+    let sources = http.sources() as u32;
+    let client = Client::new(http, &url, Api::Completions, wire::MODEL.into(), timeout);
     let prompts = PromptBuilder::new(
         1,
         Some(1),
@@ -79,6 +74,9 @@ pub async fn run_level(
         stream: 0,
         pass: None,
     };
+    // The client's capacity, not a connection storm: every stream's connection is open
+    // before the level starts, as in a sweep.
+    client.preopen(spec.concurrency).await;
     let reset = host::reset_peak_rss();
     let cpu_before = host::client_cpu_fine_s();
     // The records count from `origin`; the events' send stamps are on the monotonic clock,
@@ -102,7 +100,9 @@ pub async fn run_level(
     if let Some(endpoint) = own {
         endpoint.shutdown().await;
     }
-    Ok(summarise(spec, &result.finished, clock, cpu, peak))
+    let mut level = summarise(spec, &result.finished, clock, cpu, peak);
+    level.source_addresses = sources;
+    Ok(level)
 }
 
 /// A level's summary from its finished requests, the client's CPU seconds and peak memory.
@@ -161,7 +161,13 @@ pub fn summarise(
         requests: finished.len() as u64,
         ok: ok.len() as u64,
         exact,
+        commonest_error: commonest_error(finished),
+        new_connections: finished
+            .iter()
+            .filter(|f| f.record.setup.as_ref().is_some_and(|s| s.new_connection))
+            .count() as u64,
         output_len: spec.output_len,
+        source_addresses: 1,
         first_event_s,
         interval_s,
         wall_s,
@@ -177,6 +183,19 @@ pub fn summarise(
         itl_error_s,
         first_event_lag_s,
     }
+}
+
+/// The error message most failed requests share (its first 200 characters), and how many.
+fn commonest_error(finished: &[Finished]) -> Option<(String, u64)> {
+    let mut counts = std::collections::HashMap::<String, u64>::new();
+    for e in finished.iter().filter_map(|f| f.record.error.as_ref()) {
+        *counts
+            .entry(e.message.chars().take(200).collect())
+            .or_default() += 1;
+    }
+    counts
+        .into_iter()
+        .max_by(|a, b| a.1.cmp(&b.1).then_with(|| b.0.cmp(&a.0)))
 }
 
 /// What the stamps of scheduled requests say, seconds.

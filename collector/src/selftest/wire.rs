@@ -86,7 +86,10 @@ impl Clock {
 
     /// The send stamps in a stream's generated text, seconds since the origin, in order.
     pub fn stamps_in(self, text: &str) -> Vec<f64> {
-        stamps_in(text).into_iter().map(|s| s - self.origin_s).collect()
+        stamps_in(text)
+            .into_iter()
+            .map(|s| s - self.origin_s)
+            .collect()
     }
 }
 

@@ -748,4 +748,16 @@ async fn connections_are_opened_before_a_level_unless_asked_cold() {
         .collect();
     println!("cold: {new:?}");
     assert!(new[..4].iter().all(|&n| n), "{new:?}");
+    // A new connection carries its connect time, inside the wait for headers; a reused one
+    // carries none.
+    for r in &sw.points[0].requests {
+        let setup = r.setup.unwrap();
+        match setup.connect_s {
+            Some(c) => {
+                assert!(setup.new_connection, "{setup:?}");
+                assert!(c > 0.0 && c < setup.headers_s, "{setup:?}");
+            }
+            None => assert!(!setup.new_connection, "{setup:?}"),
+        }
+    }
 }

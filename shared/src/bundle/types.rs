@@ -49,6 +49,14 @@ pub struct Selftest {
     pub levels: Vec<SelftestLevel>,
 }
 
+fn one() -> u32 {
+    1
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
+}
+
 /// How the selftest endpoint paces its events.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -73,6 +81,9 @@ pub struct SelftestLevel {
     pub ok: u64,
     /// Requests that ended without error with exactly `output_len` tokens.
     pub exact: u64,
+    /// The commonest error of the requests that failed, and how many failed with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commonest_error: Option<(String, u64)>,
     /// Tokens asked of each request.
     pub output_len: u64,
     /// Scheduled mode: seconds from the request to its first event, and between events.
@@ -86,6 +97,15 @@ pub struct SelftestLevel {
     pub tokens: u64,
     /// Token-carrying events of successful requests.
     pub events: u64,
+    /// Connections opened during the level beyond the one per stream opened before it: the
+    /// connection pool starts one when a request finds no idle connection, which happens when
+    /// a request is sent before the previous one's connection is back in the pool.
+    #[serde(default)]
+    pub new_connections: u64,
+    /// Local addresses the connections were opened from: more than one when the level's
+    /// connections were spread over 127.0.0.1, 127.0.0.2, … for ephemeral ports.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub source_addresses: u32,
     /// `tokens / wall_s`.
     pub tok_s: f64,
     /// `events / wall_s`.
@@ -729,6 +749,12 @@ pub struct Setup {
     /// run). Its TCP setup was then on this request's path, or was started in the background by
     /// the connection pool while the request waited for a pooled connection to free.
     pub new_connection: bool,
+    /// How long that new connection took to open (name lookup, TCP and TLS handshakes),
+    /// seconds, as the client's connector timed it, when it began to open after this request
+    /// did, so the setup was on this request's path. Absent on a reused connection and on a
+    /// new one the pool had opened before (for another request that then found an idle one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connect_s: Option<f64>,
     /// Request start → response headers, seconds.
     pub headers_s: f64,
 }
@@ -858,6 +884,9 @@ pub enum FlagKind {
     /// The server stopped answering during an earlier attempt at this point; it was run again
     /// from its start once the server answered (the attempts are in `discarded`).
     Rerun,
+    /// The slowest TTFTs spent much of their time opening connections (`setup.connect_s`):
+    /// the tail is connection setup, not the server's queue or prefill.
+    ConnectionSetup,
     #[serde(other)]
     Unknown,
 }
@@ -877,6 +906,7 @@ impl FlagKind {
             FlagKind::Interrupted => "interrupted",
             FlagKind::CutOff => "cut-off",
             FlagKind::Rerun => "rerun",
+            FlagKind::ConnectionSetup => "conn-setup",
             FlagKind::Unknown => "unknown",
         }
     }

@@ -119,7 +119,74 @@ pub fn level_flags(records: &[RequestRecord], output_len: u64, expected_cached: 
             ),
         );
     }
+    flags.extend(connection_tail_flag(&ok));
     flags
+}
+
+/// Share of the TTFT tail's time spent opening connections above which the tail is called
+/// connection setup.
+pub const SETUP_SHARE: f64 = 0.25;
+
+/// Where the slowest TTFTs' time went: of the successful requests at or above the 99th
+/// percentile of TTFT (at least one), on average how long they spent opening their connection
+/// (`setup.connect_s`, zero on a reused one), then until the response headers, then until
+/// the first token (the server's queue and prefill).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TtftTail {
+    pub requests: usize,
+    /// Of them, on a connection opened on their path.
+    pub on_new_connections: usize,
+    pub ttft_s: f64,
+    pub connect_s: f64,
+    pub to_headers_s: f64,
+    pub to_first_token_s: f64,
+}
+
+/// The TTFT tail of `ok` (successful requests), split by [`TtftTail`]'s parts; `None` when no
+/// request says where its time went.
+pub fn ttft_tail(ok: &[&RequestRecord]) -> Option<TtftTail> {
+    let mut timed: Vec<(f64, crate::bundle::Setup)> = ok
+        .iter()
+        .filter_map(|r| Some((r.ttft_s?, r.setup?)))
+        .filter(|(t, _)| t.is_finite())
+        .collect();
+    if timed.is_empty() {
+        return None;
+    }
+    timed.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let tail = &timed[..timed.len().div_ceil(100)];
+    let n = tail.len() as f64;
+    let mean =
+        |f: &dyn Fn(&(f64, crate::bundle::Setup)) -> f64| tail.iter().map(f).sum::<f64>() / n;
+    let connect = |s: &crate::bundle::Setup| s.connect_s.unwrap_or(0.0);
+    Some(TtftTail {
+        requests: tail.len(),
+        on_new_connections: tail.iter().filter(|(_, s)| s.connect_s.is_some()).count(),
+        ttft_s: mean(&|(t, _)| *t),
+        connect_s: mean(&|(_, s)| connect(s)),
+        to_headers_s: mean(&|(_, s)| (s.headers_s - connect(s)).max(0.0)),
+        to_first_token_s: mean(&|(t, s)| (t - s.headers_s).max(0.0)),
+    })
+}
+
+/// Flags a point whose TTFT tail spent more than [`SETUP_SHARE`] of its time opening
+/// connections.
+fn connection_tail_flag(ok: &[&RequestRecord]) -> Option<Flag> {
+    let t = ttft_tail(ok)?;
+    let share = t.connect_s / t.ttft_s;
+    (share.is_finite() && share > SETUP_SHARE).then(|| Flag {
+        kind: FlagKind::ConnectionSetup,
+        message: format!(
+            "the slowest 1 % of TTFTs ({} requests, {} of them on new connections, {:.1} ms on average) spent {:.1} ms opening connections, {:.1} ms until the response headers and {:.1} ms until the first token: the tail is connection setup, not the server (connections are opened before a level unless --cold-connections)",
+            t.requests,
+            t.on_new_connections,
+            t.ttft_s * 1e3,
+            t.connect_s * 1e3,
+            t.to_headers_s * 1e3,
+            t.to_first_token_s * 1e3
+        ),
+        count: Some(t.on_new_connections as u64),
+    })
 }
 
 /// Counters that count prompt tokens (or blocks) served from a prefix cache, per engine.
@@ -249,6 +316,48 @@ mod tests {
 
     fn kinds(flags: &[Flag]) -> Vec<FlagKind> {
         flags.iter().map(|f| f.kind).collect()
+    }
+
+    fn with_setup(ttft: f64, connect_s: Option<f64>, headers_s: f64) -> RequestRecord {
+        let mut r = rec(0.0, ttft, 1.0, 10);
+        r.setup = Some(crate::bundle::Setup {
+            new_connection: connect_s.is_some(),
+            connect_s,
+            headers_s,
+        });
+        r
+    }
+
+    #[test]
+    fn a_ttft_tail_of_connection_setup_is_flagged_and_split() {
+        // 199 requests at 10 ms on reused connections; the two slowest (1 % of 201, rounded
+        // up) took 90 and 110 ms, 60 and 80 ms of it connecting, 5 ms more to headers.
+        let mut rs: Vec<RequestRecord> = (0..199).map(|_| with_setup(0.010, None, 0.001)).collect();
+        rs.push(with_setup(0.090, Some(0.060), 0.065));
+        rs.push(with_setup(0.110, Some(0.080), 0.085));
+        let ok: Vec<&RequestRecord> = rs.iter().collect();
+        let t = ttft_tail(&ok).unwrap();
+        assert_eq!((t.requests, t.on_new_connections), (3, 2));
+        // The third slowest is a 10 ms one: means over 90, 110 and 10 ms.
+        assert!((t.ttft_s - 0.070).abs() < 1e-12, "{t:?}");
+        assert!((t.connect_s - 0.140 / 3.0).abs() < 1e-12, "{t:?}");
+        assert!((t.to_headers_s - 0.011 / 3.0).abs() < 1e-12, "{t:?}");
+        assert!((t.to_first_token_s - (0.025 + 0.025 + 0.009) / 3.0).abs() < 1e-12);
+        let flags = level_flags(&rs, 10, 0);
+        assert_eq!(kinds(&flags), [FlagKind::ConnectionSetup]);
+        assert_eq!(flags[0].count, Some(2));
+        assert!(
+            flags[0].message.starts_with(
+                "the slowest 1 % of TTFTs (3 requests, 2 of them on new connections, 70.0 ms on average) spent 46.7 ms opening connections, 3.7 ms until the response headers and 19.7 ms until the first token"
+            ),
+            "{}",
+            flags[0].message
+        );
+        // The same tail on reused connections is the server's: no flag.
+        let reused: Vec<RequestRecord> = (0..200)
+            .map(|i| with_setup(0.01 + i as f64 * 1e-3, None, 0.001))
+            .collect();
+        assert!(level_flags(&reused, 10, 0).is_empty());
     }
 
     #[test]

@@ -11,7 +11,9 @@ pub mod level;
 pub mod request;
 pub mod stats;
 
-pub use checks::{cache_counter_flag, client_bound_flag, degenerate_text, level_flags};
+pub use checks::{
+    TtftTail, cache_counter_flag, client_bound_flag, degenerate_text, level_flags, ttft_tail,
+};
 pub use definitions::definitions;
 pub use fit::{PrefillFit, fit_prefill};
 pub use level::{passes, span, steady_window, steady_windows, summarize, tokens_between};

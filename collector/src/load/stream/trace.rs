@@ -108,11 +108,12 @@ impl Trace {
         }
     }
 
-    /// The response headers arrived: on a new connection or a reused one, `headers_s` after
-    /// the request started.
-    pub fn on_headers(&mut self, new_connection: bool, headers_s: f64) {
+    /// The response headers arrived: on a new connection (opened in `connect_s`) or a
+    /// reused one, `headers_s` after the request started.
+    pub fn on_headers(&mut self, new_connection: bool, connect_s: Option<f64>, headers_s: f64) {
         self.setup = Some(Setup {
             new_connection,
+            connect_s,
             headers_s,
         });
     }
