@@ -182,6 +182,7 @@ fn level_summary(c: &mut Criterion) {
                 }),
                 repeat: None,
                 setup: None,
+                due: None,
             }
         })
         .collect();

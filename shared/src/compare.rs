@@ -236,6 +236,7 @@ pub fn kind_name(kind: SweepKind) -> &'static str {
     match kind {
         SweepKind::Throughput => "throughput",
         SweepKind::Context => "context",
+        SweepKind::Rate => "rate",
         SweepKind::Unknown => "unknown",
     }
 }

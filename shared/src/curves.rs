@@ -395,6 +395,8 @@ pub(crate) mod tests {
             repeats: None,
             prefill_fit: None,
             preopened: None,
+            rate: None,
+            slo: None,
             points,
         }
     }

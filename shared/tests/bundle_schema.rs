@@ -30,6 +30,7 @@ fn sample() -> Bundle {
         }),
         repeat: None,
         setup: None,
+        due: None,
     };
     let failed = RequestRecord {
         ttft_s: None,
@@ -108,6 +109,8 @@ fn sample() -> Bundle {
             repeats: None,
             prefill_fit: None,
             preopened: None,
+            rate: None,
+            slo: None,
             points: vec![Point {
                 concurrency: 1,
                 input_len: 1000,
@@ -125,6 +128,8 @@ fn sample() -> Bundle {
                 predicted_ttft_s: None,
                 imported: None,
                 discarded: Vec::new(),
+                rate: None,
+                goodput: None,
             }],
         }],
         source: None,
@@ -175,6 +180,54 @@ fn a_selftest_section_round_trips_and_is_absent_from_other_bundles() {
     let raw: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(raw["selftest"]["levels"][0]["mode"], "scheduled");
     assert_eq!(raw["selftest"]["levels"][0]["source_addresses"], 2);
+    assert_eq!(Bundle::from_json(&json).unwrap(), b);
+}
+
+#[test]
+fn a_rate_sweep_round_trips_with_its_schedule_lag_and_goodput() {
+    use llmsweep_shared::bundle::{Arrival, Due, Goodput, RatePlan, RatePoint, Slo, SweepKind};
+    let mut b = sample();
+    let sw = &mut b.sweeps[0];
+    sw.kind = SweepKind::Rate;
+    sw.rate = Some(RatePlan {
+        rates: vec![0.5, 2.0],
+        arrival: Arrival::Gamma,
+        burstiness: 0.5,
+        seed: 7,
+        max_concurrency: Some(8),
+    });
+    sw.slo = Some(Slo {
+        ttft_s: Some(0.5),
+        tpot_s: None,
+        e2e_s: Some(10.0),
+    });
+    let p = &mut sw.points[0];
+    p.rate = Some(RatePoint {
+        offered_rps: 0.5,
+        achieved_rps: 0.48,
+        lag_s: llmsweep_shared::metrics::Stats::from_values([0.001, 0.002]),
+        queued_s: None,
+        peak_concurrency: 3,
+        mean_concurrency: 1.5,
+    });
+    p.goodput = Some(Goodput {
+        good: 1,
+        requests: 2,
+        fraction: 0.5,
+        good_rps: 0.25,
+        good_tok_s: 25.0,
+    });
+    p.requests[0].due = Some(Due {
+        due_s: 0.0,
+        queued_s: 0.0,
+    });
+    let json = b.to_json();
+    let raw: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(raw["sweeps"][0]["kind"], "rate");
+    assert_eq!(raw["sweeps"][0]["rate"]["arrival"], "gamma");
+    assert_eq!(raw["sweeps"][0]["slo"]["ttft_s"], 0.5);
+    assert!(raw["sweeps"][0]["slo"].get("tpot_s").is_none());
+    assert_eq!(raw["sweeps"][0]["points"][0]["rate"]["peak_concurrency"], 3);
     assert_eq!(Bundle::from_json(&json).unwrap(), b);
 }
 

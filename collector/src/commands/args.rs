@@ -83,6 +83,11 @@ pub struct OutputArgs {
     /// when the terminal is narrower than they need [default: when it is wide enough].
     #[arg(long)]
     pub wide: bool,
+    /// Count goodput against these bounds, seconds, any subset: ttft=0.5,tpot=0.05,e2e=10. A
+    /// request is good when it succeeded within every bound; each point then has its good
+    /// requests per second, good output tok/s and the fraction.
+    #[arg(long, value_name = "BOUNDS", value_parser = parse_slo)]
+    pub goodput: Option<llmsweep_shared::bundle::Slo>,
     /// Finish an interrupted run: its bundle's own settings, only the levels it lacks (and those
     /// it lost to the interruption), written into the same bundle. Give --url, --api-key or
     /// --header again when the server needs them; a flag that changes the work is refused.
@@ -112,6 +117,63 @@ pub struct ThroughputOpts {
     /// numbers pool every pass, and a comparison's intervals tighten.
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub repeats: u64,
+    /// Open loop instead of concurrency levels: one point per offered rate, requests per
+    /// second, sent on their schedule whether or not earlier ones finished (e.g. 1,2,4,8).
+    /// Each point sends --requests [default: 30 s of arrivals, at least 16] or arrivals for
+    /// --duration seconds.
+    #[arg(long, value_delimiter = ',', value_name = "RPS", conflicts_with_all = ["concurrency", "repeats"])]
+    pub rates: Vec<f64>,
+    /// How arrivals are spaced at a rate: poisson (exponential gaps), constant (1 / rate
+    /// apart) or gamma (shape --burstiness).
+    #[arg(long, value_enum, default_value_t = ArrivalArg::Poisson, requires = "rates")]
+    pub arrival: ArrivalArg,
+    /// Gamma shape of the gaps with --arrival gamma: below 1 burstier than Poisson, above 1
+    /// more even (vLLM's --burstiness).
+    #[arg(long, default_value_t = 1.0, requires = "rates")]
+    pub burstiness: f64,
+    /// With --rates: at most this many requests in flight; later arrivals wait in the client
+    /// (the wait is recorded per request, apart from the client's own lateness).
+    #[arg(long, value_name = "N", requires = "rates")]
+    pub max_concurrency: Option<u32>,
+}
+
+/// `--arrival`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ArrivalArg {
+    Poisson,
+    Constant,
+    Gamma,
+}
+
+/// Parses `--goodput ttft=0.5,tpot=0.05,e2e=10`.
+pub(crate) fn parse_slo(s: &str) -> Result<llmsweep_shared::bundle::Slo, String> {
+    let mut slo = llmsweep_shared::bundle::Slo::default();
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (k, v) = part
+            .split_once('=')
+            .ok_or_else(|| format!("expected NAME=SECONDS such as ttft=0.5, got {part:?}"))?;
+        let v: f64 = v
+            .trim()
+            .parse()
+            .ok()
+            .filter(|v: &f64| v.is_finite() && *v > 0.0)
+            .ok_or_else(|| format!("{k}={v}: the bound must be a positive number of seconds"))?;
+        let slot = match k.trim() {
+            "ttft" => &mut slo.ttft_s,
+            "tpot" => &mut slo.tpot_s,
+            "e2e" => &mut slo.e2e_s,
+            other => {
+                return Err(format!(
+                    "unknown bound {other:?}: use ttft, tpot and e2e (seconds), e.g. ttft=0.5,tpot=0.05"
+                ));
+            }
+        };
+        *slot = Some(v);
+    }
+    if slo == llmsweep_shared::bundle::Slo::default() {
+        return Err("give at least one bound, e.g. --goodput ttft=0.5,tpot=0.05".into());
+    }
+    Ok(slo)
 }
 
 /// Context-sweep flags shared by `context` and `run`.
@@ -150,6 +212,27 @@ pub(crate) fn parse_note(s: &str) -> Result<(String, String), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn goodput_bounds_parse_and_bad_ones_say_what_to_fix() {
+        let slo = parse_slo("ttft=0.5, tpot=0.05").unwrap();
+        assert_eq!(
+            (slo.ttft_s, slo.tpot_s, slo.e2e_s),
+            (Some(0.5), Some(0.05), None)
+        );
+        assert!(
+            parse_slo("ttfb=1")
+                .unwrap_err()
+                .contains("unknown bound \"ttfb\"")
+        );
+        assert!(
+            parse_slo("ttft=-1")
+                .unwrap_err()
+                .contains("positive number")
+        );
+        assert!(parse_slo("ttft").unwrap_err().contains("NAME=SECONDS"));
+        assert!(parse_slo("").unwrap_err().contains("at least one bound"));
+    }
 
     #[test]
     fn token_counts_take_thousands() {

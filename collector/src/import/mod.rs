@@ -400,6 +400,8 @@ fn sweep(kind: SweepKind, found: Vec<Found>, notes: &mut Vec<String>) -> anyhow:
         repeats: None,
         prefill_fit: None,
         preopened: None,
+        rate: None,
+        slo: None,
         points,
     })
 }

@@ -1,5 +1,6 @@
-//! The one closed-loop load generator: C workers, each sending its next request as soon as its
-//! previous one ends, until the point's budget (a request count or a deadline) is spent.
+//! The load generator: in a closed loop, C workers, each sending its next request as soon as its
+//! previous one ends, until the point's budget (a request count or a deadline) is spent; in an
+//! open loop, requests sent on a schedule of arrivals, whether or not earlier ones finished.
 //!
 //! The hot loop only sends, timestamps and forwards records; summaries are computed afterwards.
 
@@ -10,7 +11,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use llmsweep_shared::bundle::{ErrorKind, RequestRecord};
+use llmsweep_shared::bundle::{Due, ErrorKind, RequestRecord};
 
 use crate::load::client::Client;
 use crate::load::stream::trace::Finished;
@@ -83,6 +84,18 @@ pub struct LoadSpec {
     /// The pass over the level this run is (`--repeats`): its records are tagged with it, and
     /// its prompts continue the stream where the previous pass ended.
     pub pass: Option<Pass>,
+    /// Open loop: requests are sent on this schedule instead of by `concurrency` workers,
+    /// which is then the cap on those in flight (0: none). The stop rule bounds the schedule.
+    pub open: Option<OpenLoop>,
+}
+
+/// An open-loop point's arrivals.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OpenLoop {
+    pub rate: f64,
+    pub arrival: llmsweep_shared::bundle::Arrival,
+    pub burstiness: f64,
+    pub seed: u64,
 }
 
 /// One pass of a level that runs several.
@@ -197,6 +210,9 @@ pub async fn run(
     interrupt: &Interrupt,
     mut on_done: impl FnMut(&Finished),
 ) -> LoadResult {
+    if let Some(open) = spec.open {
+        return run_open(client, prompts, spec, open, origin, interrupt, on_done).await;
+    }
     let started_at = chrono::Utc::now();
     let begun = Instant::now();
     let next = Arc::new(AtomicU64::new(0));
@@ -204,7 +220,7 @@ pub async fn run(
     // both for the whole run.
     let down = CancellationToken::new();
     let abort = interrupt.abort.child_token();
-    let (tx, mut rx) = mpsc::unbounded_channel();
+    let (tx, rx) = mpsc::unbounded_channel();
     for slot in 0..spec.concurrency {
         let worker = Worker {
             slot: slot as usize,
@@ -222,6 +238,25 @@ pub async fn run(
         tokio::spawn(worker.run());
     }
     drop(tx);
+    let (finished, outage) = collect(&client, rx, &down, &abort, &mut on_done).await;
+    LoadResult {
+        finished,
+        origin,
+        started_at,
+        interrupted: interrupt.is_stopped(),
+        outage,
+    }
+}
+
+/// Gathers a point's finished requests in the order they were sent, watching for an outage
+/// (which cancels `down` and `abort`).
+async fn collect(
+    client: &Client,
+    mut rx: mpsc::UnboundedReceiver<(u64, Finished)>,
+    down: &CancellationToken,
+    abort: &CancellationToken,
+    on_done: &mut impl FnMut(&Finished),
+) -> (Vec<Finished>, Option<String>) {
     let mut finished = Vec::new();
     let mut watch = OutageWatch::default();
     let mut outage = None;
@@ -230,7 +265,7 @@ pub async fn run(
         if outage.is_none()
             && let Some(why) = watch.see(&f.record)
         {
-            if watch.needs_probe() && server_answers(&client).await {
+            if watch.needs_probe() && server_answers(client).await {
                 watch.server_answers();
             } else {
                 outage = Some(why);
@@ -241,8 +276,92 @@ pub async fn run(
         finished.push((index, f));
     }
     finished.sort_by_key(|(i, _)| *i);
+    (finished.into_iter().map(|(_, f)| f).collect(), outage)
+}
+
+/// An open-loop point: each request is sent when the schedule has it due, whether or not
+/// earlier ones finished; with a cap (`spec.concurrency` > 0) a due request waits in the
+/// client for one in flight to end, and the wait is recorded apart from the client's lag.
+async fn run_open(
+    client: Arc<Client>,
+    prompts: Arc<PromptBuilder>,
+    spec: LoadSpec,
+    open: OpenLoop,
+    origin: Instant,
+    interrupt: &Interrupt,
+    mut on_done: impl FnMut(&Finished),
+) -> LoadResult {
+    use crate::load::arrivals::{Span, schedule};
+    let started_at = chrono::Utc::now();
+    let span = match spec.stop {
+        StopRule::Count(n) => Span::Count(n),
+        StopRule::Deadline(d) => Span::Seconds(d.as_secs_f64()),
+    };
+    let due = schedule(open.arrival, open.rate, open.burstiness, open.seed, span);
+    let down = CancellationToken::new();
+    let abort = interrupt.abort.child_token();
+    let stop = interrupt.stop_sending.clone();
+    // The dispatcher releases each arrival at its due time into a queue; the sender takes
+    // them in order, waits for the cap when there is one, and starts each request.
+    let (due_tx, mut due_rx) = mpsc::unbounded_channel::<(u64, f64, Instant)>();
+    let dispatcher = {
+        let (stop, down) = (stop.clone(), down.clone());
+        tokio::spawn(async move {
+            for (i, &t) in due.iter().enumerate() {
+                let at = origin + Duration::from_secs_f64(t);
+                tokio::select! {
+                    _ = tokio::time::sleep_until(at.into()) => {}
+                    _ = stop.cancelled() => return,
+                    _ = down.cancelled() => return,
+                }
+                if due_tx.send((i as u64, t, Instant::now())).is_err() {
+                    return;
+                }
+            }
+        })
+    };
+    let cap = (spec.concurrency > 0)
+        .then(|| Arc::new(tokio::sync::Semaphore::new(spec.concurrency as usize)));
+    let (tx, rx) = mpsc::unbounded_channel();
+    let sender = {
+        let (client, abort, stop, down) =
+            (client.clone(), abort.clone(), stop.clone(), down.clone());
+        tokio::spawn(async move {
+            while let Some((index, due_s, released)) = due_rx.recv().await {
+                if stop.is_cancelled() || down.is_cancelled() {
+                    return;
+                }
+                let permit = match &cap {
+                    Some(sem) => tokio::select! {
+                        p = sem.clone().acquire_owned() => p.ok(),
+                        _ = stop.cancelled() => return,
+                        _ = down.cancelled() => return,
+                    },
+                    None => None,
+                };
+                let queued_s = if cap.is_some() {
+                    released.elapsed().as_secs_f64()
+                } else {
+                    0.0
+                };
+                let prompt = prompts.prompt(spec.stream, index, spec.input_len);
+                let (client, abort, tx) = (client.clone(), abort.clone(), tx.clone());
+                tokio::spawn(async move {
+                    let mut f = client
+                        .generate(index as usize, &prompt, spec.output_len, origin, &abort)
+                        .await;
+                    drop(permit);
+                    f.record.due = Some(Due { due_s, queued_s });
+                    let _ = tx.send((index, f));
+                });
+            }
+        })
+    };
+    let (finished, outage) = collect(&client, rx, &down, &abort, &mut on_done).await;
+    dispatcher.abort();
+    let _ = sender.await;
     LoadResult {
-        finished: finished.into_iter().map(|(_, f)| f).collect(),
+        finished,
         origin,
         started_at,
         interrupted: interrupt.is_stopped(),
@@ -340,6 +459,7 @@ mod tests {
             itl: None,
             repeat: None,
             setup: None,
+            due: None,
         }
     }
 

@@ -9,6 +9,7 @@
 //! client's.
 
 pub(crate) mod api;
+pub(crate) mod arrivals;
 pub(crate) mod capacity;
 pub(crate) mod client;
 pub(crate) mod connect;

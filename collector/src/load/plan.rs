@@ -51,6 +51,8 @@ pub struct OutputPlan {
     pub prefix_seed: u64,
     /// `--wide`: every column of the live table.
     pub wide: bool,
+    /// `--goodput`: the bounds a good request meets.
+    pub slo: Option<llmsweep_shared::bundle::Slo>,
 }
 
 /// A checked throughput sweep: its own values only (the target and output are the run's).
@@ -64,7 +66,24 @@ pub struct ThroughputPlan {
     pub duration: Option<Duration>,
     /// Passes over each level (`--repeats`).
     pub repeats: u32,
+    /// `--rates`: an open-loop sweep over these rates instead of the concurrency levels.
+    pub open: Option<OpenPlan>,
 }
+
+/// A checked rate sweep's own values.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpenPlan {
+    pub rates: Vec<f64>,
+    pub arrival: llmsweep_shared::bundle::Arrival,
+    pub burstiness: f64,
+    pub max_concurrency: Option<u32>,
+}
+
+/// Most requests per second `--rates` may offer.
+pub const MAX_RATE: f64 = 100_000.0;
+
+/// Seconds of arrivals a rate point sends by default.
+pub const RATE_POINT_S: f64 = 30.0;
 
 /// Most passes `--repeats` may ask for per level.
 pub const MAX_REPEATS: u64 = 100;
@@ -101,7 +120,20 @@ impl ThroughputPlan {
             requests: a.requests,
             duration,
             repeats: a.repeats as u32,
+            open: OpenPlan::new(a)?,
         })
+    }
+
+    /// When the point at offered rate `rate` stops sending: `--duration`, else `--requests`,
+    /// else [`RATE_POINT_S`] seconds of arrivals (at least 16).
+    pub fn stop_at_rate(&self, rate: f64) -> StopRule {
+        match (self.duration, self.requests) {
+            (Some(d), _) => StopRule::Deadline(d),
+            (None, Some(n)) => StopRule::Count(n),
+            (None, None) => {
+                StopRule::Count(((rate * RATE_POINT_S).ceil() as u64).clamp(16, 100_000))
+            }
+        }
     }
 
     /// Requests one pass sends at concurrency `c`: `--requests`, else `max(8, 2c)`.
@@ -115,6 +147,48 @@ impl ThroughputPlan {
             Some(d) => StopRule::Deadline(d),
             None => StopRule::Count(self.requests_at(c)),
         }
+    }
+}
+
+impl OpenPlan {
+    /// The rate sweep `--rates` asks for, if any; every error names the flag.
+    fn new(a: &ThroughputOpts) -> anyhow::Result<Option<OpenPlan>> {
+        use crate::commands::args::ArrivalArg;
+        use llmsweep_shared::bundle::Arrival;
+        if a.rates.is_empty() {
+            return Ok(None);
+        }
+        if let Some(r) = a
+            .rates
+            .iter()
+            .find(|r| !(r.is_finite() && **r > 0.0 && **r <= MAX_RATE))
+        {
+            bail!(
+                "--rates {r} is out of range: use requests per second above 0 and at most {MAX_RATE}"
+            );
+        }
+        if !(a.burstiness.is_finite() && a.burstiness >= 0.01 && a.burstiness <= 100.0) {
+            bail!(
+                "--burstiness {} is out of range: use 0.01 to 100 (1 is Poisson)",
+                a.burstiness
+            );
+        }
+        if a.burstiness != 1.0 && a.arrival != ArrivalArg::Gamma {
+            bail!("--burstiness shapes gamma arrivals: add --arrival gamma");
+        }
+        if let Some(m) = a.max_concurrency {
+            check_concurrency(&[m], "--max-concurrency")?;
+        }
+        Ok(Some(OpenPlan {
+            rates: a.rates.clone(),
+            arrival: match a.arrival {
+                ArrivalArg::Poisson => Arrival::Poisson,
+                ArrivalArg::Constant => Arrival::Constant,
+                ArrivalArg::Gamma => Arrival::Gamma,
+            },
+            burstiness: a.burstiness,
+            max_concurrency: a.max_concurrency,
+        }))
     }
 }
 
@@ -386,6 +460,7 @@ impl OutputPlan {
             seed: a.seed,
             prefix_seed: random_seed(),
             wide: a.wide,
+            slo: a.goodput,
         })
     }
 }

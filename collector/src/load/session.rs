@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use llmsweep_shared::bundle::{
-    Bundle, Calibration, FlagKind, GpuTelemetry, Hosts, PointStatus, SweepKind, Target, Workload,
+    Bundle, Calibration, ErrorKind, FlagKind, GpuTelemetry, Hosts, PointStatus, SweepKind, Target,
+    Workload,
 };
 use llmsweep_shared::metrics::definitions;
 
@@ -27,6 +28,8 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(4);
 /// A run in progress: the client, the prompts, and the bundle being filled.
 #[derive(Debug)]
 pub struct Session {
+    /// `--goodput`: every sweep and point of the run counts goodput against it.
+    pub slo: Option<llmsweep_shared::bundle::Slo>,
     pub client: Arc<Client>,
     pub prompts: Arc<PromptBuilder>,
     pub bundle: Bundle,
@@ -158,6 +161,7 @@ impl Session {
         };
         bundle.definitions = definitions();
         Ok(Session {
+            slo: output.slo,
             client: Arc::new(client),
             prompts: Arc::new(PromptBuilder::new(
                 output.seed,
@@ -270,7 +274,8 @@ impl Session {
     /// Adds a sweep to the bundle and writes it; returns the sweep's index. When resuming, the
     /// bundle's own sweep of that kind, without the levels an interruption or an outage cut
     /// short (they run again).
-    pub fn start_sweep(&mut self, sweep: llmsweep_shared::bundle::Sweep) -> usize {
+    pub fn start_sweep(&mut self, mut sweep: llmsweep_shared::bundle::Sweep) -> usize {
+        sweep.slo = self.slo;
         if self.resuming
             && let Some(i) = self.bundle.sweeps.iter().position(|w| w.kind == sweep.kind)
         {
@@ -301,11 +306,26 @@ impl Session {
     }
 
     /// Adds a finished point to sweep `sweep` and writes the bundle, so a crash loses nothing.
-    pub fn add_point(&mut self, sweep: usize, point: llmsweep_shared::bundle::Point) {
+    pub fn add_point(&mut self, sweep: usize, mut point: llmsweep_shared::bundle::Point) {
         let name = match self.bundle.sweeps[sweep].kind {
             SweepKind::Context => format!("{} tokens at C={}", point.input_len, point.concurrency),
+            SweepKind::Rate => format!("{} req/s", point.rate.map_or(0.0, |r| r.offered_rps)),
             _ => format!("C={}", point.concurrency),
         };
+        if let (Some(slo), Some(summary)) = (&self.slo, &point.summary) {
+            // As in the summary, requests an interrupt aborted are not the server's doing.
+            let counted: Vec<_> = point
+                .requests
+                .iter()
+                .filter(|r| {
+                    r.error
+                        .as_ref()
+                        .is_none_or(|e| e.kind != ErrorKind::Cancelled)
+                })
+                .cloned()
+                .collect();
+            point.goodput = llmsweep_shared::metrics::goodput(&counted, slo, summary.wall_s);
+        }
         self.bundle.sweeps[sweep].points.push(point);
         self.unsaved.push(name);
         self.checkpoint();

@@ -1,8 +1,8 @@
 //! Sweeps: run each point, summarise it, flag it, write the bundle, print its row.
 
 use llmsweep_shared::bundle::{
-    DiscardedAttempt, ErrorKind, Flag, FlagKind, Point, PointStatus, RequestRecord, Sweep,
-    SweepKind,
+    DiscardedAttempt, ErrorKind, Flag, FlagKind, Point, PointStatus, RatePlan, RequestRecord,
+    Sweep, SweepKind,
 };
 use llmsweep_shared::metrics::{
     PrefillFit, cache_counter_flag, client_bound_flag, degenerate_text, fit_prefill, level_flags,
@@ -11,11 +11,11 @@ use llmsweep_shared::metrics::{
 
 use std::time::{Duration, Instant};
 
-use crate::load::generator::{self, LoadResult, LoadSpec, Pass, StopRule};
-use crate::load::plan::{ContextPlan, ThroughputPlan};
+use crate::load::generator::{self, LoadResult, LoadSpec, OpenLoop, Pass, StopRule};
+use crate::load::plan::{ContextPlan, OpenPlan, ThroughputPlan};
 use crate::load::session::Session;
 use crate::load::stream::trace::Finished;
-use crate::output::terminal::{ContextTable, Progress, ThroughputTable, note_line};
+use crate::output::terminal::{ContextTable, Progress, RateTable, ThroughputTable, note_line};
 use crate::telemetry::{Sampler, with_tokens};
 
 /// How often server metrics and GPUs are sampled during a point.
@@ -30,12 +30,16 @@ pub fn stream_id(kind: SweepKind, concurrency: u32, input_len: u64) -> u64 {
         SweepKind::Throughput => 1u64,
         SweepKind::Context => 2,
         SweepKind::Unknown => 3,
+        SweepKind::Rate => 4,
     };
     (k << 56) ^ ((concurrency as u64) << 40) ^ input_len
 }
 
 /// Runs a throughput sweep into the session's bundle, writing it after every level.
 pub async fn throughput(s: &mut Session, plan: &ThroughputPlan, warmup: u64) -> anyhow::Result<()> {
+    if let Some(open) = &plan.open {
+        return rates(s, plan, open, warmup).await;
+    }
     if s.gave_up {
         return Ok(());
     }
@@ -51,6 +55,8 @@ pub async fn throughput(s: &mut Session, plan: &ThroughputPlan, warmup: u64) -> 
         repeats: (plan.repeats > 1).then_some(u64::from(plan.repeats)),
         prefill_fit: None,
         preopened: Some(s.preopen),
+        rate: None,
+        slo: None,
         points: Vec::new(),
     });
     let table = ThroughputTable(s.width);
@@ -78,6 +84,7 @@ pub async fn throughput(s: &mut Session, plan: &ThroughputPlan, warmup: u64) -> 
             output_len: plan.output_len,
             stream: stream_id(SweepKind::Throughput, c, plan.input_len),
             pass: None,
+            open: None,
         };
         let Some(point) = measure(s, spec, plan.repeats, format!("C={c}")).await else {
             break;
@@ -109,6 +116,100 @@ pub async fn throughput(s: &mut Session, plan: &ThroughputPlan, warmup: u64) -> 
     s.bundle.sweeps[sweep].points.sort_by_key(order);
     if let Some(h) = llmsweep_shared::headline::headline(&s.bundle.sweeps[sweep]) {
         println!("\n{h}");
+    }
+    Ok(())
+}
+
+/// Runs a rate sweep (`--rates`): one open-loop point per offered rate, writing the bundle
+/// after every point.
+pub async fn rates(
+    s: &mut Session,
+    plan: &ThroughputPlan,
+    open: &OpenPlan,
+    warmup: u64,
+) -> anyhow::Result<()> {
+    if s.gave_up {
+        return Ok(());
+    }
+    let seed = s.bundle.workload.seed;
+    let sweep = s.start_sweep(Sweep {
+        kind: SweepKind::Rate,
+        concurrency: open.max_concurrency.into_iter().collect(),
+        input_lens: vec![plan.input_len],
+        output_len: plan.output_len,
+        requests: plan.requests,
+        duration_s: plan.duration.map(|d| d.as_secs_f64()),
+        warmup,
+        timeout_s: s.timeout.as_secs_f64(),
+        repeats: None,
+        prefill_fit: None,
+        preopened: Some(s.preopen),
+        rate: Some(RatePlan {
+            rates: open.rates.clone(),
+            arrival: open.arrival,
+            burstiness: open.burstiness,
+            seed,
+            max_concurrency: open.max_concurrency,
+        }),
+        slo: None,
+        points: Vec::new(),
+    });
+    let table = RateTable(s.width);
+    println!("{}", table.header());
+    for (i, &rate) in open.rates.iter().enumerate() {
+        let done = s.bundle.sweeps[sweep]
+            .points
+            .iter()
+            .find(|p| p.rate.is_some_and(|r| r.offered_rps == rate));
+        if let Some(p) = done {
+            println!("{}", table.row(p));
+            continue;
+        }
+        let spec = LoadSpec {
+            concurrency: open.max_concurrency.unwrap_or(0),
+            stop: plan.stop_at_rate(rate),
+            input_len: plan.input_len,
+            output_len: plan.output_len,
+            stream: stream_id(
+                SweepKind::Rate,
+                (rate * 1000.0).round() as u32,
+                plan.input_len,
+            ),
+            pass: None,
+            open: Some(OpenLoop {
+                rate,
+                arrival: open.arrival,
+                burstiness: open.burstiness,
+                seed,
+            }),
+        };
+        let label = format!("{rate} req/s");
+        let Some(mut point) = measure(s, spec, 1, label).await else {
+            break;
+        };
+        point.rate = llmsweep_shared::metrics::rate_point(&point.requests, rate).or(Some(
+            llmsweep_shared::bundle::RatePoint {
+                offered_rps: rate,
+                achieved_rps: 0.0,
+                lag_s: None,
+                queued_s: None,
+                peak_concurrency: 0,
+                mean_concurrency: 0.0,
+            },
+        ));
+        s.add_point(sweep, point);
+        let point = s.bundle.sweeps[sweep].points.last();
+        if let Some(p) = point {
+            println!("{}", table.row(p));
+        }
+        if s.gave_up {
+            let rest: Vec<String> = open.rates[i + 1..]
+                .iter()
+                .map(|r| format!("{r} req/s"))
+                .collect();
+            gave_up(&rest);
+            break;
+        }
     }
     Ok(())
 }
@@ -200,6 +301,8 @@ pub async fn context(s: &mut Session, plan: &ContextPlan, warmup: u64) -> anyhow
         repeats: Some(plan.repeats),
         prefill_fit: None,
         preopened: Some(s.preopen),
+        rate: None,
+        slo: None,
         points: Vec::new(),
     });
     let max_context = s.bundle.target.max_context;
@@ -230,6 +333,7 @@ pub async fn context(s: &mut Session, plan: &ContextPlan, warmup: u64) -> anyhow
                 output_len: plan.output_len,
                 stream: stream_id(SweepKind::Context, c, len),
                 pass: None,
+                open: None,
             };
             let point = match too_long(&spec, max_context) {
                 Some(reason) if !plan.force => skipped_point(&spec, reason),
@@ -460,7 +564,12 @@ async fn measure_once(
         return None;
     }
     if s.preopen {
-        s.client.preopen(spec.concurrency).await;
+        // Open loop: the cap's worth of connections, else about a second's arrivals.
+        let n = match spec.open {
+            Some(o) if spec.concurrency == 0 => (o.rate.ceil() as u32).min(1024),
+            _ => spec.concurrency,
+        };
+        s.client.preopen(n).await;
     }
     let origin = Instant::now();
     let sampler = Sampler::start_with(
@@ -686,6 +795,10 @@ mod tests {
             requests: None,
             duration: None,
             repeats: 1,
+            rates: Vec::new(),
+            arrival: crate::commands::args::ArrivalArg::Poisson,
+            burstiness: 1.0,
+            max_concurrency: None,
         })
         .unwrap();
         let mut last = Point::empty(4, 1000, 500);

@@ -45,6 +45,19 @@ const CONTEXT: &[Col] = &[
     Col("server input", 13, WideOnly),
 ];
 
+const RATE: &[Col] = &[
+    Col("req/s asked", 11, Always),
+    Col("got", 7, Always),
+    Col("ok/fail", 7, Always),
+    Col("tok/s", 9, Always),
+    Col("TTFT p50/p99 s", 15, Always),
+    Col("TPOT p50 ms", 11, Always),
+    Col("e2e p50/p99 s", 14, WideOnly),
+    Col("lag p99 ms", 10, Always),
+    Col("in flight max/mean", 18, WideOnly),
+    Col("goodput", 14, Always),
+];
+
 /// Which columns the live tables show: the narrow table fits a 100-column terminal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Width {
@@ -100,6 +113,48 @@ impl ThroughputTable {
             None => vec![p.concurrency.to_string()],
         };
         render(THROUGHPUT, self.0, cells, p)
+    }
+}
+
+/// Prints the rate table, a row at a time.
+#[derive(Debug, Default)]
+pub struct RateTable(pub Width);
+
+impl RateTable {
+    pub fn header(&self) -> String {
+        header(RATE, self.0)
+    }
+
+    /// Offered and achieved rate, latency, the client's schedule lag (the proof it kept up),
+    /// the concurrency reached and, with `--goodput`, good requests per second and their share.
+    pub fn row(&self, p: &Point) -> String {
+        let r = p.rate;
+        let mut cells = vec![r.map_or("-".into(), |r| fixed(r.offered_rps, 2))];
+        if let (Some(s), Some(r)) = (&p.summary, r) {
+            let pair = |x: Option<llmsweep_shared::metrics::Stats>, prec: usize| {
+                x.map_or("-".into(), |t| {
+                    format!("{}/{}", fixed(t.p50, prec), fixed(t.p99, prec))
+                })
+            };
+            cells.extend([
+                fixed(r.achieved_rps, 2),
+                format!("{}/{}", s.ok, s.failed),
+                fixed(s.agg_tok_s, 1),
+                pair(s.ttft_s, 3),
+                s.tpot_s.map_or("-".into(), |t| fixed(t.p50 * 1e3, 1)),
+                pair(s.e2e_s, 2),
+                r.lag_s.map_or("-".into(), |l| fixed(l.p99 * 1e3, 1)),
+                format!("{}/{}", r.peak_concurrency, fixed(r.mean_concurrency, 1)),
+                p.goodput.map_or("-".into(), |g| {
+                    format!(
+                        "{}/s {}%",
+                        fixed(g.good_rps, 2),
+                        fixed(g.fraction * 100.0, 0)
+                    )
+                }),
+            ]);
+        }
+        render(RATE, self.0, cells, p)
     }
 }
 
@@ -364,6 +419,7 @@ mod tests {
             itl: None,
             repeat: None,
             setup: None,
+            due: None,
         };
         let requests: Vec<_> = (0..64).map(|i| rec(f64::from(i) * 0.1)).collect();
         let mut p = Point::empty(100, 1000, 500);

@@ -73,6 +73,7 @@ pub async fn run_level(
         output_len: spec.output_len,
         stream: 0,
         pass: None,
+        open: None,
     };
     // The client's capacity, not a connection storm: every stream's connection is open
     // before the level starts, as in a sweep.

@@ -12,5 +12,6 @@ mod context;
 mod disk;
 mod ground_truth;
 mod outage;
+mod rate;
 mod resume;
 mod throughput;

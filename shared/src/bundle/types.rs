@@ -426,6 +426,8 @@ pub enum SweepKind {
     Throughput,
     /// Input length varies.
     Context,
+    /// Open loop: requests arrive at an offered rate, whether or not earlier ones finished.
+    Rate,
     #[serde(other)]
     Unknown,
 }
@@ -459,8 +461,92 @@ pub struct Sweep {
     /// TCP setup); `false` with `--cold-connections`; absent in bundles of earlier versions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preopened: Option<bool>,
+    /// Rate sweeps: the offered rates and how arrivals were drawn, enough to draw the same
+    /// schedule again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<RatePlan>,
+    /// The service-level objective goodput was counted against (`--goodput`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slo: Option<Slo>,
     #[serde(default)]
     pub points: Vec<Point>,
+}
+
+/// How a rate sweep's arrivals were drawn.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RatePlan {
+    /// Offered request rates, requests per second, one point each, in the order run.
+    pub rates: Vec<f64>,
+    pub arrival: Arrival,
+    /// Gamma shape (vLLM's `--burstiness`): 1 is Poisson, below 1 burstier, above 1 more even.
+    pub burstiness: f64,
+    /// Seed of the inter-arrival draws; a point's schedule is drawn from it and its rate.
+    pub seed: u64,
+    /// Most requests in flight at once (`--max-concurrency`); later arrivals wait in the client,
+    /// and the wait is recorded per request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_concurrency: Option<u32>,
+}
+
+/// The arrival process of a rate sweep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Arrival {
+    /// Evenly spaced, 1 / rate apart.
+    Constant,
+    /// Exponential gaps (gamma of shape 1).
+    Poisson,
+    /// Gamma gaps of shape `burstiness` and mean 1 / rate.
+    Gamma,
+    #[serde(other)]
+    Unknown,
+}
+
+/// Bounds a good request meets, seconds; any subset.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct Slo {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttft_s: Option<f64>,
+    /// Time per output token after the first: (e2e − TTFT) / (output tokens − 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tpot_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub e2e_s: Option<f64>,
+}
+
+/// What a rate point offered and what the client achieved.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct RatePoint {
+    /// Requests per second asked for.
+    pub offered_rps: f64,
+    /// Requests sent / the span of their send times (first to last send, stretched by one
+    /// mean gap so that n sends count n gaps).
+    pub achieved_rps: f64,
+    /// How late each request was sent against its schedule, seconds, leaving out time spent
+    /// waiting for `max_concurrency`: the proof the client kept up.
+    #[serde(default)]
+    pub lag_s: Option<Stats>,
+    /// Time requests waited for `max_concurrency` before being sent, seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queued_s: Option<Stats>,
+    /// Most requests in flight at once, and the time-weighted mean over the point.
+    pub peak_concurrency: u32,
+    pub mean_concurrency: f64,
+}
+
+/// Requests that met every bound of the sweep's SLO.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Goodput {
+    /// Successful requests meeting every bound.
+    pub good: u64,
+    /// Requests counted (every request of the point, failed ones are not good).
+    pub requests: u64,
+    /// good / requests.
+    pub fraction: f64,
+    /// Good requests per second of the point's wall time.
+    pub good_rps: f64,
+    /// Output tokens of good requests per second of wall time.
+    pub good_tok_s: f64,
 }
 
 /// Outcome of a point.
@@ -521,6 +607,12 @@ pub struct Point {
     /// answering during them, so the point was run again from its start once it answered.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub discarded: Vec<DiscardedAttempt>,
+    /// Rate points: the offered and achieved rate, the schedule lag, the concurrency reached.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<RatePoint>,
+    /// With an SLO: the requests that met it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goodput: Option<Goodput>,
 }
 
 /// A measurement of a point that does not count: kept with its reason, never summarised.
@@ -559,6 +651,8 @@ impl Point {
             predicted_ttft_s: None,
             imported: None,
             discarded: Vec::new(),
+            rate: None,
+            goodput: None,
         }
     }
 }
@@ -738,6 +832,18 @@ pub struct RequestRecord {
     /// Where the time before the first token went: the connection and the response headers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub setup: Option<Setup>,
+    /// Open-loop requests: when the schedule had it due, seconds from the point's start, and
+    /// how long of the wait from then to `start_s` it spent queued for `max_concurrency`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub due: Option<Due>,
+}
+
+/// When an open-loop request was due.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Due {
+    pub due_s: f64,
+    #[serde(default)]
+    pub queued_s: f64,
 }
 
 /// How a request reached the server's answer, to attribute its TTFT: a new connection (TCP

@@ -8,6 +8,7 @@ pub mod checks;
 pub mod definitions;
 pub mod fit;
 pub mod level;
+pub mod rate;
 pub mod request;
 pub mod stats;
 
@@ -17,5 +18,6 @@ pub use checks::{
 pub use definitions::definitions;
 pub use fit::{PrefillFit, fit_prefill};
 pub use level::{passes, span, steady_window, steady_windows, summarize, tokens_between};
+pub use rate::{goodput, meets, rate_point};
 pub use request::{decode_tok_s, end_s, prefill_tok_s};
 pub use stats::{Stats, percentile};

@@ -58,6 +58,7 @@ pub(crate) mod tests {
             itl: None,
             repeat: None,
             setup: None,
+            due: None,
         }
     }
 

@@ -79,6 +79,7 @@ impl FolderRow {
                     .map(|k| match k {
                         SweepKind::Throughput => "throughput",
                         SweepKind::Context => "context",
+                        SweepKind::Rate => "rate",
                         SweepKind::Unknown => "other sweep",
                     })
                     .collect();

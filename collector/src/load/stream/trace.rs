@@ -169,6 +169,7 @@ impl Trace {
             itl,
             repeat: None,
             setup: self.setup,
+            due: None,
         };
         Finished {
             record,

@@ -1,0 +1,119 @@
+//! Rate sweeps against the simulator: open-loop arrivals on their schedule, the client's lag,
+//! the cap's queue, and goodput against the simulator's known timing.
+
+use crate::common::sim::sweep;
+use llmsweep::sim::{Preset, SimConfig};
+use llmsweep_shared::bundle::{Arrival, Point, SweepKind};
+
+fn fast() -> SimConfig {
+    SimConfig::preset(Preset::Fast)
+}
+
+/// Mean and coefficient of variation of the gaps between a point's send times.
+fn send_gaps(p: &Point) -> (f64, f64) {
+    let mut starts: Vec<f64> = p.requests.iter().map(|r| r.start_s).collect();
+    starts.sort_by(f64::total_cmp);
+    let gaps: Vec<f64> = starts.windows(2).map(|w| w[1] - w[0]).collect();
+    let n = gaps.len() as f64;
+    let mean = gaps.iter().sum::<f64>() / n;
+    let var = gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    (mean, var.sqrt() / mean)
+}
+
+const SHORT: [&str; 6] = ["--input-len", "16", "--output-len", "4", "--warmup", "0"];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn constant_and_poisson_arrivals_have_the_asked_rate_and_spread() {
+    // 200 arrivals at 50/s: constant gaps of 20 ms; Poisson gaps of 20 ms on average with a
+    // coefficient of variation of 1 (its sampling error over 199 gaps is about 0.07).
+    for (arrival, want_cv, tol) in [("constant", 0.0, 0.1), ("poisson", 1.0, 0.25)] {
+        let mut args = vec!["--rates", "50", "--arrival", arrival, "--requests", "200"];
+        args.extend(SHORT);
+        let s = sweep(fast(), &args).await;
+        let sw = &s.bundle.sweeps[0];
+        assert_eq!(sw.kind, SweepKind::Rate);
+        let plan = sw.rate.as_ref().expect("the rate plan");
+        assert_eq!(plan.rates, [50.0]);
+        assert_eq!(plan.seed, 7, "the schedule's seed is the run's");
+        let p = &sw.points[0];
+        assert_eq!(p.requests.len(), 200);
+        let (mean, cv) = send_gaps(p);
+        assert!((mean - 0.02).abs() < 0.004, "{arrival}: mean gap {mean}");
+        assert!((cv - want_cv).abs() < tol, "{arrival}: CV {cv}");
+        let r = p.rate.expect("rate numbers");
+        assert_eq!(r.offered_rps, 50.0);
+        // The client kept up: every request sent within 20 ms of its due time.
+        let lag = r.lag_s.expect("lag");
+        assert!(lag.min >= 0.0 && lag.p99 < 0.020, "{arrival}: lag {lag:?}");
+        assert!(r.queued_s.is_none(), "no cap, no queue");
+        for req in &p.requests {
+            let due = req.due.expect("every request says when it was due");
+            assert!(req.start_s >= due.due_s);
+        }
+        if arrival == "constant" {
+            assert_eq!(plan.arrival, Arrival::Constant);
+            assert!((r.achieved_rps - 50.0).abs() < 2.5, "{}", r.achieved_rps);
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cap_queues_arrivals_in_the_client_and_says_so() {
+    // 40 arrivals at 200/s, each request ~0.1 s: far more than two in flight would be asked.
+    let args = [
+        "--rates",
+        "200",
+        "--arrival",
+        "constant",
+        "--requests",
+        "40",
+        "--max-concurrency",
+        "2",
+        "--input-len",
+        "16",
+        "--output-len",
+        "40",
+        "--warmup",
+        "0",
+    ];
+    let s = sweep(fast(), &args).await;
+    let p = &s.bundle.sweeps[0].points[0];
+    let r = p.rate.unwrap();
+    assert_eq!(r.peak_concurrency, 2, "{r:?}");
+    let queued = r.queued_s.expect("arrivals waited for the cap");
+    assert!(queued.max > 0.3, "{queued:?}");
+    // The wait is the cap's, not the client's lateness.
+    assert!(r.lag_s.unwrap().p99 < 0.020, "{r:?}");
+    assert_eq!(s.bundle.sweeps[0].concurrency, [2]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn goodput_is_none_under_a_tighter_ttft_than_the_server_and_all_under_a_loose_one() {
+    // The fast simulator's TTFT is at least its 4 ms fixed prefill cost.
+    for (slo, want_fraction) in [("ttft=0.001", 0.0), ("ttft=5,tpot=1,e2e=10", 1.0)] {
+        let mut args = vec![
+            "--rates",
+            "20",
+            "--arrival",
+            "constant",
+            "--requests",
+            "40",
+            "--goodput",
+            slo,
+        ];
+        args.extend(SHORT);
+        let s = sweep(fast(), &args).await;
+        let sw = &s.bundle.sweeps[0];
+        assert!(sw.slo.is_some());
+        let p = &sw.points[0];
+        let g = p.goodput.expect("goodput with --goodput");
+        assert_eq!(g.requests, 40);
+        assert_eq!(g.fraction, want_fraction, "{slo}: {g:?}");
+        let wall = p.summary.as_ref().unwrap().wall_s;
+        // Everything good: the good request rate is the request rate over the wall time.
+        assert!(
+            (g.good_rps - want_fraction * 40.0 / wall).abs() < 1e-9,
+            "{slo}: {g:?}"
+        );
+    }
+}
