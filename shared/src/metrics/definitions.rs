@@ -19,6 +19,13 @@ pub fn definitions() -> BTreeMap<String, String> {
         ("percentiles", "p50/p90/p99 by linear interpolation between closest ranks; every summary gives mean, p50, p90, p99, min, max and the count it is over"),
         ("repeats", "throughput --repeats N: each level runs N passes back to back, each a full closed loop with new prompts continuing the level's prompt stream; percentiles pool every pass's requests, rates are the pooled steady tokens over the summed steady windows, and wall time is the passes' own (not the pauses between them)"),
         ("short", "a successful request that produced fewer tokens than asked; a point with short requests is flagged"),
+        ("goodput", "--goodput ttft=…,tpot=…,e2e=… (seconds, any subset): a request is good when it succeeded and met every bound (a TPOT bound needs 2 or more tokens); per point, good requests, their fraction of all requests, good requests / wall (good_rps) and their output tokens / wall (good_tok_s)"),
+        ("offered_rps", "rate sweeps: requests per second the schedule asked for; arrivals are drawn from the run's seed (constant: 1/rate apart; poisson: exponential gaps; gamma: gaps of shape --burstiness), the first at 0 s"),
+        ("achieved_rps", "rate sweeps: requests sent / the span of their send times, that span stretched by one mean gap so that n sends count n gaps"),
+        ("schedule_lag_s", "rate sweeps: per request, its send time − its due time − the time it waited for --max-concurrency; how late the client itself was, the proof it kept up"),
+        ("queued_s", "rate sweeps with --max-concurrency: per request, the time a due request waited in the client for one in flight to end"),
+        ("concurrency_reached", "rate sweeps: most requests in flight at once, and the time-weighted mean from the first start to the last end"),
+        ("connect_s", "per request, when its connection was opened on its path: name lookup + TCP + TLS, timed in the client's connector; a point whose slowest 1 % of TTFTs spent more than a quarter of their time connecting is flagged conn-setup"),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v.to_string()))
