@@ -93,6 +93,7 @@ fn sample() -> Bundle {
             calibration: Calibration::Tokenizer,
             prompt_digest: "ab".into(),
             shared_prefix_len: 0,
+            extra_body: None,
             prefix_seed: Some(99),
             prefix_tokens: Some(4),
         },

@@ -60,6 +60,31 @@ pub struct TargetArgs {
     /// measures TCP setup in their TTFT, as fresh clients would see it.
     #[arg(long)]
     pub cold_connections: bool,
+    /// JSON object merged into every generation request, e.g. sampling parameters or
+    /// '{"chat_template_kwargs":{"enable_thinking":false}}'; recorded in the bundle. It may not
+    /// set the fields llmsweep measures with (model, prompt, messages, stream, max_tokens).
+    #[arg(long, value_name = "JSON", value_parser = parse_extra_body)]
+    pub extra_body: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+/// Fields of a request body `--extra-body` may not set: the measurement depends on them.
+pub const OWN_FIELDS: &[&str] = &["model", "prompt", "messages", "stream", "max_tokens"];
+
+/// Parses `--extra-body`: a JSON object without the fields llmsweep sets itself.
+pub(crate) fn parse_extra_body(
+    s: &str,
+) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+    let v: serde_json::Value = serde_json::from_str(s)
+        .map_err(|e| format!("not JSON ({e}); give an object, e.g. '{{\"temperature\":0}}'"))?;
+    let serde_json::Value::Object(map) = v else {
+        return Err("give a JSON object, e.g. '{\"temperature\":0}'".into());
+    };
+    if let Some(k) = map.keys().find(|k| OWN_FIELDS.contains(&k.as_str())) {
+        return Err(format!(
+            "{k:?} is set by llmsweep for every request (it measures with it); leave it out"
+        ));
+    }
+    Ok(map)
 }
 
 #[derive(Debug, Clone, Args)]
@@ -212,6 +237,19 @@ pub(crate) fn parse_note(s: &str) -> Result<(String, String), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn extra_body_is_an_object_without_the_measured_fields() {
+        let m = parse_extra_body(
+            r#"{"temperature":0,"chat_template_kwargs":{"enable_thinking":false}}"#,
+        )
+        .unwrap();
+        assert_eq!(m["temperature"], 0);
+        assert!(parse_extra_body("[1]").unwrap_err().contains("JSON object"));
+        assert!(parse_extra_body("{").unwrap_err().starts_with("not JSON"));
+        let e = parse_extra_body(r#"{"max_tokens":5}"#).unwrap_err();
+        assert!(e.contains("\"max_tokens\" is set by llmsweep"), "{e}");
+    }
 
     #[test]
     fn goodput_bounds_parse_and_bad_ones_say_what_to_fix() {

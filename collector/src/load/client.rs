@@ -25,6 +25,8 @@ pub struct Client {
     pub api: Api,
     pub model: String,
     pub options: RequestOptions,
+    /// `--extra-body`: fields added to every generation request.
+    pub extra: Option<Arc<serde_json::Map<String, serde_json::Value>>>,
     pub timeout: Duration,
     /// Local addresses of the connections this run has used: one not seen before is a new
     /// connection. Locked once per request, never per token.
@@ -102,6 +104,7 @@ impl Client {
             api,
             model,
             options: RequestOptions::default(),
+            extra: None,
             timeout,
             seen: Arc::default(),
         }
@@ -178,6 +181,7 @@ impl Client {
             &prompt.text,
             output_len,
             self.options,
+            self.extra.as_deref(),
         );
         let mut stale_retry = true;
         loop {

@@ -36,6 +36,8 @@ pub struct TargetPlan {
     pub cold_connections: bool,
     /// Whether this host's GPUs are read as the server's.
     pub gpu_telemetry: GpuTelemetry,
+    /// `--extra-body`: merged into every generation request.
+    pub extra_body: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 /// Where results go and what they are called.
@@ -396,6 +398,7 @@ impl TargetPlan {
             wait_server: Duration::from_secs_f64(a.wait_server),
             cold_connections: a.cold_connections,
             gpu_telemetry,
+            extra_body: a.extra_body.clone(),
         })
     }
 

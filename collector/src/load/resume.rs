@@ -89,6 +89,11 @@ pub fn plan(path: &Path, now: &[String]) -> anyhow::Result<RunPlan> {
         plan.target.url = bundle.target.url.clone();
     }
     plan.target.model = Some(bundle.target.model.clone());
+    // The extra request fields are part of the work: the bundle's.
+    plan.target.extra_body = match &bundle.workload.extra_body {
+        Some(serde_json::Value::Object(m)) => Some(m.clone()),
+        _ => None,
+    };
     plan.output.label = bundle.label.clone();
     plan.output.out = path
         .parent()

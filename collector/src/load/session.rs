@@ -107,7 +107,8 @@ impl Session {
             };
         let created = chrono::Utc::now();
         let path = store::bundle_path(&output.out, &output.label, kind, &created);
-        let client = Client::new(http, &target.url, target.api, model.clone(), target.timeout);
+        let mut client = Client::new(http, &target.url, target.api, model.clone(), target.timeout);
+        client.extra = target.extra_body.clone().map(Arc::new);
         let id = SplitMix64::new(output.prefix_seed ^ created.timestamp_micros() as u64).next_u64();
         let target_facts = Target {
             url: target.shown_url.clone(),
@@ -156,6 +157,7 @@ impl Session {
             calibration,
             prompt_digest: digest([]),
             shared_prefix_len: 0,
+            extra_body: target.extra_body.clone().map(serde_json::Value::Object),
             prefix_seed: Some(output.prefix_seed),
             prefix_tokens: Some(PREFIX_WORDS),
         };

@@ -237,6 +237,7 @@ impl Bundle {
                 calibration: Calibration::Unknown,
                 prompt_digest: String::new(),
                 shared_prefix_len: 0,
+                extra_body: None,
                 prefix_seed: None,
                 prefix_tokens: None,
             },
@@ -402,6 +403,10 @@ pub struct Workload {
     /// Tokens of common prefix shared by all prompts (0: every prompt unique from its first token).
     #[serde(default)]
     pub shared_prefix_len: u64,
+    /// `--extra-body`: the fields added to every generation request (sampling parameters, a
+    /// chat template's arguments), as given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extra_body: Option<serde_json::Value>,
 }
 
 /// How the collector made prompts of the asked length.

@@ -52,8 +52,16 @@ impl RequestOptions {
     }
 }
 
-/// A streaming request body asking for exactly `output_len` tokens.
-pub fn body(api: Api, model: &str, prompt: &str, output_len: u64, opts: RequestOptions) -> Value {
+/// A streaming request body asking for exactly `output_len` tokens, with `extra`'s fields
+/// added (they never replace the ones set here).
+pub fn body(
+    api: Api,
+    model: &str,
+    prompt: &str,
+    output_len: u64,
+    opts: RequestOptions,
+    extra: Option<&serde_json::Map<String, Value>>,
+) -> Value {
     let mut b = match api {
         Api::Completions | Api::Unknown => json!({ "model": model, "prompt": prompt }),
         Api::Chat => json!({
@@ -72,6 +80,11 @@ pub fn body(api: Api, model: &str, prompt: &str, output_len: u64, opts: RequestO
     if opts.min_tokens {
         b["min_tokens"] = json!(output_len);
     }
+    if let (Some(extra), Value::Object(map)) = (extra, &mut b) {
+        for (k, v) in extra {
+            map.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+    }
     b
 }
 
@@ -81,7 +94,14 @@ mod tests {
 
     #[test]
     fn completions_body_asks_for_exact_length_and_usage() {
-        let b = body(Api::Completions, "m", "hi", 32, RequestOptions::default());
+        let b = body(
+            Api::Completions,
+            "m",
+            "hi",
+            32,
+            RequestOptions::default(),
+            None,
+        );
         assert_eq!(
             b,
             json!({"model":"m","prompt":"hi","max_tokens":32,"stream":true,
@@ -91,9 +111,29 @@ mod tests {
 
     #[test]
     fn chat_body_has_one_user_message() {
-        let b = body(Api::Chat, "m", "hi", 8, RequestOptions::default());
+        let b = body(Api::Chat, "m", "hi", 8, RequestOptions::default(), None);
         assert_eq!(b["messages"], json!([{"role":"user","content":"hi"}]));
         assert!(b.get("prompt").is_none());
+    }
+
+    #[test]
+    fn extra_fields_are_added_and_never_replace_ours() {
+        let extra: serde_json::Map<String, Value> =
+            serde_json::from_str(r#"{"temperature":0.7,"ignore_eos":false,"top_k":5}"#).unwrap();
+        let b = body(
+            Api::Chat,
+            "m",
+            "hi",
+            8,
+            RequestOptions::default(),
+            Some(&extra),
+        );
+        assert_eq!(
+            (b["temperature"].clone(), b["top_k"].clone()),
+            (json!(0.7), json!(5))
+        );
+        // ignore_eos is ours while it is on: the length is measured with it.
+        assert_eq!(b["ignore_eos"], json!(true));
     }
 
     #[test]
@@ -103,7 +143,7 @@ mod tests {
         assert!(!o.min_tokens && o.ignore_eos);
         assert!(!o.drop_refused("min_tokens again"));
         assert!(!o.drop_refused("context length exceeded"));
-        let b = body(Api::Completions, "m", "p", 4, o);
+        let b = body(Api::Completions, "m", "p", 4, o, None);
         assert!(b.get("min_tokens").is_none());
     }
 }
