@@ -104,6 +104,12 @@ pub struct OutputArgs {
     /// server's prefix cache.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// Every prompt starts with the same this many tokens (a shared system prompt), the rest
+    /// stays unique; the server's cached prompt tokens are then reported per level, and only
+    /// cache hits beyond the shared prefix are flagged. The prefix is new every run, so a rerun
+    /// does not find it cached.
+    #[arg(long, default_value_t = 0, value_name = "TOKENS")]
+    pub shared_prefix_len: u64,
     /// Show every column of the live table (agg tok/s, ITL, peak queue, tokens, tok/J) even
     /// when the terminal is narrower than they need [default: when it is wide enough].
     #[arg(long)]

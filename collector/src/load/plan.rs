@@ -55,6 +55,8 @@ pub struct OutputPlan {
     pub wide: bool,
     /// `--goodput`: the bounds a good request meets.
     pub slo: Option<llmsweep_shared::bundle::Slo>,
+    /// `--shared-prefix-len`: tokens every prompt of the run starts with.
+    pub shared_prefix_len: u64,
 }
 
 /// A checked throughput sweep: its own values only (the target and output are the run's).
@@ -306,6 +308,31 @@ impl RunPlan {
         t.chain(c).copied().max().unwrap_or(1) as usize
     }
 
+    /// Refuses a shared prefix that leaves a prompt no room of its own: every prompt needs its
+    /// per-run words and some content after it.
+    pub fn check_shared_prefix(&self) -> anyhow::Result<()> {
+        let n = self.output.shared_prefix_len;
+        if n == 0 {
+            return Ok(());
+        }
+        let shortest = [
+            self.throughput().map(|t| t.input_len),
+            self.context().and_then(|c| c.lengths.iter().copied().min()),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+        .unwrap_or(u64::MAX);
+        let room = crate::load::workload::PREFIX_WORDS + 8;
+        if n.saturating_add(room) > shortest {
+            bail!(
+                "--shared-prefix-len {n} leaves the {shortest}-token prompts no room of their own: use at most {}",
+                shortest.saturating_sub(room)
+            );
+        }
+        Ok(())
+    }
+
     /// Warm-up requests: the first sweep's input length, at most 64 output tokens.
     pub fn warmup_shape(&self) -> (u64, u64) {
         match (self.throughput(), self.context()) {
@@ -464,6 +491,7 @@ impl OutputPlan {
             prefix_seed: random_seed(),
             wide: a.wide,
             slo: a.goodput,
+            shared_prefix_len: a.shared_prefix_len,
         })
     }
 }

@@ -156,7 +156,7 @@ impl Session {
             seed: output.seed,
             calibration,
             prompt_digest: digest([]),
-            shared_prefix_len: 0,
+            shared_prefix_len: output.shared_prefix_len,
             extra_body: target.extra_body.clone().map(serde_json::Value::Object),
             prefix_seed: Some(output.prefix_seed),
             prefix_tokens: Some(PREFIX_WORDS),
@@ -165,11 +165,10 @@ impl Session {
         Ok(Session {
             slo: output.slo,
             client: Arc::new(client),
-            prompts: Arc::new(PromptBuilder::new(
-                output.seed,
-                Some(output.prefix_seed),
-                token_model,
-            )),
+            prompts: Arc::new(PromptBuilder {
+                shared_prefix: output.shared_prefix_len,
+                ..PromptBuilder::new(output.seed, Some(output.prefix_seed), token_model)
+            }),
             bundle,
             path,
             interrupt,

@@ -612,13 +612,17 @@ async fn measure_once(
         (Some(a), Some(b)) if wall > 0.0 => Some((b - a) / wall),
         _ => None,
     };
-    let mut point = build_point(&spec, &result);
+    let shared = s.prompts.shared_prefix;
+    let mut point = build_point(&spec, &result, shared);
     point.client_cpu = client_cpu;
     if !point.flags.iter().any(|f| f.kind == FlagKind::PrefixCache)
         && let Some(samples) = &server_samples
     {
         let n = point.requests.len() as u64;
-        point.flags.extend(cache_counter_flag(samples, n, 0));
+        point.flags.extend(cache_counter_flag(samples, n, shared));
+    }
+    if shared > 0 {
+        note_line(&format!("{label}: {}", shared_prefix_words(&point, shared)));
     }
     point.server_samples = server_samples;
     let tokens = point.summary.as_ref().map_or(0, |x| x.output_tokens);
@@ -641,6 +645,23 @@ async fn measure_once(
             .extend(client_cpu.and_then(|cores| client_bound_flag(cores, wall))),
     }
     Some((point, result.outage))
+}
+
+/// What the server said of the shared prefix: the cached prompt tokens it reported.
+fn shared_prefix_words(p: &Point, shared: u64) -> String {
+    let ok: Vec<_> = p.requests.iter().filter(|r| r.is_ok()).collect();
+    let cached: Vec<u64> = ok.iter().filter_map(|r| r.cached_tokens).collect();
+    if cached.is_empty() {
+        return format!(
+            "the server reported no cached prompt tokens, so whether it reused the {shared}-token shared prefix is not known"
+        );
+    }
+    let mean = cached.iter().sum::<u64>() as f64 / cached.len() as f64;
+    let hit = cached.iter().filter(|&&c| c > 0).count();
+    format!(
+        "the server served {hit} of {} requests partly from its prefix cache, {mean:.0} cached prompt tokens on average (the shared prefix is {shared})",
+        cached.len()
+    )
 }
 
 /// The spec of pass `pass` of `passes`: untagged when the level runs once.
@@ -687,7 +708,9 @@ async fn run_point(s: &Session, spec: LoadSpec, label: String, origin: Instant) 
 }
 
 /// Turns a point's finished requests into its bundle entry: summary, flags, status, sample.
-pub fn build_point(spec: &LoadSpec, result: &LoadResult) -> Point {
+/// `expected_cached`: prompt tokens every request shares (`--shared-prefix-len`), which the
+/// server may serve from its cache without a flag.
+pub fn build_point(spec: &LoadSpec, result: &LoadResult, expected_cached: u64) -> Point {
     let records: Vec<_> = result.finished.iter().map(|f| f.record.clone()).collect();
     // Requests aborted by an interrupt are kept in the records but are not the server's doing:
     // they count neither as failures nor in any number.
@@ -704,7 +727,7 @@ pub fn build_point(spec: &LoadSpec, result: &LoadResult) -> Point {
         .flat_map(|f| f.itl_gaps_s.iter().copied())
         .collect();
     let summary = summarize(&counted, spec.concurrency, spec.output_len, &gaps);
-    let mut flags = level_flags(&counted, spec.output_len, 0);
+    let mut flags = level_flags(&counted, spec.output_len, expected_cached);
     flags.extend(degenerate_flag(&result.finished));
     if result.interrupted {
         flags.push(Flag {

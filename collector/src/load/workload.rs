@@ -90,6 +90,9 @@ pub struct PromptBuilder {
     /// `None`: the whole prompt comes from `seed` (the warm-up's calibration and the tests).
     pub prefix_seed: Option<u64>,
     pub model: TokenModel,
+    /// `--shared-prefix-len`: tokens every prompt starts with, the same in every prompt of the
+    /// run (drawn from the per-run prefix seed, so a rerun does not find them cached).
+    pub shared_prefix: u64,
 }
 
 impl PromptBuilder {
@@ -98,24 +101,46 @@ impl PromptBuilder {
             seed,
             prefix_seed,
             model,
+            shared_prefix: 0,
         }
     }
 
+    /// The words of the shared prefix: one-token words (so it is `shared_prefix` tokens
+    /// whichever are drawn), from the per-run prefix seed alone.
+    fn shared_words(&self) -> Vec<&str> {
+        let (first, words) = self.model.one_token_words();
+        let mut rng =
+            SplitMix64::new(self.prefix_seed.unwrap_or(self.seed) ^ 0x5EED_5A4E_D000_0001);
+        (0..self.shared_prefix)
+            .filter_map(|i| {
+                let pool = if i == 0 && !first.is_empty() {
+                    &first
+                } else {
+                    &words
+                };
+                (!pool.is_empty()).then(|| pool[rng.below(pool.len() as u64) as usize])
+            })
+            .collect()
+    }
+
     /// The prompt for request `index` of the stream `stream` (a point, or the warm-up).
-    /// Every prompt starts with its own random words, so no two share a cacheable prefix.
+    /// Every prompt starts with the run's shared prefix (none unless `--shared-prefix-len`),
+    /// then its own random words, so no two share a cacheable prefix beyond it.
     pub fn prompt(&self, stream: u64, index: u64, input_len: u64) -> Prompt {
         let key = mix(stream) ^ mix(index.wrapping_add(0x51));
         let mut rng = SplitMix64::new(self.seed ^ key);
         let mut body = input_len.saturating_sub(self.model.added()).max(1);
+        let shared = self.shared_words();
+        body = body.saturating_sub(shared.len() as u64).max(1);
         // The prefix: one-token words (so its length is the same whatever words are drawn),
         // placed first.
-        let mut prefix: Vec<&str> = Vec::new();
+        let mut prefix: Vec<&str> = shared.clone();
         let mut prefix_tokens = 0;
         if let Some(p) = self.prefix_seed {
             let mut prng = SplitMix64::new(p ^ key);
             let (first, words) = self.model.one_token_words();
             for i in 0..PREFIX_WORDS {
-                let pool = if i == 0 && !first.is_empty() {
+                let pool = if i == 0 && shared.is_empty() && !first.is_empty() {
                     &first
                 } else {
                     &words
@@ -128,6 +153,7 @@ impl PromptBuilder {
             }
             body -= prefix_tokens;
         }
+        let prefix_tokens = prefix_tokens + shared.len() as u64;
         let at_start = prefix.is_empty();
         let (words, body_tokens) = match &self.model {
             TokenModel::Measured { words, first, .. } => {
@@ -397,5 +423,24 @@ mod tests {
     fn digest_depends_on_order() {
         assert_ne!(digest(["a", "b"]), digest(["b", "a"]));
         assert_eq!(prompt_hash("x").len(), 16);
+    }
+
+    #[test]
+    fn a_shared_prefix_is_the_same_for_n_tokens_and_unique_after() {
+        let mut b = PromptBuilder::new(3, Some(99), one_token_words());
+        b.shared_prefix = 100;
+        let words = |p: &Prompt| p.text.split(' ').map(str::to_string).collect::<Vec<_>>();
+        let (a, c) = (b.prompt(1, 0, 500), b.prompt(2, 7, 500));
+        let (wa, wc) = (words(&a), words(&c));
+        // Exactly the asked length, BOS included; the first 100 words (tokens) identical...
+        assert_eq!((a.tokens, c.tokens), (500, 500));
+        assert_eq!(wa.len(), 499);
+        assert_eq!(wa[..100], wc[..100]);
+        // ...and the per-run words after it differ, so nothing beyond it is shared.
+        assert_ne!(wa[100..104], wc[100..104]);
+        // Another run (another prefix seed) shares another prefix.
+        let mut other = PromptBuilder::new(3, Some(100), one_token_words());
+        other.shared_prefix = 100;
+        assert_ne!(words(&other.prompt(1, 0, 500))[..100], wa[..100]);
     }
 }

@@ -96,6 +96,76 @@ async fn llama_server_sweep_counts_exactly_what_the_engine_did() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn llama_server_serves_a_shared_prefix_from_its_cache_and_a_rate_sweep_end_to_end() {
+    // One slot, so every prompt lands where the previous one left its KV cache.
+    let config = ServerConfig {
+        parallel: 1,
+        ctx_size: 1024,
+        ..ServerConfig::default()
+    };
+    let Some(server) = engines::start_with(Engine::LlamaServer, &config) else {
+        return;
+    };
+    let b = sweep(
+        &server,
+        &[
+            "--concurrency",
+            "1",
+            "--requests",
+            "4",
+            "--input-len",
+            "200",
+            "--output-len",
+            "8",
+            "--shared-prefix-len",
+            "100",
+        ],
+    )
+    .await;
+    assert_eq!(b.workload.shared_prefix_len, 100);
+    assert_exact(&b, 8);
+    let p = &b.sweeps[0].points[0];
+    // The warm-up already left the shared prefix in the slot: every request finds its 100
+    // tokens (and the BOS before them) cached, and nothing of its own part.
+    for r in &p.requests {
+        let cached = r.cached_tokens.expect("llama-server reports cached tokens");
+        assert!((100..=101).contains(&cached), "cached {cached}");
+    }
+    assert!(
+        !p.flags.iter().any(|f| f.kind == FlagKind::PrefixCache),
+        "{:?}",
+        p.flags
+    );
+
+    // Open loop against the real engine: 6 arrivals at 4 per second.
+    let b = sweep(
+        &server,
+        &[
+            "--rates",
+            "4",
+            "--arrival",
+            "constant",
+            "--requests",
+            "6",
+            "--input-len",
+            "64",
+            "--output-len",
+            "8",
+        ],
+    )
+    .await;
+    let sw = &b.sweeps[0];
+    assert_eq!(sw.kind, llmsweep_shared::bundle::SweepKind::Rate);
+    let p = &sw.points[0];
+    assert_eq!(p.requests.len(), 6);
+    assert!(p.requests.iter().all(|r| r.is_ok() && r.output_tokens == 8));
+    let r = p.rate.expect("rate numbers");
+    assert!(r.lag_s.unwrap().p99 < 0.05, "{r:?}");
+    // Constant arrivals 250 ms apart: the sends span 1.25 s.
+    assert!((r.achieved_rps - 4.0).abs() < 0.4, "{r:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn llama_server_chat_prompts_count_the_template() {
     let Some(server) = engines::start(Engine::LlamaServer) else {
         return;
