@@ -196,6 +196,7 @@ fn a_rate_sweep_round_trips_with_its_schedule_lag_and_goodput() {
         burstiness: 0.5,
         seed: 7,
         max_concurrency: Some(8),
+        search: None,
     });
     sw.slo = Some(Slo {
         ttft_s: Some(0.5),

@@ -156,16 +156,27 @@ pub struct ThroughputOpts {
     pub rates: Vec<f64>,
     /// How arrivals are spaced at a rate: poisson (exponential gaps), constant (1 / rate
     /// apart) or gamma (shape --burstiness).
-    #[arg(long, value_enum, default_value_t = ArrivalArg::Poisson, requires = "rates")]
+    #[arg(long, value_enum, default_value_t = ArrivalArg::Poisson)]
     pub arrival: ArrivalArg,
     /// Gamma shape of the gaps with --arrival gamma: below 1 burstier than Poisson, above 1
     /// more even (vLLM's --burstiness).
-    #[arg(long, default_value_t = 1.0, requires = "rates")]
+    #[arg(long, default_value_t = 1.0)]
     pub burstiness: f64,
     /// With --rates: at most this many requests in flight; later arrivals wait in the client
     /// (the wait is recorded per request, apart from the client's own lateness).
-    #[arg(long, value_name = "N", requires = "rates")]
+    #[arg(long, value_name = "N")]
     pub max_concurrency: Option<u32>,
+    /// Search for the highest request rate at which at least --slo-fraction of requests meet
+    /// --goodput: a closed-loop level first (at the server's running limit, else 32), then
+    /// open-loop rates bisected until the bracket is narrower than --rate-precision.
+    #[arg(long, requires = "goodput", conflicts_with_all = ["rates", "concurrency", "repeats"])]
+    pub find_max_rate: bool,
+    /// With --find-max-rate: the share of requests that must meet the SLO.
+    #[arg(long, default_value_t = 0.9, value_name = "SHARE")]
+    pub slo_fraction: f64,
+    /// With --find-max-rate: stop when the bracket is narrower than this share of its top.
+    #[arg(long, default_value_t = 0.05, value_name = "SHARE")]
+    pub rate_precision: f64,
 }
 
 /// `--arrival`.

@@ -72,6 +72,15 @@ pub struct ThroughputPlan {
     pub repeats: u32,
     /// `--rates`: an open-loop sweep over these rates instead of the concurrency levels.
     pub open: Option<OpenPlan>,
+    /// `--find-max-rate`: the open-loop rates are found by a search.
+    pub search: Option<SearchPlan>,
+}
+
+/// `--find-max-rate`'s settings.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SearchPlan {
+    pub slo_fraction: f64,
+    pub precision: f64,
 }
 
 /// A checked rate sweep's own values.
@@ -125,6 +134,7 @@ impl ThroughputPlan {
             duration,
             repeats: a.repeats as u32,
             open: OpenPlan::new(a)?,
+            search: SearchPlan::new(a)?,
         })
     }
 
@@ -154,12 +164,44 @@ impl ThroughputPlan {
     }
 }
 
+impl SearchPlan {
+    fn new(a: &ThroughputOpts) -> anyhow::Result<Option<SearchPlan>> {
+        if !a.find_max_rate {
+            return Ok(None);
+        }
+        if !(a.slo_fraction > 0.0 && a.slo_fraction <= 1.0) {
+            bail!(
+                "--slo-fraction {} is out of range: use a share above 0 and at most 1, e.g. 0.9",
+                a.slo_fraction
+            );
+        }
+        if !(a.rate_precision >= 0.005 && a.rate_precision <= 0.5) {
+            bail!(
+                "--rate-precision {} is out of range: use 0.005 to 0.5, e.g. 0.05",
+                a.rate_precision
+            );
+        }
+        Ok(Some(SearchPlan {
+            slo_fraction: a.slo_fraction,
+            precision: a.rate_precision,
+        }))
+    }
+}
+
 impl OpenPlan {
     /// The rate sweep `--rates` asks for, if any; every error names the flag.
     fn new(a: &ThroughputOpts) -> anyhow::Result<Option<OpenPlan>> {
         use crate::commands::args::ArrivalArg;
         use llmsweep_shared::bundle::Arrival;
-        if a.rates.is_empty() {
+        if a.rates.is_empty() && !a.find_max_rate {
+            if a.max_concurrency.is_some() {
+                bail!("--max-concurrency caps an open loop: add --rates or --find-max-rate");
+            }
+            if a.arrival != ArrivalArg::Poisson || a.burstiness != 1.0 {
+                bail!(
+                    "--arrival and --burstiness shape an open loop: add --rates or --find-max-rate"
+                );
+            }
             return Ok(None);
         }
         if let Some(r) = a

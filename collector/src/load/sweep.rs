@@ -37,6 +37,9 @@ pub fn stream_id(kind: SweepKind, concurrency: u32, input_len: u64) -> u64 {
 
 /// Runs a throughput sweep into the session's bundle, writing it after every level.
 pub async fn throughput(s: &mut Session, plan: &ThroughputPlan, warmup: u64) -> anyhow::Result<()> {
+    if let (Some(open), Some(search)) = (&plan.open, plan.search) {
+        return Box::pin(find_max_rate(s, plan, open, search, warmup)).await;
+    }
     if let Some(open) = &plan.open {
         return rates(s, plan, open, warmup).await;
     }
@@ -150,6 +153,7 @@ pub async fn rates(
             burstiness: open.burstiness,
             seed,
             max_concurrency: open.max_concurrency,
+            search: None,
         }),
         slo: None,
         points: Vec::new(),
@@ -165,38 +169,9 @@ pub async fn rates(
             println!("{}", table.row(p));
             continue;
         }
-        let spec = LoadSpec {
-            concurrency: open.max_concurrency.unwrap_or(0),
-            stop: plan.stop_at_rate(rate),
-            input_len: plan.input_len,
-            output_len: plan.output_len,
-            stream: stream_id(
-                SweepKind::Rate,
-                (rate * 1000.0).round() as u32,
-                plan.input_len,
-            ),
-            pass: None,
-            open: Some(OpenLoop {
-                rate,
-                arrival: open.arrival,
-                burstiness: open.burstiness,
-                seed,
-            }),
-        };
-        let label = format!("{rate} req/s");
-        let Some(mut point) = measure(s, spec, 1, label).await else {
+        let Some(point) = measure_rate(s, plan, open, rate).await else {
             break;
         };
-        point.rate = llmsweep_shared::metrics::rate_point(&point.requests, rate).or(Some(
-            llmsweep_shared::bundle::RatePoint {
-                offered_rps: rate,
-                achieved_rps: 0.0,
-                lag_s: None,
-                queued_s: None,
-                peak_concurrency: 0,
-                mean_concurrency: 0.0,
-            },
-        ));
         s.add_point(sweep, point);
         let point = s.bundle.sweeps[sweep].points.last();
         if let Some(p) = point {
@@ -212,6 +187,230 @@ pub async fn rates(
         }
     }
     Ok(())
+}
+
+/// One open-loop point at `rate`, with its rate numbers; `None` when interrupted before it sent
+/// anything.
+async fn measure_rate(
+    s: &mut Session,
+    plan: &ThroughputPlan,
+    open: &OpenPlan,
+    rate: f64,
+) -> Option<Point> {
+    let spec = LoadSpec {
+        concurrency: open.max_concurrency.unwrap_or(0),
+        stop: plan.stop_at_rate(rate),
+        input_len: plan.input_len,
+        output_len: plan.output_len,
+        stream: stream_id(
+            SweepKind::Rate,
+            (rate * 1000.0).round() as u32,
+            plan.input_len,
+        ),
+        pass: None,
+        open: Some(OpenLoop {
+            rate,
+            arrival: open.arrival,
+            burstiness: open.burstiness,
+            seed: s.bundle.workload.seed,
+        }),
+    };
+    let mut point = measure(s, spec, 1, format!("{} req/s", rate_text(rate))).await?;
+    point.rate = Some(
+        llmsweep_shared::metrics::rate_point(&point.requests, rate).unwrap_or(
+            llmsweep_shared::bundle::RatePoint {
+                offered_rps: rate,
+                achieved_rps: 0.0,
+                lag_s: None,
+                queued_s: None,
+                peak_concurrency: 0,
+                mean_concurrency: 0.0,
+            },
+        ),
+    );
+    Some(point)
+}
+
+/// A rate with the digits that matter: `2`, `0.75`, `3.41`.
+pub fn rate_text(rate: f64) -> String {
+    let t = format!("{rate:.2}");
+    t.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// Most open-loop points one search measures.
+const MAX_SEARCH_POINTS: usize = 12;
+
+/// `--find-max-rate`: a closed-loop level at the server's running limit gives the rate it
+/// completes requests at; open-loop rates are then bisected between a rate that met the SLO
+/// (or none) and one that did not, until the bracket is narrower than the precision. Every
+/// point measured is kept: the closed-loop level as a throughput sweep, the rates as a rate
+/// sweep whose plan holds the search and its result.
+pub async fn find_max_rate(
+    s: &mut Session,
+    plan: &ThroughputPlan,
+    open: &OpenPlan,
+    search: crate::load::plan::SearchPlan,
+    warmup: u64,
+) -> anyhow::Result<()> {
+    let Some(slo) = s.slo else {
+        anyhow::bail!("--find-max-rate needs --goodput bounds to search against");
+    };
+    let c0 = s
+        .bundle
+        .target
+        .max_running_requests
+        .map_or(32, |m| m as u32)
+        .clamp(
+            1,
+            open.max_concurrency
+                .unwrap_or(crate::load::plan::MAX_CONCURRENCY),
+        );
+    let closed = ThroughputPlan {
+        concurrency: vec![c0],
+        requests: Some(plan.requests.unwrap_or(0).max(4 * u64::from(c0)).max(32)),
+        open: None,
+        search: None,
+        ..plan.clone()
+    };
+    note_line(&format!(
+        "finding the highest rate at which {:.0} % of requests meet the SLO: first a closed loop at C={c0}",
+        search.slo_fraction * 100.0
+    ));
+    Box::pin(throughput(s, &closed, warmup)).await?;
+    let closed_rps = s
+        .bundle
+        .sweeps
+        .iter()
+        .rev()
+        .find(|w| w.kind == SweepKind::Throughput)
+        .and_then(|w| w.points.iter().find(|p| p.concurrency == c0))
+        .and_then(|p| p.summary.as_ref())
+        .map_or(0.0, |x| x.request_s);
+    if closed_rps.is_nan() || closed_rps <= 0.0 || s.gave_up || s.interrupt.is_stopped() {
+        note_line("the closed-loop level completed no requests: no rate to search from");
+        return Ok(());
+    }
+    let mut result = llmsweep_shared::bundle::RateSearch {
+        slo_fraction: search.slo_fraction,
+        precision: search.precision,
+        closed_loop_rps: closed_rps,
+        closed_loop_concurrency: c0,
+        found_rps: None,
+        failed_rps: None,
+    };
+    let sweep = s.start_sweep(Sweep {
+        kind: SweepKind::Rate,
+        concurrency: open.max_concurrency.into_iter().collect(),
+        input_lens: vec![plan.input_len],
+        output_len: plan.output_len,
+        requests: plan.requests,
+        duration_s: plan.duration.map(|d| d.as_secs_f64()),
+        warmup: 0,
+        timeout_s: s.timeout.as_secs_f64(),
+        repeats: None,
+        prefill_fit: None,
+        preopened: Some(s.preopen),
+        rate: Some(RatePlan {
+            rates: Vec::new(),
+            arrival: open.arrival,
+            burstiness: open.burstiness,
+            seed: s.bundle.workload.seed,
+            max_concurrency: open.max_concurrency,
+            search: Some(result),
+        }),
+        slo: None,
+        points: Vec::new(),
+    });
+    let table = RateTable(s.width);
+    println!("\n{}", table.header());
+    // Open loop rarely sustains more than the closed loop completed: start there.
+    let mut next = closed_rps;
+    for _ in 0..MAX_SEARCH_POINTS {
+        let Some(point) = measure_rate(s, plan, open, next).await else {
+            break;
+        };
+        let fraction = point
+            .summary
+            .as_ref()
+            .and_then(|x| llmsweep_shared::metrics::goodput(&point.requests, &slo, x.wall_s))
+            .map_or(0.0, |g| g.fraction);
+        if fraction >= search.slo_fraction {
+            result.found_rps = Some(result.found_rps.map_or(next, |f| f.max(next)));
+        } else {
+            result.failed_rps = Some(result.failed_rps.map_or(next, |f| f.min(next)));
+        }
+        if let Some(rp) = s.bundle.sweeps[sweep].rate.as_mut() {
+            rp.rates.push(next);
+            rp.search = Some(result);
+        }
+        s.add_point(sweep, point);
+        if let Some(p) = s.bundle.sweeps[sweep].points.last() {
+            println!("{}", table.row(p));
+        }
+        if s.gave_up || s.interrupt.is_stopped() {
+            break;
+        }
+        next = match (result.found_rps, result.failed_rps) {
+            (Some(lo), Some(hi)) if hi - lo <= search.precision * hi => break,
+            (Some(lo), Some(hi)) => (lo + hi) / 2.0,
+            // Every rate so far met it: go up.
+            (Some(lo), None) => lo * 2.0,
+            (None, Some(hi)) => hi / 2.0,
+            (None, None) => break,
+        };
+        if next < closed_rps / 1000.0 {
+            break;
+        }
+    }
+    s.bundle.sweeps[sweep]
+        .points
+        .sort_by(|a, b| rate_of(a).total_cmp(&rate_of(b)));
+    s.checkpoint();
+    println!("\n{}", search_words(&result, &slo));
+    Ok(())
+}
+
+fn rate_of(p: &Point) -> f64 {
+    p.rate.map_or(0.0, |r| r.offered_rps)
+}
+
+/// The search's headline: the rate found, its bracket, the SLO.
+pub fn search_words(
+    r: &llmsweep_shared::bundle::RateSearch,
+    slo: &llmsweep_shared::bundle::Slo,
+) -> String {
+    let bounds: Vec<String> = [
+        ("TTFT", slo.ttft_s),
+        ("TPOT", slo.tpot_s),
+        ("e2e", slo.e2e_s),
+    ]
+    .iter()
+    .filter_map(|(n, b)| b.map(|b| format!("{n} ≤ {b} s")))
+    .collect();
+    let slo_text = format!(
+        "{:.0} % of requests within {}",
+        r.slo_fraction * 100.0,
+        bounds.join(", ")
+    );
+    match (r.found_rps, r.failed_rps) {
+        (Some(f), Some(x)) => format!(
+            "max rate meeting the SLO ({slo_text}): {} req/s (met at {}, missed at {} req/s; the closed loop at C={} completed {} req/s)",
+            rate_text(f),
+            rate_text(f),
+            rate_text(x),
+            r.closed_loop_concurrency,
+            rate_text(r.closed_loop_rps)
+        ),
+        (Some(f), None) => format!(
+            "max rate meeting the SLO ({slo_text}): at least {} req/s, the highest rate tried",
+            rate_text(f)
+        ),
+        (None, Some(x)) => format!(
+            "no rate tried met the SLO ({slo_text}), down to {} req/s",
+            rate_text(x)
+        ),
+        (None, None) => format!("no rate was measured for the SLO ({slo_text})"),
+    }
 }
 
 /// When resuming, says which levels the bundle has and are not run again.
@@ -822,6 +1021,9 @@ mod tests {
             arrival: crate::commands::args::ArrivalArg::Poisson,
             burstiness: 1.0,
             max_concurrency: None,
+            find_max_rate: false,
+            slo_fraction: 0.9,
+            rate_precision: 0.05,
         })
         .unwrap();
         let mut last = Point::empty(4, 1000, 500);

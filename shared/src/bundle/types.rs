@@ -491,6 +491,28 @@ pub struct RatePlan {
     /// and the wait is recorded per request.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_concurrency: Option<u32>,
+    /// `--find-max-rate`: the search whose points these are.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search: Option<RateSearch>,
+}
+
+/// A search for the highest rate at which enough requests meet the sweep's SLO.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct RateSearch {
+    /// Share of requests that must meet the SLO at a rate (`--slo-fraction`).
+    pub slo_fraction: f64,
+    /// The search stops when the bracket is narrower than this share of its upper end.
+    pub precision: f64,
+    /// Requests per second of the closed-loop measurement the search started from.
+    pub closed_loop_rps: f64,
+    /// Concurrency of that measurement.
+    pub closed_loop_concurrency: u32,
+    /// The highest rate measured that met the SLO; absent when none did.
+    #[serde(default)]
+    pub found_rps: Option<f64>,
+    /// The lowest rate measured that did not; absent when every rate tried met it.
+    #[serde(default)]
+    pub failed_rps: Option<f64>,
 }
 
 /// The arrival process of a rate sweep.
