@@ -74,6 +74,9 @@ pub struct BundleFacts {
     /// For an imported bundle: the tool that measured it, e.g. `vllm bench serve`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub imported_from: Option<String>,
+    /// A `llmsweep selftest` bundle: the client's own capacity, no server's result.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub selftest: bool,
 }
 
 impl BundleFacts {
@@ -87,6 +90,7 @@ impl BundleFacts {
             model: b.target.model.clone(),
             sweeps: b.sweeps.iter().map(|s| s.kind).collect(),
             imported_from: b.source.as_ref().map(|s| s.tool.clone()),
+            selftest: b.selftest.is_some(),
         }
     }
 }

@@ -13,5 +13,6 @@ pub mod curves;
 pub mod folder;
 pub mod headline;
 pub mod metrics;
+pub mod selftest;
 
 pub use bundle::{Bundle, BundleError};

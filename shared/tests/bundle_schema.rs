@@ -290,6 +290,19 @@ fn truncated_bundle_is_damaged_not_a_panic() {
 /// A bundle written by llmsweep 0.1 (`llmsweep run` against the simulator), kept forever: every
 /// later version must read it and agree with the numbers in it.
 const GOLDEN_V1: &str = include_str!("fixtures/bundle-v1-run.json");
+const GOLDEN_V1_SELFTEST: &str = include_str!("fixtures/bundle-v1-selftest.json");
+
+/// A `llmsweep selftest` bundle as the collector writes it (numbers rounded by hand so tests can
+/// state them): levels and no sweeps.
+#[test]
+fn golden_v1_selftest_reads() {
+    let b = Bundle::from_json(GOLDEN_V1_SELFTEST).unwrap();
+    assert!(b.sweeps.is_empty());
+    let levels = b.selftest.unwrap().levels;
+    assert_eq!(levels.len(), 6);
+    assert_eq!(levels[5].mode, SelftestMode::Scheduled);
+    assert_eq!(levels[5].ttft_error_s.unwrap().p99, 0.00102);
+}
 
 #[test]
 fn golden_v1_bundle_reads_and_its_numbers_recompute() {

@@ -209,6 +209,29 @@ pub fn fixed(v: f64, decimals: usize) -> String {
     unusual(v).unwrap_or_else(|| format!("{v:.decimals$}"))
 }
 
+/// `v` rounded to a whole number with thousands separated by commas, for tables of big rates:
+/// `1,926,810`, `-1,000`, `999`; as [`fixed`] past [`SCIENTIFIC_FROM`] and for NaN and ±∞.
+pub fn thousands(v: f64) -> String {
+    let s = fixed(v, 0);
+    let (sign, digits) = s.strip_prefix('-').map_or(("", s.as_str()), |d| ("-", d));
+    if !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return s;
+    }
+    let mut out = String::with_capacity(s.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    // `-0` after rounding is zero.
+    if out == "0" {
+        out
+    } else {
+        format!("{sign}{out}")
+    }
+}
+
 /// `512`, `1k`, `1.5k`, `100k`, `1.2M` (k = 1000, as the collector's `--lengths` reads it).
 pub fn format_tokens(v: f64) -> String {
     if let Some(s) = unusual(v) {
@@ -280,6 +303,17 @@ fn trim(v: f64, decimals: usize) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn thousands_are_grouped_by_three() {
+        assert_eq!(thousands(1_926_810.4), "1,926,810");
+        assert_eq!(thousands(999.5), "1,000");
+        assert_eq!(thousands(12.0), "12");
+        assert_eq!(thousands(-1234.0), "-1,234");
+        assert_eq!(thousands(-0.2), "0");
+        assert_eq!(thousands(f64::NAN), "not a number");
+        assert_eq!(thousands(3e12), "3e12");
+    }
+
     use super::*;
 
     #[test]
