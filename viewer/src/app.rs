@@ -106,7 +106,7 @@ fn App() -> impl IntoView {
     keep_address(ctx);
     let dragging = drag_and_drop(ctx);
     window_event_listener(leptos::ev::resize, move |_| ctx.resize.update(|n| *n += 1));
-    let empty = Memo::new(move |_| ctx.state.with(|s| s.runs().is_empty()));
+    let empty = Memo::new(move |_| ctx.state.with(|s| s.is_empty()));
     let has_folder = Memo::new(move |_| ctx.state.with(|s| s.folder.is_some()));
     view! {
         <header class="top">

@@ -1,4 +1,4 @@
-//! The main layout once runs are loaded: the run list beside the tabbed views.
+//! The main layout once runs or selftests are loaded: their lists beside the tabbed views.
 
 use leptos::prelude::*;
 use llmsweep_shared::charts::ChartKind;
@@ -8,18 +8,21 @@ use super::compare::CompareView;
 use super::folder::FolderList;
 use super::requests::RequestsView;
 use super::runs::RunList;
+use super::selftest::{ClientView, SelftestList};
 use crate::app::Ctx;
 use crate::state::Tab;
 
 #[component]
 pub fn Main(ctx: Ctx) -> impl IntoView {
-    let tab = Memo::new(move |_| ctx.state.with(|s| s.tab));
+    let tab = Memo::new(move |_| ctx.state.with(|s| s.shown_tab()));
+    let has_runs = Memo::new(move |_| ctx.state.with(|s| !s.runs().is_empty()));
     // A memo, so the folder list is not put on the page again at every change of the state.
     let has_folder = Memo::new(move |_| ctx.state.with(|s| s.folder.is_some()));
     view! {
         <div class="layout">
             <aside class="sidebar" aria-label="Runs">
-                <RunList ctx=ctx />
+                {move || has_runs.get().then(|| view! { <RunList ctx=ctx /> })}
+                <SelftestList ctx=ctx />
                 {move || has_folder.get().then(|| view! { <FolderList ctx=ctx /> })}
             </aside>
             <main class="content">
@@ -36,6 +39,7 @@ pub fn Main(ctx: Ctx) -> impl IntoView {
                         }
                         Tab::Requests => view! { <RequestsView ctx=ctx /> }.into_any(),
                         Tab::Compare => view! { <CompareView ctx=ctx /> }.into_any(),
+                        Tab::Client => view! { <ClientView ctx=ctx /> }.into_any(),
                     }}
                 </div>
             </main>
@@ -43,16 +47,20 @@ pub fn Main(ctx: Ctx) -> impl IntoView {
     }
 }
 
-/// The views as tabs; left and right arrows move between them.
+/// The views there is something to show in, as tabs; left and right arrows move between them.
 #[component]
 fn Tabs(ctx: Ctx, tab: Memo<Tab>) -> impl IntoView {
+    let tabs = Memo::new(move |_| ctx.state.with(|s| s.tabs()));
     let on_key = move |e: web_sys::KeyboardEvent| {
         let step: isize = match e.key().as_str() {
             "ArrowRight" => 1,
             "ArrowLeft" => -1,
             _ => return,
         };
-        let all = Tab::ALL;
+        let all = tabs.get_untracked();
+        if all.is_empty() {
+            return;
+        }
         let now = all
             .iter()
             .position(|t| *t == tab.get_untracked())
@@ -63,7 +71,8 @@ fn Tabs(ctx: Ctx, tab: Memo<Tab>) -> impl IntoView {
     };
     view! {
         <nav class="tabs" role="tablist" aria-label="Views" on:keydown=on_key>
-            {Tab::ALL
+            {move || tabs
+                .get()
                 .into_iter()
                 .map(|t| {
                     view! {
@@ -74,6 +83,8 @@ fn Tabs(ctx: Ctx, tab: Memo<Tab>) -> impl IntoView {
                             aria-selected=move || (tab.get() == t).to_string()
                             tabindex=move || if tab.get() == t { "0" } else { "-1" }
                             data-tab=t.title()
+                            title=(t == Tab::Client)
+                                .then_some("The client's own capacity (llmsweep selftest), not a server's")
                             on:click=move |_| ctx.state.update(|s| s.tab = t)
                         >
                             {t.title()}

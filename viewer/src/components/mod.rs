@@ -10,6 +10,7 @@ mod open;
 mod requests;
 mod run_options;
 mod runs;
+mod selftest;
 
 pub use folder::FolderList;
 pub use layout::Main;

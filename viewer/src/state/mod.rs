@@ -41,6 +41,16 @@ impl Run {
     }
 }
 
+/// A loaded `llmsweep selftest` bundle: the client's measured capacity. It is shown beside the
+/// runs as what it is and never as one of them (no color, no chart, no comparison).
+#[derive(Debug, Clone)]
+pub struct SelftestEntry {
+    pub id: RunId,
+    /// The file name or URL it came from.
+    pub source: String,
+    pub bundle: Arc<Bundle>,
+}
+
 /// A file that could not be loaded.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LoadError {
@@ -57,12 +67,20 @@ pub enum Tab {
     Context,
     Requests,
     Compare,
+    /// The client's capacity (selftests); there only while one is loaded.
+    Client,
 }
 
 impl Tab {
-    pub const ALL: [Tab; 4] = [Tab::Throughput, Tab::Context, Tab::Requests, Tab::Compare];
+    pub const ALL: [Tab; 5] = [
+        Tab::Throughput,
+        Tab::Context,
+        Tab::Requests,
+        Tab::Compare,
+        Tab::Client,
+    ];
 
-    /// The tab a `?tab=` value names (`throughput`, `context`, `requests`, `compare`).
+    /// The tab a `?tab=` value names (`throughput`, `context`, `requests`, `compare`, `client`).
     pub fn from_name(name: &str) -> Option<Tab> {
         Tab::ALL
             .into_iter()
@@ -75,6 +93,7 @@ impl Tab {
             Tab::Context => "Context",
             Tab::Requests => "Requests",
             Tab::Compare => "Compare",
+            Tab::Client => "Client",
         }
     }
 }
@@ -101,6 +120,7 @@ pub enum Folder {
 #[derive(Debug, Clone, Default)]
 pub struct ViewerState {
     runs: Vec<Run>,
+    selftests: Vec<SelftestEntry>,
     errors: Vec<LoadError>,
     next_id: u32,
     pub tab: Tab,
@@ -113,6 +133,37 @@ pub struct ViewerState {
 impl ViewerState {
     pub fn runs(&self) -> &[Run] {
         &self.runs
+    }
+
+    pub fn selftests(&self) -> &[SelftestEntry] {
+        &self.selftests
+    }
+
+    /// Neither a run nor a selftest is loaded.
+    pub fn is_empty(&self) -> bool {
+        self.runs.is_empty() && self.selftests.is_empty()
+    }
+
+    /// The views there is something to show in: the four run views while a run is loaded, the
+    /// client's while a selftest is.
+    pub fn tabs(&self) -> Vec<Tab> {
+        Tab::ALL
+            .into_iter()
+            .filter(|t| match t {
+                Tab::Client => !self.selftests.is_empty(),
+                _ => !self.runs.is_empty(),
+            })
+            .collect()
+    }
+
+    /// The view shown: the chosen one while it has something to show, else the first that has.
+    pub fn shown_tab(&self) -> Tab {
+        let tabs = self.tabs();
+        if tabs.contains(&self.tab) {
+            self.tab
+        } else {
+            tabs.first().copied().unwrap_or_default()
+        }
     }
 
     pub fn errors(&self) -> &[LoadError] {
@@ -144,9 +195,19 @@ impl ViewerState {
         }
     }
 
-    /// Adds a parsed bundle as a new, shown run.
+    /// Adds a parsed bundle as a new, shown run; a selftest bundle becomes a selftest entry
+    /// instead, and its view is shown.
     pub fn add(&mut self, source: &str, bundle: Bundle) -> RunId {
         let id = self.take_id();
+        if bundle.selftest.is_some() {
+            self.selftests.push(SelftestEntry {
+                id,
+                source: source.to_string(),
+                bundle: Arc::new(bundle),
+            });
+            self.tab = Tab::Client;
+            return id;
+        }
         self.runs.push(Run {
             id,
             source: source.to_string(),
@@ -170,16 +231,18 @@ impl ViewerState {
     }
 
     /// Loads the bundles embedded in the page (a report) and chooses the first view: the one
-    /// `asked` for (`?tab=`), else the comparison when the page brought two runs or more.
+    /// `asked` for (`?tab=`), else the comparison when the page brought two runs or more, else
+    /// the run's charts, and the client's capacity for a page of selftests only.
     pub fn open_embedded(&mut self, embedded: Vec<(String, Vec<u8>)>, asked: Option<Tab>) {
-        let loaded = embedded
-            .iter()
-            .filter_map(|(name, bytes)| self.load_bytes(name, bytes))
-            .count();
+        let before = self.tab;
+        for (name, bytes) in &embedded {
+            self.load_bytes(name, bytes);
+        }
         self.tab = match asked {
             Some(tab) => tab,
-            None if loaded >= 2 => Tab::Compare,
-            None => self.tab,
+            None if self.runs.len() >= 2 => Tab::Compare,
+            None if self.runs.is_empty() => self.tab,
+            None => before,
         };
     }
 
@@ -215,7 +278,9 @@ impl ViewerState {
         }
     }
 
+    /// Removes run or selftest `id`.
     pub fn remove(&mut self, id: RunId) {
+        self.selftests.retain(|s| s.id != id);
         self.runs.retain(|r| r.id != id);
         self.recolor();
         if self.baseline == Some(id) {
@@ -296,8 +361,10 @@ impl ViewerState {
         let urls = self
             .runs
             .iter()
-            .filter(|r| l.bundles.iter().any(|e| e.name == r.source))
-            .map(|r| bundle_url(&r.source))
+            .map(|r| &r.source)
+            .chain(self.selftests.iter().map(|s| &s.source))
+            .filter(|source| l.bundles.iter().any(|e| &e.name == *source))
+            .map(|source| bundle_url(source))
             .collect();
         Some(urls)
     }
@@ -574,6 +641,83 @@ mod tests {
         );
         s.select_shown(0, 0, 1);
         assert_eq!(s.selection().map(|x| x.run), Some(a));
+    }
+
+    const SELFTEST: &str = include_str!("../../../shared/tests/fixtures/bundle-v1-selftest.json");
+    const GOLDEN_RUN: &str = include_str!("../../../shared/tests/fixtures/bundle-v1-run.json");
+
+    /// The golden run, measured from `host`.
+    fn run_on(label: &str, host: &str) -> Bundle {
+        let mut b = Bundle::from_json(GOLDEN_RUN).unwrap();
+        b.label = label.into();
+        b.hosts.client.hostname = host.into();
+        b
+    }
+
+    #[test]
+    fn a_selftest_is_the_clients_capacity_and_never_a_run() {
+        let mut s = ViewerState::default();
+        assert!(s.is_empty());
+        let st = s
+            .load_bytes("kpro5-selftest.json", SELFTEST.as_bytes())
+            .unwrap();
+        assert!(!s.is_empty());
+        assert!(s.runs().is_empty() && s.chart_runs().is_empty());
+        assert_eq!(s.selftest_ids(), [st]);
+        assert_eq!((s.tabs(), s.shown_tab()), (vec![Tab::Client], Tab::Client));
+        s.tab = Tab::Compare;
+        assert_eq!(s.shown_tab(), Tab::Client, "no run, nothing else to show");
+        let card = s.client_card(st).unwrap();
+        assert_eq!(card.view.title, "client capacity of kpro5");
+        assert_eq!((card.shares.len(), card.no_share.as_ref()), (0, None));
+
+        let run = s.add("a.json", run_on("a", "kpro5"));
+        s.add("b.json", run_on("b", "kpro6"));
+        assert_eq!(s.tabs(), Tab::ALL);
+        assert_eq!(s.shown_tab(), Tab::Compare);
+        assert_eq!(s.run(run).unwrap().color, 0, "the selftest takes no color");
+        let card = s.client_card(st).unwrap();
+        assert_eq!(card.shares.len(), 1, "only the run of the same host");
+        assert!(
+            card.shares[0].starts_with("a streamed at most 354 tok/s"),
+            "{:?}",
+            card.shares
+        );
+        s.rename(run, "renamed");
+        assert!(s.client_card(st).unwrap().shares[0].starts_with("renamed streamed"));
+        s.remove(run);
+        let no = s.client_card(st).unwrap().no_share.unwrap();
+        assert!(
+            no.starts_with("No loaded run was measured by llmsweep from kpro5"),
+            "{no}"
+        );
+
+        s.tab = Tab::Client;
+        s.remove(st);
+        assert_eq!(s.client_card(st), None);
+        assert_eq!(s.tabs(), &Tab::ALL[..4]);
+        assert_eq!(
+            s.shown_tab(),
+            Tab::Throughput,
+            "the client's view went with it"
+        );
+    }
+
+    #[test]
+    fn a_report_with_a_selftest_opens_on_its_runs() {
+        let file = |name: &str, text: String| (name.to_string(), text.into_bytes());
+        let st = || file("st.json", SELFTEST.to_string());
+        let run = |l: &str| file(&format!("{l}.json"), run_on(l, "kpro5").to_json());
+        let mut s = ViewerState::default();
+        s.open_embedded(vec![run("a"), st()], None);
+        assert_eq!((s.runs().len(), s.selftests().len()), (1, 1));
+        assert_eq!(s.shown_tab(), Tab::Throughput, "a run and a selftest");
+        let mut s = ViewerState::default();
+        s.open_embedded(vec![st(), run("a"), run("b")], None);
+        assert_eq!(s.shown_tab(), Tab::Compare, "two runs and a selftest");
+        let mut s = ViewerState::default();
+        s.open_embedded(vec![st()], None);
+        assert_eq!(s.shown_tab(), Tab::Client, "a selftest alone");
     }
 
     #[test]

@@ -9,8 +9,9 @@ use llmsweep_shared::charts::{ChartKind, ChartRun, PointRef, Rgb, across_runs, r
 use llmsweep_shared::compare::{Comparison, RunInput, compare, kind_name, workload_mismatch};
 use llmsweep_shared::curves::sweep_of;
 use llmsweep_shared::folder::FolderEntry;
+use llmsweep_shared::selftest::{SelftestView, capacity_share};
 
-use super::{Folder, Run, RunId, ViewerState};
+use super::{Folder, Run, RunId, SelftestEntry, ViewerState};
 
 /// What the folder part of the page shows, before its rows.
 #[derive(Debug, Clone, PartialEq)]
@@ -83,7 +84,9 @@ impl FolderRow {
                         SweepKind::Unknown => "other sweep",
                     })
                     .collect();
-                let sweeps = if kinds.is_empty() {
+                let sweeps = if f.selftest {
+                    "client selftest".to_string()
+                } else if kinds.is_empty() {
                     "no sweeps".to_string()
                 } else {
                     kinds.join(" + ")
@@ -112,7 +115,11 @@ impl FolderRow {
             detail: detail.join(" · "),
             error: e.error.clone(),
             loaded,
-            simulated: e.bundle.as_ref().is_some_and(|f| f.simulated),
+            // A selftest's endpoint is llmsweep's own, but it measures the real client.
+            simulated: e
+                .bundle
+                .as_ref()
+                .is_some_and(|f| f.simulated && !f.selftest),
             complete: e.bundle.as_ref().is_none_or(|f| f.complete),
             imported_from: e.bundle.as_ref().and_then(|f| f.imported_from.clone()),
         }
@@ -125,6 +132,45 @@ fn human_size(bytes: u64) -> String {
         b if b < 1024 => format!("{b} B"),
         b if b < 1024 * 1024 => format!("{} KB", b.div_ceil(1024)),
         b => format!("{:.1} MB", b as f64 / (1024.0 * 1024.0)),
+    }
+}
+
+/// What the client view shows of one selftest: its tables, and the loaded runs of its host set
+/// against its capacity.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClientCard {
+    pub id: RunId,
+    pub source: String,
+    pub view: SelftestView,
+    /// One line per loaded run measured from this host (see [`capacity_share`]).
+    pub shares: Vec<String>,
+    /// Why no run is set against the capacity, when runs are loaded but none is.
+    pub no_share: Option<String>,
+}
+
+impl ClientCard {
+    fn of(e: &SelftestEntry, runs: &[Run]) -> Option<ClientCard> {
+        let view = SelftestView::of(&e.bundle)?;
+        let shares: Vec<String> = runs
+            .iter()
+            .filter_map(|r| capacity_share(&r.label, &r.bundle, &e.bundle))
+            .map(|s| s.line)
+            .collect();
+        let no_share = (shares.is_empty() && !runs.is_empty()).then(|| {
+            format!(
+                "No loaded run was measured by llmsweep from {}, so none is set against this \
+                 capacity (a run counts only from the same client host, with its requests' \
+                 event counts).",
+                view.host
+            )
+        });
+        Some(ClientCard {
+            id: e.id,
+            source: e.source.clone(),
+            view,
+            shares,
+            no_share,
+        })
     }
 }
 
@@ -260,6 +306,17 @@ impl ViewerState {
         self.shown().map(|r| r.id).collect()
     }
 
+    /// The loaded selftests in load order, by id: the keys of the client list's rows.
+    pub fn selftest_ids(&self) -> Vec<RunId> {
+        self.selftests.iter().map(|s| s.id).collect()
+    }
+
+    /// What the client view shows of selftest `id`; `None` once it is removed.
+    pub fn client_card(&self, id: RunId) -> Option<ClientCard> {
+        let e = self.selftests.iter().find(|s| s.id == id)?;
+        ClientCard::of(e, &self.runs)
+    }
+
     /// The changing part of run `id`'s row; `None` once it is removed.
     pub fn run_row(&self, id: RunId) -> Option<RunRow> {
         self.run(id).map(RunRow::of)
@@ -362,7 +419,11 @@ impl ViewerState {
         };
         l.bundles
             .iter()
-            .map(|e| FolderRow::of(e, self.runs.iter().any(|r| r.source == e.name)))
+            .map(|e| {
+                let loaded = self.runs.iter().any(|r| r.source == e.name)
+                    || self.selftests.iter().any(|s| s.source == e.name);
+                FolderRow::of(e, loaded)
+            })
             .collect()
     }
 }
@@ -497,6 +558,27 @@ mod tests {
         assert_eq!(s.folder_status(), FolderStatus::Listed);
         assert_eq!(s.folder_name().as_deref(), Some("results"));
         assert_eq!(s.folder_urls(), Some(vec![url.to_string()]));
+    }
+
+    #[test]
+    fn a_selftest_in_the_folder_is_named_as_one_and_not_simulated() {
+        let mut s = ViewerState::default();
+        let listing = r#"{"folder": "results", "bundles": [
+            {"name": "kpro5-selftest.json", "url": "bundles/kpro5-selftest.json", "size_bytes": 4096,
+             "bundle": {"label": "kpro5", "created_at": "2026-12-01T14:00:00Z", "complete": true,
+                        "simulated": true, "sweeps": [], "selftest": true}}]}"#;
+        s.folder = Some(Folder::Listed(serde_json::from_str(listing).unwrap()));
+        let row = &s.folder_rows()[0];
+        assert_eq!(row.detail, "2026-12-01 14:00 UTC · client selftest · 4 KB");
+        assert!(!row.simulated && !row.loaded);
+        let selftest = include_str!("../../../shared/tests/fixtures/bundle-v1-selftest.json");
+        s.load_bytes("kpro5-selftest.json", selftest.as_bytes());
+        assert!(s.folder_rows()[0].loaded);
+        assert_eq!(
+            s.folder_urls(),
+            Some(vec!["bundles/kpro5-selftest.json".to_string()]),
+            "a reload keeps it open"
+        );
     }
 
     #[test]

@@ -13,6 +13,7 @@ mod finite;
 mod harness;
 mod imported;
 mod remote;
+mod selftest;
 mod server;
 mod verdict;
 mod view;
