@@ -163,3 +163,87 @@ async fn report_opens_from_disk_offline_with_both_runs_drawn() {
         "{verdict}"
     );
 }
+
+const SELFTEST: &str = include_str!("../../shared/tests/fixtures/bundle-v1-selftest.json");
+
+/// A run and a selftest of its host in one report, opened from disk: the run is the page's run
+/// and is charted, the selftest is the client's capacity with the run set against it, in the
+/// viewer and in the no-JavaScript part alike.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_report_with_a_selftest_shows_the_clients_capacity_beside_the_run() {
+    let Some(browser) = Browser::find() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("report.html");
+    let mut kpro5 = run("kpro5-run");
+    kpro5.bundle.hosts.client.hostname = "kpro5".into();
+    let selftest = Embedded {
+        name: "kpro5-selftest.json".into(),
+        bundle: Bundle::from_json(SELFTEST).unwrap(),
+    };
+    std::fs::write(&path, render(&[kpro5, selftest]).unwrap()).unwrap();
+
+    let s = Session::start(&browser, (1280, 900), &[]).await;
+    s.client
+        .goto(&format!("file://{}", path.display()))
+        .await
+        .unwrap();
+    s.wait(
+        "the run and the selftest",
+        "document.querySelectorAll('[data-testid=run]').length === 1 &&
+         document.querySelectorAll('[data-testid=selftest-item]').length === 1",
+        Duration::from_secs(60),
+    )
+    .await;
+    // The report opens on its run's charts; the client's view is a tab beside them.
+    s.wait(
+        "the run's charts",
+        "document.querySelector('[data-tab=Throughput][aria-selected=true]') &&
+         document.querySelectorAll('canvas[data-marks]').length === 4",
+        Duration::from_secs(30),
+    )
+    .await;
+    s.js("document.querySelector('[data-tab=Client]').click()")
+        .await;
+    let share = s
+        .wait(
+            "the run set against the capacity",
+            "document.querySelector('[data-testid=capacity-share]')?.textContent",
+            Duration::from_secs(30),
+        )
+        .await;
+    assert_eq!(
+        share,
+        json!(
+            "kpro5-run streamed at most 354 tok/s in 354 events/s (throughput sweep, C = 2): \
+             0.018 % of the 2,000,000 events/s this client reads."
+        )
+    );
+    let title = s
+        .js("return document.querySelector('[data-testid=selftest] h2').textContent")
+        .await;
+    assert_eq!(title, json!("client capacity of kpro5"));
+    s.screenshot("report-selftest").await;
+    assert_eq!(s.js(CSP_VIOLATIONS_JS).await, json!([]));
+
+    // Without JavaScript: the run's tables and charts, then the selftest's tables and the share.
+    let static_part = s
+        .js("const r = document.getElementById('static-report');
+             return [r.querySelector('h1').textContent,
+                     r.querySelectorAll('.static-selftest table.selftest-table').length,
+                     r.querySelectorAll('.static-selftest svg').length,
+                     r.querySelector('.static-selftest .capacity-share').textContent,
+                     r.querySelectorAll('.static-verdict').length]")
+        .await;
+    assert_eq!(
+        static_part,
+        json!([
+            "llmsweep report: kpro5-run · client capacity of kpro5",
+            2,
+            0,
+            share,
+            0
+        ])
+    );
+}

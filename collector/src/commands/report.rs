@@ -35,12 +35,16 @@ pub(crate) fn run(a: ReportArgs) -> anyhow::Result<ExitCode> {
     let html = report::render(&runs)?;
     store::write_file_atomic(&a.output, html.as_bytes())
         .with_context(|| format!("cannot write the report {} (-o)", a.output.display()))?;
+    let selftests = runs.iter().filter(|r| r.bundle.selftest.is_some()).count();
+    let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+    let mut what = plural(runs.len() - selftests, "run");
+    if selftests > 0 {
+        what.push_str(&format!(" and {}", plural(selftests, "selftest")));
+    }
     println!(
-        "report: {} ({} KB, {} run{}; opens offline in any browser)",
+        "report: {} ({} KB, {what}; opens offline in any browser)",
         a.output.display(),
         html.len() / 1024,
-        runs.len(),
-        if runs.len() == 1 { "" } else { "s" }
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -1,7 +1,8 @@
 //! `llmsweep report`: one self-contained HTML file — the viewer with its WebAssembly inlined and
 //! the bundles embedded — that opens from disk with no server and no network. Under it, for
 //! readers without JavaScript (mail previews), the key charts as inline SVG and summary tables,
-//! drawn by the same `shared` chart code.
+//! drawn by the same `shared` chart code. A selftest bundle is shown as what it is, the client's
+//! capacity of its host, beside the runs and never as one of them.
 
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -18,6 +19,7 @@ use llmsweep_shared::compare::{
     Comparison, NEUTRAL_PCT, RunInput, SweepComparison, Verdict, compare, kind_name, verdicts,
 };
 use llmsweep_shared::curves::{Metric, sweep_of};
+use llmsweep_shared::selftest::{SelftestView, capacity_share};
 
 use crate::output::dist::{VIEWER_CSS, VIEWER_JS, VIEWER_WASM};
 
@@ -56,8 +58,7 @@ pub struct Embedded {
 
 /// The whole report page.
 pub fn render(runs: &[Embedded]) -> anyhow::Result<String> {
-    let labels: Vec<&str> = runs.iter().map(|r| r.bundle.label.as_str()).collect();
-    let title = format!("llmsweep report: {}", labels.join(" vs "));
+    let title = title(runs);
     let loader = loader()?;
     let mut html = String::with_capacity(VIEWER_WASM.len() / 2 + 200_000);
     let _ = write!(
@@ -87,6 +88,25 @@ pub fn render(runs: &[Embedded]) -> anyhow::Result<String> {
     html.push_str(&loader);
     html.push_str("</script>\n</body>\n</html>\n");
     Ok(html)
+}
+
+/// `llmsweep report: kpro5 vs kpro6`, and `· client capacity of kpro5` for a selftest.
+fn title(embedded: &[Embedded]) -> String {
+    let labels: Vec<&str> = embedded
+        .iter()
+        .filter(|e| e.bundle.selftest.is_none())
+        .map(|e| e.bundle.label.as_str())
+        .collect();
+    let clients = embedded
+        .iter()
+        .filter_map(|e| SelftestView::of(&e.bundle))
+        .map(|v| v.title);
+    let parts: Vec<String> = (!labels.is_empty())
+        .then(|| labels.join(" vs "))
+        .into_iter()
+        .chain(clients)
+        .collect();
+    format!("llmsweep report: {}", parts.join(" · "))
 }
 
 /// A bundle's JSON written straight into the compressor (never whole in memory), then base64.
@@ -129,13 +149,25 @@ fn loader() -> anyhow::Result<String> {
     ))
 }
 
-/// Charts and tables without JavaScript; hidden once the viewer starts.
-fn static_part(html: &mut String, runs: &[Embedded], title: &str) {
+/// Charts and tables without JavaScript; hidden once the viewer starts. Selftests come after
+/// the runs, which alone are charted and compared.
+fn static_part(html: &mut String, embedded: &[Embedded], title: &str) {
     let _ = writeln!(
         html,
         "<div id=\"static-report\" class=\"static-report\">\n<h1>{}</h1>",
         escape(title)
     );
+    let (selftests, runs): (Vec<&Embedded>, Vec<&Embedded>) =
+        embedded.iter().partition(|e| e.bundle.selftest.is_some());
+    runs_part(html, &runs);
+    for st in &selftests {
+        selftest_part(html, st, &runs);
+    }
+    html.push_str("<p class=\"static-note\">Open this file in a browser with JavaScript for the interactive viewer.</p>\n</div>\n");
+}
+
+/// The runs' verdict, charts and tables.
+fn runs_part(html: &mut String, runs: &[&Embedded]) {
     let bundles: Vec<&Bundle> = runs.iter().map(|r| &r.bundle).collect();
     // The viewer's rule, so a run has the same color in both halves of the page.
     let chart_runs: Vec<ChartRun> = runs
@@ -190,7 +222,78 @@ fn static_part(html: &mut String, runs: &[Embedded], title: &str) {
             summary_table(html, &r.bundle, kind);
         }
     }
-    html.push_str("<p class=\"static-note\">Open this file in a browser with JavaScript for the interactive viewer.</p>\n</div>\n");
+}
+
+/// A selftest as the viewer's Client view shows it: what it measured, its capacity, a table per
+/// mode, its notes, and the runs of its host set against the capacity.
+fn selftest_part(html: &mut String, st: &Embedded, runs: &[&Embedded]) {
+    let Some(v) = SelftestView::of(&st.bundle) else {
+        return;
+    };
+    let _ = writeln!(
+        html,
+        "<section class=\"static-selftest\" data-host=\"{}\">\n<h2>{}</h2>\n<p>{}</p>\n<p>client: {}</p>",
+        escape(&v.host),
+        escape(&v.title),
+        escape(&v.about),
+        escape(&v.machine)
+    );
+    if let Some(cap) = &v.capacity {
+        let _ = writeln!(
+            html,
+            "<p class=\"capacity\"><strong>Capacity:</strong> {} — a sweep level that streams more than half of it may be paced by the client.</p>",
+            escape(cap)
+        );
+    }
+    for t in &v.tables {
+        let mode = match t.mode {
+            llmsweep_shared::bundle::SelftestMode::FlatOut => "flat_out",
+            llmsweep_shared::bundle::SelftestMode::Scheduled => "scheduled",
+        };
+        let _ = write!(
+            html,
+            "<table class=\"selftest-table\" data-mode=\"{mode}\"><caption>{} — {}</caption>\n<tr>",
+            escape(&v.host),
+            t.title
+        );
+        for h in &t.headers {
+            let _ = write!(html, "<th>{}</th>", escape(h));
+        }
+        html.push_str("</tr>\n");
+        for r in &t.rows {
+            html.push_str(if r.warning {
+                "<tr class=\"warn\">"
+            } else {
+                "<tr>"
+            });
+            for c in &r.cells {
+                let _ = write!(html, "<td>{}</td>", escape(c));
+            }
+            html.push_str("</tr>\n");
+        }
+        let _ = writeln!(
+            html,
+            "</table>\n<p class=\"static-note\">{}</p>",
+            escape(&t.explain)
+        );
+    }
+    if !v.notes.is_empty() {
+        html.push_str("<ul class=\"selftest-notes\">\n");
+        for n in &v.notes {
+            let _ = writeln!(html, "<li>{}</li>", escape(n));
+        }
+        html.push_str("</ul>\n");
+    }
+    for r in runs {
+        if let Some(share) = capacity_share(&r.bundle.label, &r.bundle, &st.bundle) {
+            let _ = writeln!(
+                html,
+                "<p class=\"capacity-share\">{}</p>",
+                escape(&share.line)
+            );
+        }
+    }
+    html.push_str("</section>\n");
 }
 
 /// The verdict, then each sweep's per-level changes against the first run: what the viewer's
@@ -394,7 +497,8 @@ pub(crate) fn escape(s: &str) -> String {
 const STATIC_CSS: &str = ".static-report{max-width:820px;margin:2rem auto;font-family:system-ui,sans-serif}\
 .static-report figure{margin:1rem 0}.static-report table{border-collapse:collapse;margin:1rem 0;font-size:.9rem}\
 .static-report td,.static-report th{border:1px solid #ccc;padding:.2rem .5rem;text-align:right}\
-.static-report caption{text-align:left;font-weight:600;padding:.3rem 0}";
+.static-report caption{text-align:left;font-weight:600;padding:.3rem 0}\
+.static-report tr.warn td{background:#fff8c5}.static-report .selftest-notes{color:#9a6700}";
 
 #[cfg(test)]
 mod tests {
@@ -482,6 +586,91 @@ mod tests {
             html.contains("<figure class=\"delta-chart\"><svg"),
             "{html}"
         );
+    }
+
+    const SELFTEST: &str = include_str!("../../../shared/tests/fixtures/bundle-v1-selftest.json");
+
+    /// The golden run as `label`, measured from client host `host`.
+    fn run_on(label: &str, host: &str) -> Embedded {
+        let golden = include_str!("../../../shared/tests/fixtures/bundle-v1-run.json");
+        let mut bundle = Bundle::from_json(golden).unwrap();
+        bundle.label = label.into();
+        bundle.hosts.client.hostname = host.into();
+        Embedded {
+            name: format!("{label}.json"),
+            bundle,
+        }
+    }
+
+    fn selftest() -> Embedded {
+        Embedded {
+            name: "kpro5-selftest.json".into(),
+            bundle: Bundle::from_json(SELFTEST).unwrap(),
+        }
+    }
+
+    #[test]
+    fn a_selftest_is_the_clients_capacity_beside_the_runs_without_javascript() {
+        let page = [
+            run_on("kpro5-run", "kpro5"),
+            selftest(),
+            run_on("kpro6-run", "kpro6"),
+        ];
+        assert_eq!(
+            title(&page),
+            "llmsweep report: kpro5-run vs kpro6-run · client capacity of kpro5"
+        );
+        let mut html = String::new();
+        static_part(&mut html, &page, "t");
+        // The runs are compared with each other only, and only they are charted.
+        assert!(
+            html.contains("throughput sweep: no significant change from kpro5-run to kpro6-run"),
+            "{html}"
+        );
+        assert!(!html.contains("not compared"), "{html}");
+        let section = &html[html.find("<section class=\"static-selftest\"").unwrap()..];
+        assert!(!section.contains("<svg"), "a selftest is not charted");
+        assert!(section.starts_with(
+            "<section class=\"static-selftest\" data-host=\"kpro5\">\n<h2>client capacity of kpro5</h2>\n\
+             <p>Measured by llmsweep selftest on 2026-12-01 14:00 UTC against llmsweep's own loopback \
+             endpoint"
+        ), "{section}");
+        assert!(section.contains(
+            "<p class=\"capacity\"><strong>Capacity:</strong> 2,000,000 events/s (flat out, 1 token per event, C = 64)"
+        ));
+        assert!(section.contains(
+            "<tr><td>64</td><td>1</td><td>256/256</td><td>2,000,000</td><td>2,000,000</td><td>0.61</td><td>25 MiB</td></tr>"
+        ), "{section}");
+        assert!(section.contains(
+            "<tr class=\"warn\"><td>64</td><td>8</td><td>250/256</td><td>2,560,000</td><td>320,000</td>"
+        ));
+        assert!(section.contains(
+            "<tr><td>64</td><td>64/64</td><td>50 + 10 ms</td><td>0.74</td><td>1.02</td><td>1.02</td><td>0.00</td><td>0.24</td><td>0.43</td></tr>"
+        ), "{section}");
+        assert!(section.contains("<th>TTFT error p99 ms</th>"));
+        // Only the run of the selftest's host is set against its capacity.
+        assert_eq!(section.matches("<p class=\"capacity-share\">").count(), 1);
+        assert!(
+            section.contains(
+                "<p class=\"capacity-share\">kpro5-run streamed at most 354 tok/s in 354 events/s \
+             (throughput sweep, C = 2): 0.018 % of the 2,000,000 events/s this client reads.</p>"
+            ),
+            "{section}"
+        );
+    }
+
+    #[test]
+    fn a_report_of_a_selftest_alone_has_its_tables_and_no_charts() {
+        let page = [selftest()];
+        assert_eq!(title(&page), "llmsweep report: client capacity of kpro5");
+        let mut html = String::new();
+        static_part(&mut html, &page, &title(&page));
+        assert_eq!(html.matches("<table class=\"selftest-table\"").count(), 2);
+        assert!(!html.contains("<figure"), "{html}");
+        assert!(!html.contains("capacity-share"), "no run to set against it");
+        assert!(html.contains(
+            "<li>scheduled, C = 64: the endpoint sent first events 12.00 ms behind schedule"
+        ));
     }
 
     #[test]
