@@ -1,8 +1,12 @@
-//! The viewer's benchmark: a bundle of 100,000 request records, loaded and drawn in headless
-//! Chromium; then the time to redraw after hiding a run and after switching tabs.
+//! The viewer's benchmark: bundles of 1,000, 10,000 and 100,000 request records loaded and drawn
+//! in headless Chromium, and a `llmsweep report` of 10 runs opened from `file://`; then, with the
+//! 100,000-record bundle, the time to redraw after hiding a run and after switching tabs.
 //!
 //! `viewer/bench.sh` runs it (release build, real browser). Prints a Markdown table for
-//! BENCHMARKS.md. Timings are taken inside the page with `performance.now()`.
+//! BENCHMARKS.md, with the machine's load average before and after. Timings are taken inside
+//! the page with `performance.now()`. `LLMSWEEP_BENCH_DIST=DIR` loads another build of the viewer
+//! than the committed `dist/` (e.g. one run through `wasm-opt`); the report always embeds the
+//! viewer the collector was built with.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -16,9 +20,12 @@ use std::time::Duration;
 use harness::{Browser, FileServer, Session, dist_dir};
 use llmsweep_shared::Bundle;
 use llmsweep_shared::bundle::SweepKind;
+use llmsweep_shared::charts::axis::thousands;
 use llmsweep_shared::charts::{ChartKind, ChartRun, build, run_color};
 
+const SIZES: [usize; 3] = [1_000, 10_000, 100_000];
 const RECORDS: usize = 100_000;
+const REPORT_RUNS: usize = 10;
 const REPEATS: usize = 5;
 
 /// Spreads copies of the throughput points' requests until the bundle holds `n` records; the
@@ -100,25 +107,74 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
+/// The machine's load average over 1, 5 and 15 minutes, as `uptime` prints it.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(", "))
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+/// The viewer build to load: `LLMSWEEP_BENCH_DIST`, else the committed `dist/`.
+fn bench_dist() -> std::path::PathBuf {
+    std::env::var_os("LLMSWEEP_BENCH_DIST")
+        .filter(|d| !d.is_empty())
+        .map(Into::into)
+        .unwrap_or_else(dist_dir)
+}
+
+/// `n` runs for one report: the two made runs in turn, each a run of its own (label and id).
+fn report_runs(made: &bundles::Made, n: usize) -> Vec<llmsweep::output::report::Embedded> {
+    (0..n)
+        .map(|i| {
+            let mut b = if i % 2 == 0 {
+                made.a.clone()
+            } else {
+                made.b.clone()
+            };
+            b.label = format!("run-{:02}", i + 1);
+            b.id = format!("bench-run-{i:02}");
+            llmsweep::output::report::Embedded {
+                name: format!("{}.json", b.label),
+                bundle: b,
+            }
+        })
+        .collect()
+}
+
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     let Some(browser) = Browser::find() else {
         eprintln!("chromium and chromedriver are needed: .ci/install-viewer-tools.sh");
         std::process::exit(2);
     };
+    let load_before = load_average();
     let made = bundles::make().await;
-    let big = inflate(made.a.clone(), RECORDS);
-    let records: usize = big
-        .sweeps
-        .iter()
-        .flat_map(|s| &s.points)
-        .map(|p| p.requests.len())
-        .sum();
-    let path = made.dir.path().join("big.json");
-    std::fs::write(&path, big.to_json()).unwrap();
     std::fs::copy(&made.b_path, made.dir.path().join("other.json.gz")).unwrap();
-    let size = std::fs::metadata(&path).unwrap().len();
-    let server = FileServer::start(dist_dir(), made.dir.path().to_path_buf());
+    let mut sizes = Vec::new();
+    for n in SIZES {
+        let big = inflate(made.a.clone(), n);
+        let path = made.dir.path().join(format!("big-{n}.json"));
+        std::fs::write(&path, big.to_json()).unwrap();
+        sizes.push((
+            n,
+            std::fs::metadata(&path).unwrap().len(),
+            all_marks(&[&big, &made.b]),
+        ));
+    }
+    let runs = report_runs(&made, REPORT_RUNS);
+    let report_path = made.dir.path().join("report.html");
+    std::fs::write(
+        &report_path,
+        llmsweep::output::report::render(&runs).unwrap(),
+    )
+    .unwrap();
+    let report_size = std::fs::metadata(&report_path).unwrap().len();
+    let report_marks = {
+        let bundles: Vec<&Bundle> = runs.iter().map(|r| &r.bundle).collect();
+        all_marks(&bundles)
+    };
+
+    let server = FileServer::start(bench_dist(), made.dir.path().to_path_buf());
     let s = Session::start(&browser, (1400, 1000), &[]).await;
     let timeouts = fantoccini::wd::TimeoutConfiguration::new(
         Some(Duration::from_secs(120)),
@@ -126,23 +182,24 @@ async fn main() {
         None,
     );
     s.client.update_timeouts(timeouts).await.unwrap();
-    let marks = all_marks(&[&big, &made.b]);
-    let (mut load, mut toggle, mut tabs, mut requests) = (vec![], vec![], vec![], vec![]);
+    let mut loads: Vec<Vec<f64>> = vec![Vec::new(); SIZES.len()];
+    let (mut toggle, mut tabs, mut requests) = (vec![], vec![], vec![]);
     let mut downloaded = vec![];
+    let (mut report_charts, mut report_compare) = (vec![], vec![]);
     for _ in 0..REPEATS {
-        let url = server.url("index.html?bundle=bundles/big.json&bundle=bundles/other.json.gz");
-        s.client.goto(&url).await.unwrap();
-        // From navigation start until the four charts show both runs.
-        let done = format!(
-            "until(() => document.querySelectorAll('canvas[data-marks]').length === 4 &&
-             [...document.querySelectorAll('canvas')]
-                 .reduce((n, c) => n + Number(c.dataset.marks), 0) === {marks}, 0);"
-        );
-        let t = timed(&s, &done).await;
-        load.push(t);
+        for (k, &(n, _, marks)) in sizes.iter().enumerate() {
+            let url = server.url(&format!(
+                "index.html?bundle=bundles/big-{n}.json&bundle=bundles/other.json.gz"
+            ));
+            // From a blank page, so no load pays for tearing down the page before it.
+            s.client.goto("about:blank").await.unwrap();
+            s.client.goto(&url).await.unwrap();
+            loads[k].push(timed(&s, &charts_show(4, marks)).await);
+        }
+        // The biggest bundle is open: how long its download took, then redraws.
         let fetched = s
             .js("return performance.getEntriesByType('resource')
-                   .find(e => e.name.endsWith('big.json')).responseEnd")
+                   .find(e => e.name.includes('big-')).responseEnd")
             .await;
         downloaded.push(fetched.as_f64().unwrap_or(f64::NAN));
         toggle.push(timed(&s, &toggle_first_run()).await);
@@ -150,26 +207,54 @@ async fn main() {
         timed(&s, &toggle_first_run()).await;
         tabs.push(timed(&s, &switch_to("Context", 3)).await);
         tabs.push(timed(&s, &switch_to("Throughput", 4)).await);
-        // The big run's first point: a third of the records, sampled to 5,000 marks.
-        requests.push(timed(&s, &switch_to("Requests", 1)).await);
+        // The big run's first point: a third of the records, sampled to 5,000 marks, and the
+        // server's queue and KV cache under it.
+        requests.push(timed(&s, &switch_to("Requests", 3)).await);
+
+        // The report from disk: as it opens (on the comparison of its runs), and on its charts.
+        // (Chromium does not follow a page of a site to a file:// address: by way of a blank page.)
+        let file = format!("file://{}", report_path.display());
+        s.client.goto("about:blank").await.unwrap();
+        s.client.goto(&file).await.unwrap();
+        report_compare.push(timed(&s, COMPARE_DRAWN).await);
+        s.client.goto("about:blank").await.unwrap();
+        s.client
+            .goto(&format!("{file}?tab=throughput"))
+            .await
+            .unwrap();
+        report_charts.push(timed(&s, &charts_show(4, report_marks)).await);
     }
     s.close().await;
-    let wasm = std::fs::read(dist_dir().join("llmsweep-viewer_bg.wasm")).unwrap();
+    let load_after = load_average();
+    let wasm = std::fs::read(bench_dist().join("llmsweep-viewer_bg.wasm")).unwrap();
     let gz = bundles::gzip(&wasm).len();
+    println!("load average before {load_before}, after {load_after}\n");
     println!("| measure | result |\n|---|---|");
+    for (k, &(n, size, _)) in sizes.iter().enumerate() {
+        println!(
+            "| load and draw {} records ({:.1} MB of JSON) and a second run, from navigation (median of {REPEATS}) | {:.0} ms (all: {}) |",
+            thousands(n as f64),
+            size as f64 / 1e6,
+            median(loads[k].clone()),
+            fmt(&loads[k])
+        );
+    }
     println!(
-        "| bundle | {records} request records, {:.1} MB of JSON, plus a second run (.json.gz) |",
-        size as f64 / 1e6
-    );
-    println!(
-        "| load and draw both runs, from navigation (median of {REPEATS}) | {:.0} ms (all: {}) |",
-        median(load.clone()),
-        fmt(&load)
-    );
-    println!(
-        "| of which the download of the big bundle ends at (median) | {:.0} ms (all: {}) |",
+        "| of which the download of the {}-record bundle ends at (median) | {:.0} ms (all: {}) |",
+        thousands(RECORDS as f64),
         median(downloaded.clone()),
         fmt(&downloaded)
+    );
+    println!(
+        "| report of {REPORT_RUNS} runs ({:.0} KB) from file://, opened on its comparison: verdict and every chart drawn (median) | {:.0} ms (all: {}) |",
+        report_size as f64 / 1024.0,
+        median(report_compare.clone()),
+        fmt(&report_compare)
+    );
+    println!(
+        "| the same report with ?tab=throughput: 4 charts of {REPORT_RUNS} runs drawn (median) | {:.0} ms (all: {}) |",
+        median(report_charts.clone()),
+        fmt(&report_charts)
     );
     println!(
         "| redraw 4 charts after hiding a run (median) | {:.0} ms (all: {}) |",
@@ -183,16 +268,31 @@ async fn main() {
     );
     println!(
         "| open the requests view of a point with {} records (median) | {:.0} ms (all: {}) |",
-        RECORDS / 3,
+        thousands((RECORDS / 3) as f64),
         median(requests.clone()),
         fmt(&requests)
     );
     println!(
         "| wasm size | {} bytes raw, {} bytes gzip -6 |",
-        wasm.len(),
-        gz
+        thousands(wasm.len() as f64),
+        thousands(gz as f64)
     );
 }
+
+/// From navigation start until `n` charts are drawn with `marks` marks between them.
+fn charts_show(n: usize, marks: usize) -> String {
+    format!(
+        "until(() => document.querySelectorAll('canvas[data-marks]').length === {n} &&
+         [...document.querySelectorAll('canvas')]
+             .reduce((k, c) => k + Number(c.dataset.marks), 0) === {marks}, 0);"
+    )
+}
+
+/// From navigation start until the comparison's verdict is shown and every chart on the page
+/// (one of changes per sweep) has drawn.
+const COMPARE_DRAWN: &str = "until(() => document.querySelector('[data-testid=verdict]') &&
+     document.querySelectorAll('canvas').length > 0 &&
+     [...document.querySelectorAll('canvas')].every(c => c.dataset.marks !== undefined), 0);";
 
 /// Hides (or shows) the first run; done when every chart has drawn again.
 fn toggle_first_run() -> String {
