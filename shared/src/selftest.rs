@@ -221,9 +221,14 @@ fn level_note(l: &SelftestLevel) -> Vec<String> {
     if l.exact < l.requests {
         let failed = l.requests.saturating_sub(l.ok);
         let short = l.ok.saturating_sub(l.exact);
+        let commonest = l
+            .commonest_error
+            .as_ref()
+            .map(|(why, n)| format!(" The commonest error ({n}×): {why}."))
+            .unwrap_or_default();
         notes.push(format!(
             "{mode}, C = {}: {failed} of {} requests failed and {short} came back short: the \
-             client did not read every stream right at this level.",
+             client did not read every stream right at this level.{commonest}",
             l.concurrency, l.requests
         ));
     }
@@ -430,6 +435,20 @@ mod tests {
                 "scheduled, C = 64: the endpoint sent first events 12.00 ms behind schedule at \
                  p50: this machine (client and endpoint together) is the limit at this level."
             ]
+        );
+    }
+
+    #[test]
+    fn a_failed_level_names_its_commonest_error() {
+        let mut b = selftest();
+        b.selftest.as_mut().unwrap().levels[4].commonest_error =
+            Some(("the stream ended early".into(), 1));
+        let v = SelftestView::of(&b).unwrap();
+        assert!(
+            v.notes[0]
+                .ends_with("at this level. The commonest error (1×): the stream ended early."),
+            "{}",
+            v.notes[0]
         );
     }
 
