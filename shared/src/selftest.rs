@@ -7,7 +7,7 @@
 
 use crate::Bundle;
 use crate::bundle::{Selftest, SelftestLevel, SelftestMode};
-use crate::charts::axis::{fixed, thousands};
+use crate::charts::axis::{fixed, format_value, thousands};
 use crate::compare::level_key;
 use crate::compare::verdict::level_list;
 use crate::metrics::Stats;
@@ -282,11 +282,17 @@ pub fn capacity_share(label: &str, run: &Bundle, selftest: &Bundle) -> Option<Ca
                 .map(|r| r.chunks)
                 .sum();
             (events > 0 && summary.wall_s > 0.0).then(|| {
-                let at = format!(
-                    "{} sweep, {}",
-                    crate::compare::kind_name(s.kind),
-                    level_list(s.kind, &[level_key(s.kind, p)])
-                );
+                let at = match p.rate {
+                    Some(r) => format!(
+                        "rate sweep, {} requests/s offered",
+                        format_value(r.offered_rps)
+                    ),
+                    None => format!(
+                        "{} sweep, {}",
+                        crate::compare::kind_name(s.kind),
+                        level_list(s.kind, &[level_key(s.kind, p)])
+                    ),
+                };
                 (events as f64 / summary.wall_s, summary.agg_tok_s, at)
             })
         })
@@ -500,6 +506,28 @@ mod tests {
         }
         assert_eq!(capacity_share("x", &old, &st), None);
         assert_eq!(capacity_share("x", &st, &st), None, "a selftest is no run");
+    }
+
+    #[test]
+    fn a_rate_level_is_named_by_its_offered_rate() {
+        let mut run = run_on("kpro5");
+        run.sweeps[0].kind = crate::bundle::SweepKind::Rate;
+        run.sweeps[0].points[1].rate = Some(crate::bundle::RatePoint {
+            offered_rps: 2.5,
+            achieved_rps: 2.5,
+            lag_s: None,
+            queued_s: None,
+            peak_concurrency: 2,
+            mean_concurrency: 1.5,
+        });
+        let share = capacity_share("golden", &run, &selftest()).unwrap();
+        assert!(
+            share
+                .line
+                .contains(" events/s (rate sweep, 2.5 requests/s offered): "),
+            "{}",
+            share.line
+        );
     }
 
     #[test]
