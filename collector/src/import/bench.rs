@@ -2,13 +2,15 @@
 //! (one object per file, or several with `--append-result`) and the JSON lines of SGLang's
 //! `python -m sglang.bench_serving --output-file` (one object per run).
 //!
-//! Each run becomes one point keyed by its `max_concurrency`. Latencies arrive in
+//! A closed-loop run (`request_rate` `inf`) becomes one point keyed by its `max_concurrency`;
+//! an open-loop run (a finite `request_rate`) one point keyed by that offered rate, with its
+//! arrival process ([`OpenLoop`]). Latencies arrive in
 //! milliseconds under names like `median_ttft_ms` and `p99_itl_ms`; every percentile the run
 //! reports is kept, none is invented.
 
 use serde_json::{Map, Value};
 
-use llmsweep_shared::bundle::{Api, Imported, Quantiles};
+use llmsweep_shared::bundle::{Api, Arrival, Imported, Quantiles};
 
 /// Which benchmark wrote the file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,7 +54,44 @@ pub struct Run {
     pub tool_version: Option<String>,
     /// vLLM's `date` (`20250101-120000`, the benchmark host's local time).
     pub date: Option<String>,
+    /// Open loop: the rate the run offered. `None` for a closed-loop run.
+    pub open: Option<OpenLoop>,
     pub notes: Vec<String>,
+}
+
+/// How an open-loop run (vLLM's `--request-rate` below `inf`) paced its requests, as its
+/// result file records it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OpenLoop {
+    /// `request_rate`, requests per second.
+    pub offered_rps: f64,
+    /// Gamma gaps for a `burstiness` other than 1, exponential (Poisson) for 1, evenly spaced
+    /// for `Infinity`.
+    pub arrival: Arrival,
+    /// `burstiness` (`f64::INFINITY` for evenly spaced arrivals).
+    pub burstiness: f64,
+    /// `max_concurrency`, when the run capped requests in flight.
+    pub max_concurrency: Option<u32>,
+    /// vLLM's `request_goodput` (requests meeting every `--goodput` bound / duration), when
+    /// the run was given `--goodput`.
+    pub goodput_rps: Option<f64>,
+}
+
+impl OpenLoop {
+    /// `4 req/s offered, Poisson arrivals (burstiness 1), max_concurrency 16`.
+    pub fn describe(&self) -> String {
+        let arrival = match self.arrival {
+            Arrival::Poisson => "Poisson arrivals (burstiness 1)".to_string(),
+            Arrival::Constant => "evenly spaced arrivals (burstiness Infinity)".to_string(),
+            _ => format!("gamma arrivals of burstiness {}", self.burstiness),
+        };
+        let cap = self
+            .max_concurrency
+            .map_or("no max_concurrency".to_string(), |c| {
+                format!("max_concurrency {c}")
+            });
+        format!("{} req/s offered, {arrival}, {cap}", self.offered_rps)
+    }
 }
 
 /// A length and how it is known.
@@ -189,7 +228,10 @@ pub fn parse(bench: Bench, text: &str) -> Result<Vec<Run>, String> {
             .collect();
         run_start = run_end;
         let mut r = run(bench, n, &o, &mine)?;
-        for l in mine {
+        for l in mine
+            .into_iter()
+            .filter(|l| !matches!(l.key.as_deref(), Some("request_rate" | "burstiness")))
+        {
             r.notes.push(format!(
                 "run {n}: {}: {}; read as missing",
                 l.place(),
@@ -233,34 +275,66 @@ fn run(
         ));
     }
     let mut notes = Vec::new();
-    let concurrency = match u("max_concurrency") {
-        Some(c) if c > 0 => {
-            u32::try_from(c).map_err(|_| format!("run {n}: max_concurrency {c} is out of range"))?
-        }
-        _ => {
-            let rate = o
-                .get("request_rate")
-                .map(|r| r.to_string())
-                .unwrap_or_default();
-            let all_at_once = rate.contains("inf") || rate.is_empty() || rate == "null";
-            match u("num_prompts").filter(|_| all_at_once) {
-                Some(p) if p > 0 => {
-                    notes.push(format!(
-                        "run {n}: no max_concurrency; its {p} requests were all sent at once, \
-                         so it is placed at concurrency {p}"
-                    ));
-                    u32::try_from(p).unwrap_or(u32::MAX)
-                }
-                _ => {
-                    return Err(format!(
-                        "run {n} was paced by request rate {rate} without max_concurrency: an \
-                         open-loop run has no concurrency level to compare; import runs made \
-                         with --max-concurrency"
-                    ));
-                }
-            }
-        }
+    let open = open_loop(n, o, literals)?;
+    let max_concurrency = match u("max_concurrency") {
+        Some(c) if c > 0 => Some(
+            u32::try_from(c)
+                .map_err(|_| format!("run {n}: max_concurrency {c} is out of range"))?,
+        ),
+        _ => None,
     };
+    let open = open.map(|(offered_rps, arrival, burstiness)| OpenLoop {
+        offered_rps,
+        arrival,
+        burstiness,
+        max_concurrency,
+        goodput_rps: f("request_goodput"),
+    });
+    let concurrency = match (max_concurrency, open) {
+        (Some(c), _) => c,
+        // Open loop without a cap: no concurrency level, as in llmsweep's own rate sweeps.
+        (None, Some(_)) => 0,
+        (None, None) => match u("num_prompts") {
+            Some(p) if p > 0 => {
+                notes.push(format!(
+                    "run {n}: no max_concurrency; its {p} requests were all sent at once, \
+                     so it is placed at concurrency {p}"
+                ));
+                u32::try_from(p).unwrap_or(u32::MAX)
+            }
+            _ => {
+                return Err(format!(
+                    "run {n} has neither max_concurrency nor num_prompts nor a finite \
+                     request_rate: nothing says how its requests were sent"
+                ));
+            }
+        },
+    };
+    if let Some(l) = literals
+        .iter()
+        .find(|l| l.key.as_deref() == Some("request_rate") && l.literal == "Infinity")
+    {
+        notes.push(format!(
+            "run {n}: {}: no rate limit (vLLM's request_rate inf), a closed-loop run",
+            l.place()
+        ));
+    }
+    if open.is_some() {
+        let literal = literals
+            .iter()
+            .find(|l| l.key.as_deref() == Some("burstiness"));
+        if let Some(l) = literal {
+            notes.push(format!(
+                "run {n}: {}: burstiness Infinity, vLLM's evenly spaced arrivals",
+                l.place()
+            ));
+        } else if o.get("burstiness").is_none_or(Value::is_null) {
+            notes.push(format!(
+                "run {n}: no burstiness recorded (vLLM before --burstiness sent Poisson \
+                 arrivals); read as Poisson"
+            ));
+        }
+    }
     let completed = u("completed").unwrap_or(0);
     let failed = u("failed").or_else(|| {
         o.get("errors").and_then(Value::as_array).map(|e| {
@@ -338,8 +412,85 @@ fn run(
         engine_version,
         tool_version: s("vllm_version").or_else(|| s("version")),
         date: s("date"),
+        open,
         notes,
     })
+}
+
+/// The run's `request_rate`: `None` for a closed-loop run (`"inf"`, Python's `Infinity`,
+/// absent or `null`), else the offered rate with its arrival process from `burstiness`.
+fn open_loop(
+    n: usize,
+    o: &Map<String, Value>,
+    literals: &[&PyLiteral],
+) -> Result<Option<(f64, Arrival, f64)>, String> {
+    let literal = |k: &str| {
+        literals
+            .iter()
+            .find(|l| l.key.as_deref() == Some(k))
+            .copied()
+    };
+    if let Some(ramp) = o.get("ramp_up_strategy").filter(|v| !v.is_null()) {
+        let end = |k: &str| o.get(k).map_or("?".to_string(), Value::to_string);
+        return Err(format!(
+            "run {n} ramped its request rate ({ramp} from {} to {} req/s): a ramp has no one \
+             offered rate to place it at; import runs made with a fixed --request-rate",
+            end("ramp_up_start_rps"),
+            end("ramp_up_end_rps")
+        ));
+    }
+    let rate = match (o.get("request_rate"), literal("request_rate")) {
+        (_, Some(l)) if l.literal == "Infinity" => return Ok(None),
+        (_, Some(l)) => {
+            return Err(format!(
+                "run {n}: {}: not a request rate, so whether the run was open or closed loop \
+                 is unknown",
+                l.place()
+            ));
+        }
+        (None | Some(Value::Null), None) => return Ok(None),
+        (Some(Value::String(t)), None) => match t.trim().parse::<f64>() {
+            Ok(r) if r == f64::INFINITY => return Ok(None),
+            Ok(r) if !r.is_nan() => r,
+            _ => {
+                return Err(format!(
+                    "run {n}: request_rate \"{t}\" is not a number of requests per second \
+                     (vLLM writes a number, or \"inf\")"
+                ));
+            }
+        },
+        (Some(Value::Number(r)), None) => r.as_f64().unwrap_or(f64::NAN),
+        (Some(v), None) => {
+            return Err(format!(
+                "run {n}: request_rate {v} is not a number of requests per second"
+            ));
+        }
+    };
+    if !(rate.is_finite() && rate > 0.0) {
+        return Err(format!(
+            "run {n}: request_rate {rate} is not a positive number of requests per second"
+        ));
+    }
+    let (arrival, burstiness) = match (o.get("burstiness"), literal("burstiness")) {
+        (_, Some(l)) if l.literal == "Infinity" => (Arrival::Constant, f64::INFINITY),
+        (_, Some(l)) => {
+            return Err(format!(
+                "run {n}: {}: not a burstiness, so how its requests arrived is unknown",
+                l.place()
+            ));
+        }
+        (None | Some(Value::Null), None) => (Arrival::Poisson, 1.0),
+        (Some(v), None) => match v.as_f64() {
+            Some(1.0) => (Arrival::Poisson, 1.0),
+            Some(b) if b.is_finite() && b > 0.0 => (Arrival::Gamma, b),
+            _ => {
+                return Err(format!(
+                    "run {n}: burstiness {v} is not a positive gamma shape (vLLM requires > 0)"
+                ));
+            }
+        },
+    };
+    Ok(Some((rate, arrival, burstiness)))
 }
 
 fn ms(v: f64) -> f64 {
@@ -436,15 +587,115 @@ mod tests {
     }
 
     #[test]
-    fn open_loop_runs_and_foreign_json_are_refused_with_reasons() {
-        let e = parse(
-            Bench::Vllm,
-            r#"{"duration": 1.0, "completed": 3, "request_rate": 4.0, "num_prompts": 3}"#,
+    fn open_loop_runs_carry_their_offered_rate_and_arrivals() {
+        let run = |extra: &str| {
+            parse(
+                Bench::Vllm,
+                &format!(r#"{{"duration": 1.0, "completed": 3, "num_prompts": 3{extra}}}"#),
+            )
+        };
+        let r = &run(r#", "request_rate": 4.0"#).unwrap()[0];
+        assert_eq!(r.concurrency, 0);
+        assert_eq!(
+            r.open,
+            Some(OpenLoop {
+                offered_rps: 4.0,
+                arrival: Arrival::Poisson,
+                burstiness: 1.0,
+                max_concurrency: None,
+                goodput_rps: None,
+            })
+        );
+        assert_eq!(
+            r.notes,
+            [
+                "run 1: no burstiness recorded (vLLM before --burstiness sent Poisson arrivals); read as Poisson"
+            ]
+        );
+        let r = &run(
+            r#", "request_rate": 2.5, "burstiness": 0.5, "max_concurrency": 16, "request_goodput": 1.75"#,
         )
-        .unwrap_err();
-        assert!(
-            e.contains("request rate 4.0 without max_concurrency"),
-            "{e}"
+        .unwrap()[0];
+        assert_eq!(r.concurrency, 16);
+        assert_eq!(
+            r.open,
+            Some(OpenLoop {
+                offered_rps: 2.5,
+                arrival: Arrival::Gamma,
+                burstiness: 0.5,
+                max_concurrency: Some(16),
+                goodput_rps: Some(1.75),
+            })
+        );
+        assert_eq!(
+            r.open.unwrap().describe(),
+            "2.5 req/s offered, gamma arrivals of burstiness 0.5, max_concurrency 16"
+        );
+        assert!(r.notes.is_empty(), "{:?}", r.notes);
+        let r = &run(", \"request_rate\": 1, \"burstiness\": Infinity").unwrap()[0];
+        assert_eq!(r.open.map(|o| o.arrival), Some(Arrival::Constant));
+        assert_eq!(
+            r.notes,
+            [
+                "run 1: Infinity at line 1 column 86 (`burstiness`): burstiness Infinity, vLLM's evenly spaced arrivals"
+            ]
+        );
+        // Without --goodput vLLM writes null.
+        let r =
+            &run(r#", "request_rate": 3, "burstiness": 1.0, "request_goodput": null"#).unwrap()[0];
+        assert_eq!(r.open.map(|o| o.goodput_rps), Some(None));
+    }
+
+    #[test]
+    fn an_unbounded_rate_stays_closed_loop_and_bad_rates_are_refused() {
+        let run = |extra: &str| {
+            parse(
+                Bench::Vllm,
+                &format!(r#"{{"duration": 1.0, "completed": 3, "num_prompts": 3{extra}}}"#),
+            )
+        };
+        for inf in [r#""inf""#, "Infinity", "null"] {
+            let r = &run(&format!(r#", "request_rate": {inf}, "max_concurrency": 2"#)).unwrap()[0];
+            assert_eq!((r.concurrency, r.open), (2, None), "{inf}");
+        }
+        let r = &run(", \"request_rate\": Infinity").unwrap()[0];
+        assert_eq!(
+            r.notes,
+            [
+                "run 1: no max_concurrency; its 3 requests were all sent at once, so it is placed at concurrency 3",
+                "run 1: Infinity at line 1 column 69 (`request_rate`): no rate limit (vLLM's request_rate inf), a closed-loop run"
+            ]
+        );
+        let e = |extra: &str| run(extra).unwrap_err();
+        assert_eq!(
+            e(", \"request_rate\": NaN"),
+            "run 1: NaN at line 1 column 69 (`request_rate`): not a request rate, so whether the run was open or closed loop is unknown"
+        );
+        assert_eq!(
+            e(", \"request_rate\": -Infinity"),
+            "run 1: -Infinity at line 1 column 69 (`request_rate`): not a request rate, so whether the run was open or closed loop is unknown"
+        );
+        assert_eq!(
+            e(r#", "request_rate": 0"#),
+            "run 1: request_rate 0 is not a positive number of requests per second"
+        );
+        assert_eq!(
+            e(r#", "request_rate": "fast""#),
+            "run 1: request_rate \"fast\" is not a number of requests per second (vLLM writes a number, or \"inf\")"
+        );
+        assert_eq!(
+            e(r#", "request_rate": 2, "burstiness": 0"#),
+            "run 1: burstiness 0 is not a positive gamma shape (vLLM requires > 0)"
+        );
+        assert_eq!(
+            e(", \"request_rate\": 2, \"burstiness\": NaN"),
+            "run 1: NaN at line 1 column 86 (`burstiness`): not a burstiness, so how its requests arrived is unknown"
+        );
+        assert_eq!(
+            e(
+                r#", "request_rate": "inf", "ramp_up_strategy": "linear", "ramp_up_start_rps": 1, "ramp_up_end_rps": 8"#
+            ),
+            "run 1 ramped its request rate (\"linear\" from 1 to 8 req/s): a ramp has no one offered rate to place it at; import runs made with a fixed --request-rate"
         );
         let e = parse(Bench::Vllm, r#"{"hello": 1}"#).unwrap_err();
         assert!(e.contains("not a result of vllm bench serve"), "{e}");

@@ -6,6 +6,11 @@
 //! ([`Imported`]), never a summary of requests llmsweep did not see. Nothing is invented: a
 //! percentile the source did not report stays unknown, and a table column whose meaning the
 //! script never stated is kept as "unstated".
+//!
+//! Closed-loop benchmark runs (vLLM's `request_rate` `inf`) become a throughput sweep, or a
+//! context sweep when they vary the prompt length at one concurrency; open-loop runs (a finite
+//! `request_rate`) become a rate sweep in offered-rate order. A file set with both gives a
+//! bundle with both sweeps.
 
 pub(crate) mod bench;
 #[cfg(test)]
@@ -23,7 +28,7 @@ use llmsweep_shared::bundle::{
 
 use crate::output::store::new_bundle;
 
-use self::bench::{Bench, LenSource, Run};
+use self::bench::{Bench, LenSource, OpenLoop, Run};
 use self::table::{Row, TableKind};
 
 /// What the user told `import`.
@@ -45,6 +50,8 @@ pub struct Request {
 struct Found {
     point: Point,
     origin: String,
+    /// An open-loop run's offered rate and arrivals.
+    open: Option<OpenLoop>,
 }
 
 /// Reads the files and builds the bundle; every problem names its file.
@@ -60,6 +67,7 @@ pub fn import(req: &Request) -> anyhow::Result<Bundle> {
     let mut notes = Vec::new();
     let mut throughput: Vec<Found> = Vec::new();
     let mut context: Vec<Found> = Vec::new();
+    let mut rate: Vec<Found> = Vec::new();
     let mut facts = Facts::default();
     for file in &req.files {
         let name = file.display().to_string();
@@ -74,7 +82,11 @@ pub fn import(req: &Request) -> anyhow::Result<Bundle> {
                         let origin = format!("{name} line {}", r.line);
                         let point = table_point(&lens, t.kind, r)
                             .map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
-                        let found = Found { point, origin };
+                        let found = Found {
+                            point,
+                            origin,
+                            open: None,
+                        };
                         match t.kind {
                             TableKind::Throughput => throughput.push(found),
                             TableKind::Context => context.push(found),
@@ -88,10 +100,16 @@ pub fn import(req: &Request) -> anyhow::Result<Bundle> {
                     notes.extend(r.notes.iter().map(|n| format!("{name} {n}")));
                     facts.take(&r);
                     let origin = format!("{name} run {}", r.index);
-                    throughput.push(Found {
+                    let found = Found {
                         point: bench_point(req, &r),
                         origin,
-                    });
+                        open: r.open,
+                    };
+                    if r.open.is_some() {
+                        rate.push(found);
+                    } else {
+                        throughput.push(found);
+                    }
                 }
             }
         }
@@ -108,6 +126,10 @@ pub fn import(req: &Request) -> anyhow::Result<Bundle> {
         } else {
             same_input_len(&mut throughput, &mut notes)?;
         }
+        if !rate.is_empty() {
+            open_loop_notes(&rate, throughput.len() + context.len(), &mut notes)?;
+            same_input_len(&mut rate, &mut notes)?;
+        }
     }
     let mut sweeps = Vec::new();
     if !throughput.is_empty() {
@@ -115,6 +137,9 @@ pub fn import(req: &Request) -> anyhow::Result<Bundle> {
     }
     if !context.is_empty() {
         sweeps.push(sweep(SweepKind::Context, context, &mut notes)?);
+    }
+    if !rate.is_empty() {
+        sweeps.push(sweep(SweepKind::Rate, rate, &mut notes)?);
     }
     let dated = facts
         .date
@@ -327,6 +352,59 @@ fn point(
     }
 }
 
+/// Open-loop runs are one rate sweep: they must share their arrival process and
+/// `max_concurrency`. Each run's offered rate and vLLM's goodput are noted where it came from;
+/// what the source does not record (the schedule's seed, the client's schedule lag, the
+/// concurrency reached, the `--goodput` bounds) is said to be unknown.
+fn open_loop_notes(rate: &[Found], closed: usize, notes: &mut Vec<String>) -> anyhow::Result<()> {
+    let plan = |f: &Found| f.open.map(|o| (o.arrival, o.burstiness, o.max_concurrency));
+    let first = &rate[0];
+    if let Some(other) = rate.iter().find(|f| plan(f) != plan(first)) {
+        let say = |f: &Found| {
+            f.open.map_or(String::new(), |o| {
+                let d = o.describe();
+                // Everything after the offered rate: the arrivals and the cap.
+                d.split_once(", ")
+                    .map_or(d.clone(), |(_, rest)| rest.to_string())
+            })
+        };
+        bail!(
+            "the open-loop runs differ in how requests arrived ({} at {}, {} at {}): one rate \
+             sweep has one arrival process and one max_concurrency; import them separately",
+            say(first),
+            first.origin,
+            say(other),
+            other.origin
+        );
+    }
+    if closed > 0 {
+        notes.push(format!(
+            "{} open-loop run(s) (a finite request_rate) are a rate sweep beside the sweep of \
+             the {closed} closed-loop run(s) (request_rate inf)",
+            rate.len()
+        ));
+    }
+    for f in rate {
+        let Some(o) = f.open else { continue };
+        notes.push(format!("{}: {}", f.origin, o.describe()));
+        if let Some(g) = o.goodput_rps {
+            notes.push(format!(
+                "{}: vLLM's request_goodput {g} req/s (requests that met every --goodput \
+                 bound / duration; the bounds are not recorded in the file)",
+                f.origin
+            ));
+        }
+    }
+    notes.push(
+        "vLLM's result records no schedule seed, schedule lag or concurrency reached: the \
+         rate sweep's plan and its points' rate and goodput records are left empty rather than \
+         filled with numbers the source does not have; each point's offered rate is noted \
+         above, its achieved rate (vLLM's request_throughput) is in its imported numbers"
+            .to_string(),
+    );
+    Ok(())
+}
+
 /// Benchmark runs of one throughput sweep must share a prompt length; mean lengths within
 /// 5 % of each other are one length (their rounded mean), as random datasets vary a little.
 fn same_input_len(found: &mut [Found], notes: &mut Vec<String>) -> anyhow::Result<()> {
@@ -354,29 +432,32 @@ fn same_input_len(found: &mut [Found], notes: &mut Vec<String>) -> anyhow::Resul
 }
 
 fn sweep(kind: SweepKind, found: Vec<Found>, notes: &mut Vec<String>) -> anyhow::Result<Sweep> {
-    let key = |p: &Point| match kind {
-        SweepKind::Context => p.input_len,
-        _ => u64::from(p.concurrency),
+    // Rate points are keyed by their offered rate, context points by input length, the rest by
+    // concurrency; every key is exact in an f64.
+    let key = |f: &Found| match kind {
+        SweepKind::Context => f.point.input_len as f64,
+        SweepKind::Rate => f.open.map_or(0.0, |o| o.offered_rps),
+        _ => f64::from(f.point.concurrency),
     };
-    let mut points: Vec<(Point, String)> = Vec::new();
+    let what = match kind {
+        SweepKind::Context => "input length",
+        SweepKind::Rate => "offered rate (req/s)",
+        _ => "concurrency",
+    };
+    let mut kept: Vec<(f64, Found)> = Vec::new();
     for f in found {
-        if let Some((_, first)) = points.iter().find(|(p, _)| key(p) == key(&f.point)) {
+        let k = key(&f);
+        if let Some((_, first)) = kept.iter().find(|(seen, _)| *seen == k) {
             notes.push(format!(
-                "{}: {} {} appears again (first at {first}); left out",
-                f.origin,
-                if kind == SweepKind::Context {
-                    "input length"
-                } else {
-                    "concurrency"
-                },
-                key(&f.point)
+                "{}: {what} {k} appears again (first at {}); left out",
+                f.origin, first.origin
             ));
             continue;
         }
-        points.push((f.point, f.origin));
+        kept.push((k, f));
     }
-    points.sort_by_key(|(p, _)| key(p));
-    let points: Vec<Point> = points.into_iter().map(|(p, _)| p).collect();
+    kept.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let points: Vec<Point> = kept.into_iter().map(|(_, f)| f.point).collect();
     let mut concurrency: Vec<u32> = points.iter().map(|p| p.concurrency).collect();
     concurrency.dedup();
     concurrency.sort_unstable();
@@ -477,7 +558,7 @@ pub fn definitions(format: ImportFormat) -> BTreeMap<String, String> {
         ),
         (
             "request_s",
-            "vLLM's request_throughput: completed requests / benchmark duration",
+            "vLLM's request_throughput: completed requests / benchmark duration; for an open-loop run this is its achieved rate under vLLM's definition (completed / duration, failures and the drain after the last send included), not llmsweep's achieved_rps (requests sent / the span of their sends)",
         ),
         (
             "output_tokens",
@@ -485,7 +566,15 @@ pub fn definitions(format: ImportFormat) -> BTreeMap<String, String> {
         ),
         (
             "concurrency",
-            "vLLM's --max-concurrency: at most this many requests in flight (requests sent as fast as the rate allows, inf by default)",
+            "vLLM's --max-concurrency: at most this many requests in flight (requests sent as fast as the rate allows, inf by default); 0 for an open-loop run without it",
+        ),
+        (
+            "offered_rps",
+            "vLLM's --request-rate: requests per second offered, gaps drawn from a gamma distribution of shape --burstiness (1: Poisson; Infinity: evenly spaced) and rescaled so that the run's requests span num_prompts / rate seconds; inf (all at once) is a closed-loop run",
+        ),
+        (
+            "goodput",
+            "vLLM's request_goodput: completed requests whose TTFT, TPOT and e2e latency met every --goodput bound (ms) / benchmark duration; the bounds are not recorded in the result file",
         ),
     ];
     let sglang: &[(&str, &str)] = &[
@@ -654,5 +743,125 @@ mod tests {
         );
         // Output length is a mean here, not an asked length: no short flag can be justified.
         assert!(s.points.iter().all(|p| p.flags.is_empty()));
+    }
+
+    fn vllm_run(rate: &str, extra: &str) -> String {
+        format!(
+            r#"{{"date": "20251103-150000", "backend": "vllm", "model_id": "m",
+            "num_prompts": 100, "request_rate": {rate}, "burstiness": 0.5, "max_concurrency": 64,
+            "duration": 25.0, "completed": 100, "failed": 0,
+            "total_input_tokens": 100000, "total_output_tokens": 50000,
+            "request_throughput": 4.0, "output_throughput": 2000.0,
+            "mean_ttft_ms": 120.0, "median_ttft_ms": 110.0, "p99_ttft_ms": 300.0,
+            "mean_tpot_ms": 15.0, "median_tpot_ms": 14.0, "p99_tpot_ms": 20.0,
+            "mean_itl_ms": 15.0, "median_itl_ms": 13.0, "p99_itl_ms": 40.0,
+            "mean_e2el_ms": 7600.0, "median_e2el_ms": 7500.0, "p99_e2el_ms": 9000.0{extra}}}"#
+        )
+    }
+
+    #[test]
+    fn open_loop_vllm_files_are_one_rate_sweep_in_rate_order_beside_closed_loop_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let r8 = write(
+            dir.path(),
+            "r8.json",
+            &vllm_run("8.0", r#", "request_goodput": 6.5"#).replace(
+                r#""request_throughput": 4.0"#,
+                r#""request_throughput": 7.2"#,
+            ),
+        );
+        let r2 = write(dir.path(), "r2.json", &vllm_run("2.0", ""));
+        let closed = write(dir.path(), "c64.json", &vllm_run(r#""inf""#, ""));
+        let r2_again = write(dir.path(), "r2b.json", &vllm_run("2", ""));
+        let mut r = req(ImportFormat::Vllm, vec![r8, closed, r2, r2_again]);
+        r.input_len = None;
+        r.output_len = None;
+        let b = import(&r).unwrap();
+        let kinds: Vec<SweepKind> = b.sweeps.iter().map(|s| s.kind).collect();
+        assert_eq!(kinds, [SweepKind::Throughput, SweepKind::Rate]);
+        assert_eq!(b.sweeps[0].concurrency, [64]);
+        let s = &b.sweeps[1];
+        assert_eq!(
+            (s.concurrency.clone(), s.input_lens.clone(), s.output_len),
+            (vec![64], vec![1000], 500)
+        );
+        // In offered-rate order: 2 req/s, then 8 req/s; the second 2 req/s run is left out.
+        let achieved: Vec<Option<f64>> = s
+            .points
+            .iter()
+            .map(|p| p.imported.as_ref().unwrap().request_s)
+            .collect();
+        assert_eq!(achieved, [Some(4.0), Some(7.2)]);
+        let p = &s.points[1];
+        assert_eq!(p.concurrency, 64);
+        let v = p.imported.as_ref().unwrap();
+        assert_eq!(
+            (v.ok, v.failed, v.wall_s, v.output_tok_s),
+            (Some(100), Some(0), Some(25.0), Some(2000.0))
+        );
+        assert_eq!(
+            (v.ttft_s.mean, v.ttft_s.p50, v.ttft_s.p99),
+            (Some(0.12), Some(0.11), Some(0.3))
+        );
+        assert_eq!(
+            (v.tpot_s.p50, v.itl_s.p99, v.e2e_s.p50),
+            (Some(0.014), Some(0.04), Some(7.5))
+        );
+        // Nothing the file lacks is filled in.
+        assert!(s.rate.is_none() && s.slo.is_none());
+        assert!(
+            s.points
+                .iter()
+                .all(|p| p.rate.is_none() && p.goodput.is_none())
+        );
+        assert!(
+            s.points
+                .iter()
+                .all(|p| p.summary.is_none() && p.requests.is_empty())
+        );
+        let dir_s = dir.path().display();
+        let notes = &b.source.as_ref().unwrap().notes;
+        assert_eq!(
+            notes,
+            &[
+                "3 open-loop run(s) (a finite request_rate) are a rate sweep beside the sweep of the 1 closed-loop run(s) (request_rate inf)".to_string(),
+                format!("{dir_s}/r8.json run 1: 8 req/s offered, gamma arrivals of burstiness 0.5, max_concurrency 64"),
+                format!("{dir_s}/r8.json run 1: vLLM's request_goodput 6.5 req/s (requests that met every --goodput bound / duration; the bounds are not recorded in the file)"),
+                format!("{dir_s}/r2.json run 1: 2 req/s offered, gamma arrivals of burstiness 0.5, max_concurrency 64"),
+                format!("{dir_s}/r2b.json run 1: 2 req/s offered, gamma arrivals of burstiness 0.5, max_concurrency 64"),
+                "vLLM's result records no schedule seed, schedule lag or concurrency reached: the rate sweep's plan and its points' rate and goodput records are left empty rather than filled with numbers the source does not have; each point's offered rate is noted above, its achieved rate (vLLM's request_throughput) is in its imported numbers".to_string(),
+                format!("{dir_s}/r2b.json run 1: offered rate (req/s) 2 appears again (first at {dir_s}/r2.json run 1); left out"),
+                "the run's date 20251103-150000 is the benchmark host's local time, recorded as if UTC".to_string(),
+            ]
+        );
+        assert!(
+            b.definitions["request_s"]
+                .contains("achieved rate under vLLM's definition (completed / duration")
+        );
+        assert!(b.definitions["offered_rps"].starts_with("vLLM's --request-rate"));
+        assert!(b.definitions["goodput"].starts_with("vLLM's request_goodput"));
+        let back = Bundle::from_json(&b.to_json()).unwrap();
+        assert_eq!(back, b);
+    }
+
+    #[test]
+    fn open_loop_runs_of_different_arrivals_are_not_one_sweep() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = write(dir.path(), "a.json", &vllm_run("2.0", ""));
+        let b = write(
+            dir.path(),
+            "b.json",
+            &vllm_run("4.0", "").replace(r#""burstiness": 0.5"#, r#""burstiness": 1.0"#),
+        );
+        let e = import(&req(ImportFormat::Vllm, vec![a, b]))
+            .unwrap_err()
+            .to_string();
+        let d = dir.path().display();
+        assert_eq!(
+            e,
+            format!(
+                "the open-loop runs differ in how requests arrived (gamma arrivals of burstiness 0.5, max_concurrency 64 at {d}/a.json run 1, Poisson arrivals (burstiness 1), max_concurrency 64 at {d}/b.json run 1): one rate sweep has one arrival process and one max_concurrency; import them separately"
+            )
+        );
     }
 }

@@ -12,7 +12,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use llmsweep_shared::Bundle;
-use llmsweep_shared::bundle::ImportFormat;
+use llmsweep_shared::bundle::{ImportFormat, SweepKind};
 use llmsweep_shared::charts::{ChartKind, ChartRun, Theme, build, run_color, svg};
 use llmsweep_shared::compare::{RunInput, compare};
 use proptest::prelude::*;
@@ -168,10 +168,15 @@ fn any_bench_object() -> impl Strategy<Value = String> {
         "median_e2e_latency_ms",
         "random_input_len",
         "random_range_ratio",
+        "request_rate",
+        "burstiness",
+        "request_goodput",
     ];
     let value = prop_oneof![
         3 => number_text(),
         2 => (0u64..100_000).prop_map(|v| v.to_string()),
+        1 => Just("\"inf\"".to_string()),
+        1 => (0.1..50.0f64).prop_map(|v| format!("{v:.2}")),
     ];
     proptest::collection::vec(proptest::option::weighted(0.8, value), keys.len()).prop_map(
         move |values| {
@@ -213,7 +218,8 @@ proptest! {
     }
 
     /// vLLM and SGLang results with any values (Python's NaN and Infinity included) import
-    /// or are refused; an import reads back, charts and compares.
+    /// or are refused; an import reads back, charts and compares. A finite `request_rate`
+    /// takes the open-loop path: a rate sweep, or a clear refusal.
     #[test]
     fn prop_bench_results_with_any_numbers_import_or_are_refused(
         runs in proptest::collection::vec(any_bench_object(), 1..4),
@@ -225,6 +231,67 @@ proptest! {
             (ImportFormat::Vllm, runs[0].clone())
         };
         if let Some(b) = import_text(format, &text) {
+            check_imported(b);
+        }
+    }
+}
+
+/// A vLLM open-loop result: a valid run with any `request_rate`, `burstiness`,
+/// `max_concurrency` and `request_goodput`, most of them usable.
+fn any_open_loop_run() -> impl Strategy<Value = (String, Option<f64>)> {
+    let rate = prop_oneof![
+        4 => (0.01..1000.0f64).prop_map(|r| (format!("{r}"), Some(r))),
+        1 => number_text().prop_map(|t| {
+            // Python's literals become null; a quoted number is read as that number.
+            let r = t.trim_matches('"').parse::<f64>().ok();
+            let usable = r.filter(|r| r.is_finite() && *r > 0.0 && !t.contains("Infinity"));
+            (t, usable)
+        }),
+    ];
+    let burstiness = prop_oneof![
+        3 => (0.05..10.0f64).prop_map(|b| format!("{b}")),
+        1 => Just("1.0".to_string()),
+        1 => number_text(),
+    ];
+    let cap = prop_oneof![
+        Just("null".to_string()),
+        (1u32..512).prop_map(|c| c.to_string()),
+        number_text()
+    ];
+    (rate, burstiness, cap, number_text(), 1u64..10_000, number_text()).prop_map(
+        |((rate, r), b, cap, goodput, completed, ttft)| {
+            let text = format!(
+                r#"{{"duration": 12.5, "completed": {completed}, "failed": 0, "num_prompts": {completed},
+                "request_rate": {rate}, "burstiness": {b}, "max_concurrency": {cap},
+                "request_goodput": {goodput}, "request_throughput": 3.0, "output_throughput": 900.0,
+                "total_input_tokens": {ti}, "total_output_tokens": {to}, "median_ttft_ms": {ttft}}}"#,
+                ti = completed * 1000,
+                to = completed * 500,
+            );
+            (text, r)
+        },
+    )
+}
+
+proptest! {
+    #![proptest_config(config(64))]
+
+    /// Open-loop vLLM runs with any rate, burstiness, cap and goodput: a usable finite rate
+    /// imports as a rate sweep whose points hold what the file said and nothing it did not;
+    /// anything else is refused with a message. Every import reads back, charts and compares.
+    #[test]
+    fn prop_open_loop_vllm_runs_import_as_rate_sweeps_or_are_refused(
+        runs in proptest::collection::vec(any_open_loop_run(), 1..4),
+    ) {
+        let text: Vec<&str> = runs.iter().map(|(t, _)| t.as_str()).collect();
+        if let Some(b) = import_text(ImportFormat::Vllm, &text.join("\n")) {
+            let rated = runs.iter().filter(|(_, r)| r.is_some()).count();
+            let rate = b.sweeps.iter().find(|s| s.kind == SweepKind::Rate);
+            prop_assert_eq!(rate.is_some(), rated > 0);
+            for p in b.sweeps.iter().flat_map(|s| &s.points) {
+                prop_assert!(p.rate.is_none() && p.goodput.is_none() && p.summary.is_none());
+                prop_assert_eq!(p.imported.as_ref().and_then(|v| v.request_s), Some(3.0));
+            }
             check_imported(b);
         }
     }
