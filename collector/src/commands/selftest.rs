@@ -11,6 +11,7 @@ use clap::{Args, ValueEnum};
 use llmsweep_shared::bundle::{Api, Hosts, Selftest, SelftestLevel, SelftestMode, Target};
 use llmsweep_shared::charts::axis::fixed;
 use llmsweep_shared::metrics::Stats;
+use llmsweep_shared::selftest::millis;
 
 use crate::load::capacity::{self, Capacity};
 use crate::load::plan::MAX_CONCURRENCY;
@@ -413,12 +414,6 @@ pub fn row(l: &SelftestLevel) -> String {
     cells.join(" | ")
 }
 
-/// Seconds as milliseconds with two decimals; a value that rounds to zero shows no sign.
-fn millis(s: f64) -> String {
-    let v = fixed(s * 1e3, 2);
-    if v == "-0.00" { "0.00".into() } else { v }
-}
-
 #[cfg(test)]
 mod tests {
     use crate::cli::{Cli, Command};
@@ -443,9 +438,10 @@ mod tests {
 
     #[test]
     fn milliseconds_that_round_to_zero_have_no_sign() {
-        assert_eq!(super::millis(-0.000_001), "0.00");
-        assert_eq!(super::millis(-0.001_5), "-1.50");
-        assert_eq!(super::millis(0.012_345), "12.35");
+        use llmsweep_shared::selftest::millis;
+        assert_eq!(millis(-0.000_001), "0.00");
+        assert_eq!(millis(-0.001_5), "-1.50");
+        assert_eq!(millis(0.012_345), "12.35");
     }
 
     #[test]

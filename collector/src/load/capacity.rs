@@ -3,11 +3,9 @@
 
 use std::path::PathBuf;
 
-use llmsweep_shared::bundle::{Flag, FlagKind, Selftest, SelftestMode};
+use llmsweep_shared::bundle::{Flag, FlagKind, Selftest};
+use llmsweep_shared::selftest::{NEAR_CAPACITY, capacity_level};
 use serde::{Deserialize, Serialize};
-
-/// A level streaming more than this fraction of the measured capacity may be the client's pace.
-pub const NEAR_CAPACITY: f64 = 0.5;
 
 /// What `llmsweep selftest` measured on this machine.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -21,17 +19,11 @@ pub struct Capacity {
 }
 
 impl Capacity {
-    /// The capacity a selftest shows: its best one-token-per-event flat-out level.
+    /// The capacity a selftest shows: its best one-token-per-event flat-out level
+    /// ([`capacity_level`]).
     pub fn of(selftest: &Selftest, measured_at: String) -> Option<Capacity> {
-        let events_s = selftest
-            .levels
-            .iter()
-            .filter(|l| l.mode == SelftestMode::FlatOut && l.tokens_per_event == 1)
-            .filter(|l| l.ok == l.requests && l.events_s.is_finite())
-            .map(|l| l.events_s)
-            .fold(0.0, f64::max);
-        (events_s > 0.0).then(|| Capacity {
-            events_s,
+        capacity_level(selftest).map(|l| Capacity {
+            events_s: l.events_s,
             measured_at,
             version: env!("CARGO_PKG_VERSION").to_string(),
         })

@@ -152,7 +152,7 @@ impl Client {
         futures_util::future::join_all(reads).await;
         // The connections reach the pool a few task hops after their bodies end: let them
         // arrive before the level's first wave looks for them.
-        tokio::time::sleep(Duration::from_millis(20)).await;
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
 
     /// The client for probes and checks beside the load.
@@ -183,7 +183,9 @@ impl Client {
             self.options,
             self.extra.as_deref(),
         );
-        let mut stale_retry = true;
+        // Pooled connections the server closed are retried on: more than one may be stale
+        // (a server that closes idle keep-alive connections closes them all).
+        let mut stale_retries = STALE_RETRIES;
         loop {
             let start = Instant::now();
             let meta = RequestMeta {
@@ -199,7 +201,7 @@ impl Client {
             );
             let outcome = tokio::select! {
                 r = run => match r {
-                    Ok(Sent::Stale) if stale_retry => Outcome::Stale,
+                    Ok(Sent::Stale) if stale_retries > 0 => Outcome::Stale,
                     Ok(_) => Outcome::Done,
                     Err(_) => Outcome::TimedOut,
                 },
@@ -208,8 +210,8 @@ impl Client {
             match outcome {
                 Outcome::Stale => {
                     // A pooled connection the server had already closed: the request never
-                    // reached it. Send it once more on a fresh connection, with a fresh clock.
-                    stale_retry = false;
+                    // reached it. Send it again, with a fresh clock.
+                    stale_retries -= 1;
                     continue;
                 }
                 Outcome::Done => {}
@@ -330,6 +332,9 @@ where
     let rest = async { while bytes.next().await.is_some() {} };
     let _ = tokio::time::timeout(Duration::from_millis(200), rest).await;
 }
+
+/// Times a request is sent again after finding its pooled connection closed by the server.
+const STALE_RETRIES: u32 = 3;
 
 /// How sending ended.
 enum Sent {

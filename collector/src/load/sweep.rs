@@ -134,30 +134,7 @@ pub async fn rates(
     if s.gave_up {
         return Ok(());
     }
-    let seed = s.bundle.workload.seed;
-    let sweep = s.start_sweep(Sweep {
-        kind: SweepKind::Rate,
-        concurrency: open.max_concurrency.into_iter().collect(),
-        input_lens: vec![plan.input_len],
-        output_len: plan.output_len,
-        requests: plan.requests,
-        duration_s: plan.duration.map(|d| d.as_secs_f64()),
-        warmup,
-        timeout_s: s.timeout.as_secs_f64(),
-        repeats: None,
-        prefill_fit: None,
-        preopened: Some(s.preopen),
-        rate: Some(RatePlan {
-            rates: open.rates.clone(),
-            arrival: open.arrival,
-            burstiness: open.burstiness,
-            seed,
-            max_concurrency: open.max_concurrency,
-            search: None,
-        }),
-        slo: None,
-        points: Vec::new(),
-    });
+    let sweep = s.start_sweep(rate_sweep(s, plan, open, open.rates.clone(), None, warmup));
     let table = RateTable(s.width);
     println!("{}", table.header());
     for (i, &rate) in open.rates.iter().enumerate() {
@@ -187,6 +164,41 @@ pub async fn rates(
         }
     }
     Ok(())
+}
+
+/// A rate sweep's bundle entry, before its points: `rates` offered (those of a search are
+/// added as it measures them).
+fn rate_sweep(
+    s: &Session,
+    plan: &ThroughputPlan,
+    open: &OpenPlan,
+    rates: Vec<f64>,
+    search: Option<llmsweep_shared::bundle::RateSearch>,
+    warmup: u64,
+) -> Sweep {
+    Sweep {
+        kind: SweepKind::Rate,
+        concurrency: open.max_concurrency.into_iter().collect(),
+        input_lens: vec![plan.input_len],
+        output_len: plan.output_len,
+        requests: plan.requests,
+        duration_s: plan.duration.map(|d| d.as_secs_f64()),
+        warmup,
+        timeout_s: s.timeout.as_secs_f64(),
+        repeats: None,
+        prefill_fit: None,
+        preopened: Some(s.preopen),
+        rate: Some(RatePlan {
+            rates,
+            arrival: open.arrival,
+            burstiness: open.burstiness,
+            seed: s.bundle.workload.seed,
+            max_concurrency: open.max_concurrency,
+            search,
+        }),
+        slo: None,
+        points: Vec::new(),
+    }
 }
 
 /// One open-loop point at `rate`, with its rate numbers; `None` when interrupted before it sent
@@ -298,29 +310,7 @@ pub async fn find_max_rate(
         found_rps: None,
         failed_rps: None,
     };
-    let sweep = s.start_sweep(Sweep {
-        kind: SweepKind::Rate,
-        concurrency: open.max_concurrency.into_iter().collect(),
-        input_lens: vec![plan.input_len],
-        output_len: plan.output_len,
-        requests: plan.requests,
-        duration_s: plan.duration.map(|d| d.as_secs_f64()),
-        warmup: 0,
-        timeout_s: s.timeout.as_secs_f64(),
-        repeats: None,
-        prefill_fit: None,
-        preopened: Some(s.preopen),
-        rate: Some(RatePlan {
-            rates: Vec::new(),
-            arrival: open.arrival,
-            burstiness: open.burstiness,
-            seed: s.bundle.workload.seed,
-            max_concurrency: open.max_concurrency,
-            search: Some(result),
-        }),
-        slo: None,
-        points: Vec::new(),
-    });
+    let sweep = s.start_sweep(rate_sweep(s, plan, open, Vec::new(), Some(result), 0));
     let table = RateTable(s.width);
     println!("\n{}", table.header());
     // Open loop rarely sustains more than the closed loop completed: start there.

@@ -126,10 +126,11 @@ async fn llama_server_serves_a_shared_prefix_from_its_cache_and_a_rate_sweep_end
     assert_exact(&b, 8);
     let p = &b.sweeps[0].points[0];
     // The warm-up already left the shared prefix in the slot: every request finds its 100
-    // tokens (and the BOS before them) cached, and nothing of its own part.
+    // tokens (and the BOS before them) cached, and hardly anything of its own part (a token
+    // or two may match by chance where the random words begin).
     for r in &p.requests {
         let cached = r.cached_tokens.expect("llama-server reports cached tokens");
-        assert!((100..=101).contains(&cached), "cached {cached}");
+        assert!((100..=104).contains(&cached), "cached {cached}");
     }
     assert!(
         !p.flags.iter().any(|f| f.kind == FlagKind::PrefixCache),

@@ -7,6 +7,17 @@ use clap::Parser;
 use llmsweep::cli::Cli;
 use llmsweep_shared::bundle::{Bundle, SelftestMode};
 
+/// The one bundle a selftest wrote into `dir`.
+fn written_bundle(dir: &std::path::Path) -> Bundle {
+    let file = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "json"))
+        .expect("a bundle was written");
+    serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tiny_scheduled_selftest_gets_every_token_and_small_ttft_errors() {
     let dir = tempfile::tempdir().unwrap();
@@ -36,13 +47,7 @@ async fn a_tiny_scheduled_selftest_gets_every_token_and_small_ttft_errors() {
         .expect("selftest finishes within its bound");
     assert_eq!(code, std::process::ExitCode::SUCCESS);
 
-    let file = std::fs::read_dir(dir.path())
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.extension().is_some_and(|x| x == "json"))
-        .expect("a bundle was written");
-    let bundle: Bundle = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let bundle = written_bundle(dir.path());
     assert!(bundle.complete);
     assert!(bundle.sweeps.is_empty());
     let levels = bundle.selftest.expect("the selftest section").levels;
@@ -147,13 +152,7 @@ async fn an_endpoint_in_another_process_is_measured_on_the_shared_clock() {
         .await
         .expect("selftest finishes within its bound");
     assert_eq!(code, std::process::ExitCode::SUCCESS);
-    let file = std::fs::read_dir(dir.path())
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.extension().is_some_and(|x| x == "json"))
-        .expect("a bundle was written");
-    let bundle: Bundle = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let bundle = written_bundle(dir.path());
     assert!(bundle.target.url.starts_with(&url), "{}", bundle.target.url);
     let levels = bundle.selftest.expect("the selftest section").levels;
     assert_eq!(levels.len(), 1, "one level: the endpoint's one pacing");
