@@ -183,6 +183,7 @@ fn level_summary(c: &mut Criterion) {
                 repeat: None,
                 setup: None,
                 due: None,
+                output_asked: None,
             }
         })
         .collect();

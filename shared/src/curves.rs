@@ -397,6 +397,7 @@ pub(crate) mod tests {
             preopened: None,
             rate: None,
             slo: None,
+            length_spread: None,
             points,
         }
     }

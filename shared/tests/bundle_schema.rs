@@ -31,6 +31,7 @@ fn sample() -> Bundle {
         repeat: None,
         setup: None,
         due: None,
+        output_asked: None,
     };
     let failed = RequestRecord {
         ttft_s: None,
@@ -112,6 +113,7 @@ fn sample() -> Bundle {
             preopened: None,
             rate: None,
             slo: None,
+            length_spread: None,
             points: vec![Point {
                 concurrency: 1,
                 input_len: 1000,

@@ -148,6 +148,11 @@ pub struct ThroughputOpts {
     /// numbers pool every pass, and a comparison's intervals tighten.
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub repeats: u64,
+    /// Draw each request's input and output length uniformly from ±this share around
+    /// --input-len and --output-len (0.5: from half to one and a half times); 0 keeps every
+    /// request the same. Drawn from --seed, so another host gets the same lengths.
+    #[arg(long, default_value_t = 0.0, value_name = "SHARE")]
+    pub length_spread: f64,
     /// Open loop instead of concurrency levels: one point per offered rate, requests per
     /// second, sent on their schedule whether or not earlier ones finished (e.g. 1,2,4,8).
     /// Each point sends --requests [default: 30 s of arrivals, at least 16] or arrivals for

@@ -483,6 +483,7 @@ fn sweep(kind: SweepKind, found: Vec<Found>, notes: &mut Vec<String>) -> anyhow:
         preopened: None,
         rate: None,
         slo: None,
+        length_spread: None,
         points,
     })
 }

@@ -84,9 +84,29 @@ pub struct LoadSpec {
     /// The pass over the level this run is (`--repeats`): its records are tagged with it, and
     /// its prompts continue the stream where the previous pass ended.
     pub pass: Option<Pass>,
+    /// `--length-spread`: each request's lengths drawn from ±this share (0: fixed).
+    pub spread: f64,
     /// Open loop: requests are sent on this schedule instead of by `concurrency` workers,
     /// which is then the cap on those in flight (0: none). The stop rule bounds the schedule.
     pub open: Option<OpenLoop>,
+}
+
+/// The input and output length of request `index` of a point: the spec's, or with a spread,
+/// each drawn uniformly (whole tokens, at least 1) from ±`spread` around them, from the prompt
+/// seed, the point's stream and the index, so a rerun or another host draws the same.
+pub fn lengths(spec: &LoadSpec, seed: u64, index: u64) -> (u64, u64) {
+    if spec.spread <= 0.0 {
+        return (spec.input_len, spec.output_len);
+    }
+    let mut rng = crate::load::workload::SplitMix64::new(
+        seed ^ spec.stream.rotate_left(17) ^ index.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0x1E46,
+    );
+    let mut draw = |mid: u64| {
+        let lo = ((mid as f64) * (1.0 - spec.spread)).round().max(1.0) as u64;
+        let hi = ((mid as f64) * (1.0 + spec.spread)).round() as u64;
+        lo + rng.below(hi - lo + 1)
+    };
+    (draw(spec.input_len), draw(spec.output_len))
 }
 
 /// An open-loop point's arrivals.
@@ -344,14 +364,18 @@ async fn run_open(
                 } else {
                     0.0
                 };
-                let prompt = prompts.prompt(spec.stream, index, spec.input_len);
+                let (input_len, output_len) = lengths(&spec, prompts.seed, index);
+                let prompt = prompts.prompt(spec.stream, index, input_len);
                 let (client, abort, tx) = (client.clone(), abort.clone(), tx.clone());
                 tokio::spawn(async move {
                     let mut f = client
-                        .generate(index as usize, &prompt, spec.output_len, origin, &abort)
+                        .generate(index as usize, &prompt, output_len, origin, &abort)
                         .await;
                     drop(permit);
                     f.record.due = Some(Due { due_s, queued_s });
+                    if spec.spread > 0.0 {
+                        f.record.output_asked = Some(output_len);
+                    }
                     let _ = tx.send((index, f));
                 });
             }
@@ -406,19 +430,17 @@ impl Worker {
                 return;
             }
             let first = self.spec.pass.map_or(0, |p| p.first_prompt);
+            let (input_len, output_len) = lengths(&self.spec, self.prompts.seed, first + index);
             let prompt = self
                 .prompts
-                .prompt(self.spec.stream, first + index, self.spec.input_len);
+                .prompt(self.spec.stream, first + index, input_len);
             let mut f = self
                 .client
-                .generate(
-                    self.slot,
-                    &prompt,
-                    self.spec.output_len,
-                    self.origin,
-                    &self.abort,
-                )
+                .generate(self.slot, &prompt, output_len, self.origin, &self.abort)
                 .await;
+            if self.spec.spread > 0.0 {
+                f.record.output_asked = Some(output_len);
+            }
             f.record.repeat = self.spec.pass.map(|p| p.index);
             // The connection goes back to the pool a few task hops after the body ends; the
             // next request, sent before that, would open a connection of its own.
@@ -460,6 +482,7 @@ mod tests {
             repeat: None,
             setup: None,
             due: None,
+            output_asked: None,
         }
     }
 

@@ -74,6 +74,8 @@ pub struct ThroughputPlan {
     pub open: Option<OpenPlan>,
     /// `--find-max-rate`: the open-loop rates are found by a search.
     pub search: Option<SearchPlan>,
+    /// `--length-spread`: 0 for fixed lengths.
+    pub spread: f64,
 }
 
 /// `--find-max-rate`'s settings.
@@ -135,7 +137,18 @@ impl ThroughputPlan {
             repeats: a.repeats as u32,
             open: OpenPlan::new(a)?,
             search: SearchPlan::new(a)?,
+            spread: match a.length_spread {
+                r if (0.0..1.0).contains(&r) => r,
+                r => bail!(
+                    "--length-spread {r} is out of range: use a share from 0 (fixed lengths) to below 1, e.g. 0.5"
+                ),
+            },
         })
+    }
+
+    /// The spread as the bundle records it: absent for fixed lengths.
+    pub fn length_spread(&self) -> Option<f64> {
+        (self.spread > 0.0).then_some(self.spread)
     }
 
     /// When the point at offered rate `rate` stops sending: `--duration`, else `--requests`,

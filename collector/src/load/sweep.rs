@@ -60,6 +60,7 @@ pub async fn throughput(s: &mut Session, plan: &ThroughputPlan, warmup: u64) -> 
         preopened: Some(s.preopen),
         rate: None,
         slo: None,
+        length_spread: plan.length_spread(),
         points: Vec::new(),
     });
     let table = ThroughputTable(s.width);
@@ -88,6 +89,7 @@ pub async fn throughput(s: &mut Session, plan: &ThroughputPlan, warmup: u64) -> 
             stream: stream_id(SweepKind::Throughput, c, plan.input_len),
             pass: None,
             open: None,
+            spread: plan.spread,
         };
         let Some(point) = measure(s, spec, plan.repeats, format!("C={c}")).await else {
             break;
@@ -197,6 +199,7 @@ fn rate_sweep(
             search,
         }),
         slo: None,
+        length_spread: plan.length_spread(),
         points: Vec::new(),
     }
 }
@@ -220,6 +223,7 @@ async fn measure_rate(
             plan.input_len,
         ),
         pass: None,
+        spread: plan.spread,
         open: Some(OpenLoop {
             rate,
             arrival: open.arrival,
@@ -492,6 +496,7 @@ pub async fn context(s: &mut Session, plan: &ContextPlan, warmup: u64) -> anyhow
         preopened: Some(s.preopen),
         rate: None,
         slo: None,
+        length_spread: None,
         points: Vec::new(),
     });
     let max_context = s.bundle.target.max_context;
@@ -523,6 +528,7 @@ pub async fn context(s: &mut Session, plan: &ContextPlan, warmup: u64) -> anyhow
                 stream: stream_id(SweepKind::Context, c, len),
                 pass: None,
                 open: None,
+                spread: 0.0,
             };
             let point = match too_long(&spec, max_context) {
                 Some(reason) if !plan.force => skipped_point(&spec, reason),
@@ -1014,6 +1020,7 @@ mod tests {
             find_max_rate: false,
             slo_fraction: 0.9,
             rate_precision: 0.05,
+            length_spread: 0.0,
         })
         .unwrap();
         let mut last = Point::empty(4, 1000, 500);

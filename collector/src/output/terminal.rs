@@ -420,6 +420,7 @@ mod tests {
             repeat: None,
             setup: None,
             due: None,
+            output_asked: None,
         };
         let requests: Vec<_> = (0..64).map(|i| rec(f64::from(i) * 0.1)).collect();
         let mut p = Point::empty(100, 1000, 500);

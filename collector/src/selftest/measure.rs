@@ -74,6 +74,7 @@ pub async fn run_level(
         stream: 0,
         pass: None,
         open: None,
+        spread: 0.0,
     };
     // The client's capacity, not a connection storm: every stream's connection is open
     // before the level starts, as in a sweep.

@@ -122,3 +122,55 @@ async fn goodput_is_none_under_a_tighter_ttft_than_the_server_and_all_under_a_lo
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spread_lengths_fall_in_their_range_with_the_asked_mean_and_are_not_short() {
+    // ±50 % around 100 input and 20 output tokens: inputs 50..=150, outputs 10..=30.
+    let s = sweep(
+        fast(),
+        &[
+            "--concurrency",
+            "8",
+            "--requests",
+            "240",
+            "--input-len",
+            "100",
+            "--output-len",
+            "20",
+            "--length-spread",
+            "0.5",
+            "--warmup",
+            "0",
+        ],
+    )
+    .await;
+    let sw = &s.bundle.sweeps[0];
+    assert_eq!(sw.length_spread, Some(0.5));
+    let p = &sw.points[0];
+    let inputs: Vec<u64> = p.requests.iter().map(|r| r.input_tokens).collect();
+    let outputs: Vec<u64> = p.requests.iter().map(|r| r.output_asked.unwrap()).collect();
+    assert!(inputs.iter().all(|n| (50..=150).contains(n)), "{inputs:?}");
+    assert!(outputs.iter().all(|n| (10..=30).contains(n)), "{outputs:?}");
+    let mean = |v: &[u64]| v.iter().sum::<u64>() as f64 / v.len() as f64;
+    // The mean of 240 uniform draws is within ±3 standard errors of the middle.
+    assert!((mean(&inputs) - 100.0).abs() < 6.0, "{}", mean(&inputs));
+    assert!((mean(&outputs) - 20.0).abs() < 1.5, "{}", mean(&outputs));
+    assert!(inputs.iter().min() < Some(&60) && inputs.iter().max() > Some(&140));
+    // The server gave each request what it asked: nothing is short, and the summary's asked
+    // tokens are the sum of the requests' own.
+    assert!(
+        p.requests
+            .iter()
+            .all(|r| Some(r.output_tokens) == r.output_asked)
+    );
+    let summary = p.summary.as_ref().unwrap();
+    assert_eq!(summary.short, 0);
+    assert_eq!(summary.output_tokens_asked, outputs.iter().sum::<u64>());
+    assert!(
+        !p.flags
+            .iter()
+            .any(|f| f.kind == llmsweep_shared::bundle::FlagKind::InputLengthOff),
+        "{:?}",
+        p.flags
+    );
+}

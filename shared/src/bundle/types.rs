@@ -470,6 +470,10 @@ pub struct Sweep {
     /// schedule again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<RatePlan>,
+    /// `--length-spread`: each request's input and output length were drawn uniformly from
+    /// ±this share around `input_lens` and `output_len`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub length_spread: Option<f64>,
     /// The service-level objective goodput was counted against (`--goodput`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slo: Option<Slo>,
@@ -859,6 +863,10 @@ pub struct RequestRecord {
     /// Where the time before the first token went: the connection and the response headers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub setup: Option<Setup>,
+    /// Tokens this request asked for when they differ from request to request
+    /// (`--length-spread`); absent: the point's `output_len`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_asked: Option<u64>,
     /// Open-loop requests: when the schedule had it due, seconds from the point's start, and
     /// how long of the wait from then to `start_s` it spent queued for `max_concurrency`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -896,6 +904,11 @@ impl RequestRecord {
     /// A request succeeded when it ended without error.
     pub fn is_ok(&self) -> bool {
         self.error.is_none()
+    }
+
+    /// Tokens it asked for: its own count, else the point's `output_len`.
+    pub fn asked(&self, output_len: u64) -> u64 {
+        self.output_asked.unwrap_or(output_len)
     }
 }
 

@@ -39,7 +39,10 @@ pub fn level_flags(records: &[RequestRecord], output_len: u64, expected_cached: 
         );
     }
 
-    let short = ok.iter().filter(|r| r.output_tokens < output_len).count();
+    let short = ok
+        .iter()
+        .filter(|r| r.output_tokens < r.asked(output_len))
+        .count();
     let fewest = ok.iter().map(|r| r.output_tokens).min().unwrap_or(0);
     push(
         FlagKind::Short,
@@ -55,7 +58,7 @@ pub fn level_flags(records: &[RequestRecord], output_len: u64, expected_cached: 
     let counted: Vec<&&RequestRecord> = ok.iter().filter(|r| !r.tokens_estimated).collect();
     let over = counted
         .iter()
-        .filter(|r| r.output_tokens > output_len)
+        .filter(|r| r.output_tokens > r.asked(output_len))
         .count();
     let most = counted.iter().map(|r| r.output_tokens).max().unwrap_or(0);
     push(
@@ -68,7 +71,10 @@ pub fn level_flags(records: &[RequestRecord], output_len: u64, expected_cached: 
     );
 
     let est: Vec<&&RequestRecord> = ok.iter().filter(|r| r.tokens_estimated).collect();
-    let chunks_over = est.iter().filter(|r| r.output_tokens > output_len).count();
+    let chunks_over = est
+        .iter()
+        .filter(|r| r.output_tokens > r.asked(output_len))
+        .count();
     let beyond = if chunks_over > 0 {
         format!(
             "; {chunks_over} streamed more chunks than the {output_len} tokens asked, so a chunk count is not exact here"

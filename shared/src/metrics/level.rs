@@ -29,9 +29,12 @@ pub fn summarize(
         requests: records.len() as u64,
         ok: ok.len() as u64,
         failed: (records.len() - ok.len()) as u64,
-        short: ok.iter().filter(|r| r.output_tokens < output_len).count() as u64,
+        short: ok
+            .iter()
+            .filter(|r| r.output_tokens < r.asked(output_len))
+            .count() as u64,
         output_tokens,
-        output_tokens_asked: records.len() as u64 * output_len,
+        output_tokens_asked: records.iter().map(|r| r.asked(output_len)).sum(),
         wall_s,
         agg_tok_s: per_wall(output_tokens as f64),
         steady_tok_s: steady.map(|(tokens, len)| tokens / len),

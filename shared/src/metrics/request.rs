@@ -59,6 +59,7 @@ pub(crate) mod tests {
             repeat: None,
             setup: None,
             due: None,
+            output_asked: None,
         }
     }
 

@@ -170,6 +170,7 @@ impl Trace {
             repeat: None,
             setup: self.setup,
             due: None,
+            output_asked: None,
         };
         Finished {
             record,
