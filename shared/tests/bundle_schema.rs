@@ -95,6 +95,7 @@ fn sample() -> Bundle {
             prompt_digest: "ab".into(),
             shared_prefix_len: 0,
             extra_body: None,
+            dataset: None,
             prefix_seed: Some(99),
             prefix_tokens: Some(4),
         },

@@ -110,6 +110,13 @@ pub struct OutputArgs {
     /// does not find it cached.
     #[arg(long, default_value_t = 0, value_name = "TOKENS")]
     pub shared_prefix_len: u64,
+    /// Send your own prompts instead of synthetic ones: a JSONL file, one
+    /// {"prompt": "…"} or {"messages": [...]} per line (messages need --api chat), with an
+    /// optional "output_len". Request i of a level sends line i (cycling when a level asks for
+    /// more requests than lines); the file's SHA-256 is the workload's identity. Throughput and
+    /// rate sweeps only.
+    #[arg(long, value_name = "FILE.jsonl", conflicts_with = "shared_prefix_len")]
+    pub dataset: Option<PathBuf>,
     /// Show every column of the live table (agg tok/s, ITL, peak queue, tokens, tok/J) even
     /// when the terminal is narrower than they need [default: when it is wide enough].
     #[arg(long)]

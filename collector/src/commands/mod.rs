@@ -65,7 +65,7 @@ fn plan_or_resume(
 
 /// Runs a checked sweep plan with signal handling and reports the outcome.
 async fn sweep(plan: RunPlan) -> anyhow::Result<ExitCode> {
-    plan.check_shared_prefix()?;
+    plan.check_workload()?;
     let outcome = run_plan(&plan, command_line(), watch_signals()).await?;
     Ok(outcome.report())
 }

@@ -179,6 +179,7 @@ impl Client {
             self.api,
             &self.model,
             &prompt.text,
+            prompt.messages.as_ref(),
             output_len,
             self.options,
             self.extra.as_deref(),

@@ -365,7 +365,9 @@ async fn run_open(
                     0.0
                 };
                 let (input_len, output_len) = lengths(&spec, prompts.seed, index);
-                let prompt = prompts.prompt(spec.stream, index, input_len);
+                let prompt = prompts.request(spec.stream, index, input_len);
+                let output_len = prompt.output_len.unwrap_or(output_len);
+                let own_len = spec.spread > 0.0 || prompt.output_len.is_some();
                 let (client, abort, tx) = (client.clone(), abort.clone(), tx.clone());
                 tokio::spawn(async move {
                     let mut f = client
@@ -373,7 +375,7 @@ async fn run_open(
                         .await;
                     drop(permit);
                     f.record.due = Some(Due { due_s, queued_s });
-                    if spec.spread > 0.0 {
+                    if own_len {
                         f.record.output_asked = Some(output_len);
                     }
                     let _ = tx.send((index, f));
@@ -433,12 +435,13 @@ impl Worker {
             let (input_len, output_len) = lengths(&self.spec, self.prompts.seed, first + index);
             let prompt = self
                 .prompts
-                .prompt(self.spec.stream, first + index, input_len);
+                .request(self.spec.stream, first + index, input_len);
+            let output_len = prompt.output_len.unwrap_or(output_len);
             let mut f = self
                 .client
                 .generate(self.slot, &prompt, output_len, self.origin, &self.abort)
                 .await;
-            if self.spec.spread > 0.0 {
+            if self.spec.spread > 0.0 || prompt.output_len.is_some() {
                 f.record.output_asked = Some(output_len);
             }
             f.record.repeat = self.spec.pass.map(|p| p.index);

@@ -13,6 +13,7 @@ pub(crate) mod arrivals;
 pub(crate) mod capacity;
 pub(crate) mod client;
 pub(crate) mod connect;
+pub(crate) mod dataset;
 pub(crate) mod generator;
 pub(crate) mod host;
 pub(crate) mod plan;

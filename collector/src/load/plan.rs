@@ -57,6 +57,8 @@ pub struct OutputPlan {
     pub slo: Option<llmsweep_shared::bundle::Slo>,
     /// `--shared-prefix-len`: tokens every prompt of the run starts with.
     pub shared_prefix_len: u64,
+    /// `--dataset`, read and checked.
+    pub dataset: Option<std::sync::Arc<crate::load::dataset::Dataset>>,
 }
 
 /// A checked throughput sweep: its own values only (the target and output are the run's).
@@ -363,9 +365,19 @@ impl RunPlan {
         t.chain(c).copied().max().unwrap_or(1) as usize
     }
 
-    /// Refuses a shared prefix that leaves a prompt no room of its own: every prompt needs its
-    /// per-run words and some content after it.
-    pub fn check_shared_prefix(&self) -> anyhow::Result<()> {
+    /// Refuses a dataset a sweep cannot send, and a shared prefix that leaves a prompt no room
+    /// of its own (every prompt needs its per-run words and some content after it).
+    pub fn check_workload(&self) -> anyhow::Result<()> {
+        if let Some(d) = &self.output.dataset {
+            if self.context().is_some() {
+                bail!(
+                    "--dataset sends its prompts as written, so it cannot sweep input lengths: use it with throughput (levels or --rates), not a context sweep"
+                );
+            }
+            if d.has_messages() && self.target.api != Api::Chat {
+                bail!("--dataset {} has chat messages: add --api chat", d.file);
+            }
+        }
         let n = self.output.shared_prefix_len;
         if n == 0 {
             return Ok(());
@@ -547,6 +559,10 @@ impl OutputPlan {
             wide: a.wide,
             slo: a.goodput,
             shared_prefix_len: a.shared_prefix_len,
+            dataset: match &a.dataset {
+                Some(p) => Some(std::sync::Arc::new(crate::load::dataset::Dataset::read(p)?)),
+                None => None,
+            },
         })
     }
 }

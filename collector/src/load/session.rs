@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use llmsweep_shared::bundle::{
-    Bundle, Calibration, ErrorKind, FlagKind, GpuTelemetry, Hosts, PointStatus, SweepKind, Target,
-    Workload,
+    Bundle, Calibration, DatasetFacts, ErrorKind, FlagKind, GpuTelemetry, Hosts, PointStatus,
+    SweepKind, Target, Workload,
 };
 use llmsweep_shared::metrics::definitions;
 
@@ -158,6 +158,11 @@ impl Session {
             prompt_digest: digest([]),
             shared_prefix_len: output.shared_prefix_len,
             extra_body: target.extra_body.clone().map(serde_json::Value::Object),
+            dataset: output.dataset.as_ref().map(|d| DatasetFacts {
+                file: d.file.clone(),
+                sha256: d.sha256.clone(),
+                lines: d.entries.len() as u64,
+            }),
             prefix_seed: Some(output.prefix_seed),
             prefix_tokens: Some(PREFIX_WORDS),
         };
@@ -167,6 +172,7 @@ impl Session {
             client: Arc::new(client),
             prompts: Arc::new(PromptBuilder {
                 shared_prefix: output.shared_prefix_len,
+                dataset: output.dataset.clone(),
                 ..PromptBuilder::new(output.seed, Some(output.prefix_seed), token_model)
             }),
             bundle,

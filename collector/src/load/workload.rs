@@ -76,6 +76,10 @@ pub struct Prompt {
     pub content_hash: Option<String>,
     /// Words in the text.
     pub words: u64,
+    /// A dataset's chat messages, sent as written instead of `text`.
+    pub messages: Option<serde_json::Value>,
+    /// A dataset line's own output length.
+    pub output_len: Option<u64>,
 }
 
 /// Words of the per-run prefix at the start of every prompt.
@@ -93,6 +97,8 @@ pub struct PromptBuilder {
     /// `--shared-prefix-len`: tokens every prompt starts with, the same in every prompt of the
     /// run (drawn from the per-run prefix seed, so a rerun does not find them cached).
     pub shared_prefix: u64,
+    /// `--dataset`: the measured requests send its lines instead (the warm-up stays synthetic).
+    pub dataset: Option<std::sync::Arc<crate::load::dataset::Dataset>>,
 }
 
 impl PromptBuilder {
@@ -102,6 +108,7 @@ impl PromptBuilder {
             prefix_seed,
             model,
             shared_prefix: 0,
+            dataset: None,
         }
     }
 
@@ -121,6 +128,15 @@ impl PromptBuilder {
                 (!pool.is_empty()).then(|| pool[rng.below(pool.len() as u64) as usize])
             })
             .collect()
+    }
+
+    /// The prompt a measured request sends: the dataset's line `index` when there is a
+    /// dataset, else [`PromptBuilder::prompt`].
+    pub fn request(&self, stream: u64, index: u64, input_len: u64) -> Prompt {
+        match &self.dataset {
+            Some(d) => d.prompt(index),
+            None => self.prompt(stream, index, input_len),
+        }
     }
 
     /// The prompt for request `index` of the stream `stream` (a point, or the warm-up).
@@ -179,6 +195,8 @@ impl PromptBuilder {
             content_hash: self.prefix_seed.map(|_| prompt_hash(&content)),
             tokens: body_tokens + prefix_tokens + self.model.added(),
             words: (prefix.len() + words.len()) as u64,
+            messages: None,
+            output_len: None,
             text,
         }
     }

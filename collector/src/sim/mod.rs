@@ -355,6 +355,11 @@ impl SimServer {
         self.shared.stats()
     }
 
+    /// Ground truth of what clients sent: the text prompts received (the first 10,000).
+    pub fn received_prompts(&self) -> Vec<String> {
+        self.shared.received_prompts()
+    }
+
     /// Stops serving: open streams end at once (without `[DONE]`), then the thread is joined.
     pub async fn shutdown(mut self) {
         if let Some(stop) = self.stop.take() {

@@ -44,7 +44,13 @@ pub struct Shared {
     engine: Engine,
     /// Requests refused for a missing required header.
     unauthorized: AtomicU64,
+    /// The text prompts of the first [`KEPT_PROMPTS`] completions requests, as received: ground
+    /// truth for what a client sent.
+    received: std::sync::Mutex<Vec<String>>,
 }
+
+/// Text prompts the simulator keeps, for tests of what arrived.
+pub const KEPT_PROMPTS: usize = 10_000;
 
 impl Shared {
     /// Validates `cfg` and starts the engine task (needs a tokio runtime).
@@ -60,7 +66,13 @@ impl Shared {
             cfg,
             engine,
             unauthorized: AtomicU64::new(0),
+            received: std::sync::Mutex::new(Vec::new()),
         }))
+    }
+
+    /// The text prompts received so far (the first [`KEPT_PROMPTS`]), in arrival order.
+    pub fn received_prompts(&self) -> Vec<String> {
+        self.received.lock().map(|r| r.clone()).unwrap_or_default()
     }
 
     pub fn stats(&self) -> SimStats {
@@ -276,6 +288,12 @@ fn admit(
         });
     }
     let req: GenRequest = parse_body(body)?;
+    if let Some(wire::Prompt::Text(t)) = &req.prompt
+        && let Ok(mut kept) = s.received.lock()
+        && kept.len() < KEPT_PROMPTS
+    {
+        kept.push(t.clone());
+    }
     check_model(cfg, req.model.as_deref())?;
     let plan = plan(cfg, api, &req)?;
     let ticket = s.engine.submit(

@@ -15,6 +15,8 @@ pub struct Swept {
     pub outcome: Outcome,
     pub stats: SimStats,
     pub dir: tempfile::TempDir,
+    /// The text prompts the simulator received, in arrival order.
+    pub received: Vec<String>,
 }
 
 /// Parses `llmsweep throughput <args>` into a plan.
@@ -84,6 +86,7 @@ async fn sweep_with(
         .await
         .expect("sweep runs");
     let stats = sim.stats();
+    let received = sim.received_prompts();
     sim.shutdown().await;
     let text = std::fs::read_to_string(&outcome.path).expect("bundle written");
     let bundle = Bundle::from_json(&text).expect("bundle reads back");
@@ -92,6 +95,7 @@ async fn sweep_with(
         outcome,
         stats,
         dir,
+        received,
     }
 }
 
@@ -115,6 +119,7 @@ pub async fn sweep_command(cfg: SimConfig, command: &str, args: &[&str]) -> Swep
         .await
         .expect("sweep runs");
     let stats = sim.stats();
+    let received = sim.received_prompts();
     sim.shutdown().await;
     let text = std::fs::read_to_string(&outcome.path).expect("bundle written");
     Swept {
@@ -122,6 +127,7 @@ pub async fn sweep_command(cfg: SimConfig, command: &str, args: &[&str]) -> Swep
         outcome,
         stats,
         dir,
+        received,
     }
 }
 

@@ -174,3 +174,60 @@ async fn spread_lengths_fall_in_their_range_with_the_asked_mean_and_are_not_shor
         p.flags
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dataset_prompts_arrive_byte_for_byte_in_order_and_cycle() {
+    use sha2::Digest;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("prompts.jsonl");
+    let text = concat!(
+        "{\"prompt\": \"Explain  tabs\\tand \\u00e9 accents\", \"output_len\": 3}\n",
+        "\n",
+        "{\"prompt\": \"second line, with \\\"quotes\\\"\"}\n",
+        "{\"prompt\": \"third\\nline\", \"output_len\": 5}\n",
+    );
+    std::fs::write(&file, text).unwrap();
+    let path = file.to_string_lossy().to_string();
+    let s = sweep(
+        fast(),
+        &[
+            "--dataset",
+            &path,
+            "--concurrency",
+            "1",
+            "--requests",
+            "5",
+            "--output-len",
+            "4",
+            "--warmup",
+            "0",
+        ],
+    )
+    .await;
+    let lines = [
+        "Explain  tabs\tand é accents",
+        "second line, with \"quotes\"",
+        "third\nline",
+    ];
+    let want: Vec<&str> = (0..5).map(|i| lines[i % 3]).collect();
+    assert_eq!(s.received, want);
+    let d = s
+        .bundle
+        .workload
+        .dataset
+        .as_ref()
+        .expect("the dataset's identity");
+    assert_eq!(d.lines, 3);
+    assert_eq!(d.sha256, hex::encode(sha2::Sha256::digest(text.as_bytes())));
+    let p = &s.bundle.sweeps[0].points[0];
+    // A line's own output length, else --output-len (recorded only where it is the line's).
+    let asked: Vec<u64> = p.requests.iter().map(|r| r.asked(4)).collect();
+    assert_eq!(asked, [3, 4, 5, 3, 4]);
+    assert!(p.requests.iter().all(|r| r.output_tokens == r.asked(4)));
+    assert_eq!(p.summary.as_ref().unwrap().short, 0);
+    assert!(
+        !p.flags
+            .iter()
+            .any(|f| f.kind == llmsweep_shared::bundle::FlagKind::InputLengthOff)
+    );
+}

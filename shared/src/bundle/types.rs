@@ -238,6 +238,7 @@ impl Bundle {
                 prompt_digest: String::new(),
                 shared_prefix_len: 0,
                 extra_body: None,
+                dataset: None,
                 prefix_seed: None,
                 prefix_tokens: None,
             },
@@ -407,6 +408,20 @@ pub struct Workload {
     /// chat template's arguments), as given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extra_body: Option<serde_json::Value>,
+    /// `--dataset`: the prompts came from this file, sent as written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dataset: Option<DatasetFacts>,
+}
+
+/// The file a run's prompts came from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DatasetFacts {
+    /// Its name as given on the command line.
+    pub file: String,
+    /// SHA-256 of its bytes: two runs of one file sent the same prompts.
+    pub sha256: String,
+    /// Prompts (non-empty lines) in it.
+    pub lines: u64,
 }
 
 /// How the collector made prompts of the asked length.

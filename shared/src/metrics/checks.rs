@@ -94,6 +94,8 @@ pub fn level_flags(records: &[RequestRecord], output_len: u64, expected_cached: 
 
     let off: Vec<(u64, u64)> = ok
         .iter()
+        // An input length of 0 is unknown (a dataset's prompts, sent as written).
+        .filter(|r| r.input_tokens > 0)
         .filter_map(|r| Some((r.input_tokens, r.prompt_tokens?)))
         .filter(|&(asked, got)| (got as f64 - asked as f64).abs() > asked as f64 * INPUT_TOLERANCE)
         .collect();

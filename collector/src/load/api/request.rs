@@ -52,19 +52,22 @@ impl RequestOptions {
     }
 }
 
-/// A streaming request body asking for exactly `output_len` tokens, with `extra`'s fields
-/// added (they never replace the ones set here).
+/// A streaming request body asking for exactly `output_len` tokens: `prompt`, or a dataset's
+/// chat `messages` as written, with `extra`'s fields added (they never replace the ones set
+/// here).
 pub fn body(
     api: Api,
     model: &str,
     prompt: &str,
+    messages: Option<&Value>,
     output_len: u64,
     opts: RequestOptions,
     extra: Option<&serde_json::Map<String, Value>>,
 ) -> Value {
-    let mut b = match api {
-        Api::Completions | Api::Unknown => json!({ "model": model, "prompt": prompt }),
-        Api::Chat => json!({
+    let mut b = match (api, messages) {
+        (Api::Chat, Some(m)) => json!({ "model": model, "messages": m }),
+        (Api::Completions | Api::Unknown, _) => json!({ "model": model, "prompt": prompt }),
+        (Api::Chat, None) => json!({
             "model": model,
             "messages": [{ "role": "user", "content": prompt }],
         }),
@@ -98,6 +101,7 @@ mod tests {
             Api::Completions,
             "m",
             "hi",
+            None,
             32,
             RequestOptions::default(),
             None,
@@ -111,7 +115,15 @@ mod tests {
 
     #[test]
     fn chat_body_has_one_user_message() {
-        let b = body(Api::Chat, "m", "hi", 8, RequestOptions::default(), None);
+        let b = body(
+            Api::Chat,
+            "m",
+            "hi",
+            None,
+            8,
+            RequestOptions::default(),
+            None,
+        );
         assert_eq!(b["messages"], json!([{"role":"user","content":"hi"}]));
         assert!(b.get("prompt").is_none());
     }
@@ -124,6 +136,7 @@ mod tests {
             Api::Chat,
             "m",
             "hi",
+            None,
             8,
             RequestOptions::default(),
             Some(&extra),
@@ -137,13 +150,29 @@ mod tests {
     }
 
     #[test]
+    fn a_datasets_messages_are_sent_as_written() {
+        let m =
+            json!([{"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}]);
+        let b = body(
+            Api::Chat,
+            "m",
+            "",
+            Some(&m),
+            8,
+            RequestOptions::default(),
+            None,
+        );
+        assert_eq!(b["messages"], m);
+    }
+
+    #[test]
     fn refused_options_are_dropped_one_by_one() {
         let mut o = RequestOptions::default();
         assert!(o.drop_refused("Unrecognized request argument supplied: min_tokens"));
         assert!(!o.min_tokens && o.ignore_eos);
         assert!(!o.drop_refused("min_tokens again"));
         assert!(!o.drop_refused("context length exceeded"));
-        let b = body(Api::Completions, "m", "p", 4, o, None);
+        let b = body(Api::Completions, "m", "p", None, 4, o, None);
         assert!(b.get("min_tokens").is_none());
     }
 }
