@@ -184,6 +184,7 @@ fn level_summary(c: &mut Criterion) {
                 setup: None,
                 due: None,
                 output_asked: None,
+                reasoning: None,
             }
         })
         .collect();

@@ -32,6 +32,7 @@ fn sample() -> Bundle {
         setup: None,
         due: None,
         output_asked: None,
+        reasoning: None,
     };
     let failed = RequestRecord {
         ttft_s: None,

@@ -486,6 +486,7 @@ mod tests {
             setup: None,
             due: None,
             output_asked: None,
+            reasoning: None,
         }
     }
 

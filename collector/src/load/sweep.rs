@@ -5,8 +5,8 @@ use llmsweep_shared::bundle::{
     Sweep, SweepKind,
 };
 use llmsweep_shared::metrics::{
-    PrefillFit, cache_counter_flag, client_bound_flag, degenerate_text, fit_prefill, level_flags,
-    summarize,
+    PrefillFit, Stats, cache_counter_flag, client_bound_flag, degenerate_text, fit_prefill,
+    level_flags, summarize,
 };
 
 use std::time::{Duration, Instant};
@@ -819,6 +819,9 @@ async fn measure_once(
     if shared > 0 {
         note_line(&format!("{label}: {}", shared_prefix_words(&point, shared)));
     }
+    if let Some(words) = reasoning_words(&point) {
+        note_line(&format!("{label}: {words}"));
+    }
     point.server_samples = server_samples;
     let tokens = point.summary.as_ref().map_or(0, |x| x.output_tokens);
     point.gpu_samples = gpu_samples.map(|g| with_tokens(g, tokens));
@@ -840,6 +843,30 @@ async fn measure_once(
             .extend(client_cpu.and_then(|cores| client_bound_flag(cores, wall))),
     }
     Some((point, result.outage))
+}
+
+/// A reasoning model's split: when the answer began against TTFT, and how much reasoning came
+/// first; `None` when no request streamed reasoning.
+fn reasoning_words(p: &Point) -> Option<String> {
+    let ok: Vec<_> = p.requests.iter().filter(|r| r.is_ok()).collect();
+    let with: Vec<_> = ok
+        .iter()
+        .filter_map(|r| r.reasoning.map(|x| (r, x)))
+        .collect();
+    if with.is_empty() {
+        return None;
+    }
+    let answer = Stats::from_values(with.iter().filter_map(|(_, x)| x.first_answer_s))?;
+    let chunks = Stats::from_values(with.iter().map(|(_, x)| x.chunks as f64))?;
+    let ttft = Stats::from_values(ok.iter().filter_map(|r| r.ttft_s))?;
+    Some(format!(
+        "{} of {} requests reasoned before answering: first answer token p50 {:.3} s (TTFT p50 {:.3} s counts the reasoning), {:.0} reasoning chunks per request at p50",
+        with.len(),
+        ok.len(),
+        answer.p50,
+        ttft.p50,
+        chunks.p50
+    ))
 }
 
 /// What the server said of the shared prefix: the cached prompt tokens it reported.

@@ -878,6 +878,11 @@ pub struct RequestRecord {
     /// Where the time before the first token went: the connection and the response headers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub setup: Option<Setup>,
+    /// A reasoning model's stream: the token chunks that carried only reasoning
+    /// (`reasoning_content`), and when the first answer text came; TTFT counts the first token
+    /// of either.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<Reasoning>,
     /// Tokens this request asked for when they differ from request to request
     /// (`--length-spread`); absent: the point's `output_len`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -886,6 +891,16 @@ pub struct RequestRecord {
     /// how long of the wait from then to `start_s` it spent queued for `max_concurrency`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub due: Option<Due>,
+}
+
+/// What a reasoning model streamed before its answer.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Reasoning {
+    /// Token chunks with reasoning text and no answer text.
+    pub chunks: u64,
+    /// Request start → the first answer text, seconds; absent when none came.
+    #[serde(default)]
+    pub first_answer_s: Option<f64>,
 }
 
 /// When an open-loop request was due.

@@ -60,6 +60,7 @@ pub(crate) mod tests {
             setup: None,
             due: None,
             output_asked: None,
+            reasoning: None,
         }
     }
 

@@ -22,6 +22,10 @@ pub struct ChunkEvent<'a> {
     pub usage: Option<Usage>,
     /// An error the server reported inside the stream.
     pub error: Option<String>,
+    /// Some of `text` came from `reasoning_content` or `reasoning` (a reasoning model thinking).
+    pub reasoning: bool,
+    /// Some of `text` is the answer: from `text` or `content`.
+    pub answer: bool,
 }
 
 impl ChunkEvent<'_> {
@@ -136,14 +140,21 @@ impl<'a> wire::Chunk<'a> {
                 }
             }
         };
+        let nonempty = |t: &Option<Text<'a>>| t.as_ref().is_some_and(|Text(t)| !t.is_empty());
+        let mut answer = nonempty(&choice.text);
+        let mut reasoning = false;
         add(choice.text);
         let mut role = false;
         if let Some(Object(delta)) = choice.delta {
+            reasoning = nonempty(&delta.reasoning_content) || nonempty(&delta.reasoning);
+            answer |= nonempty(&delta.content);
             add(delta.reasoning_content);
             add(delta.reasoning);
             add(delta.content);
             role = delta.role;
         }
+        ev.reasoning = reasoning;
+        ev.answer = answer;
         let role_only = role && ev.text.is_empty();
         ev.token_chunk =
             !ev.text.is_empty() || (has_text_field && !role_only && ev.finish_reason.is_none());
@@ -243,12 +254,18 @@ fn read_choice(choice: &Value, ev: &mut ChunkEvent<'static>) {
     let mut role_only = false;
     if let Some(t) = choice.get("text").and_then(Value::as_str) {
         has_text_field = true;
+        ev.answer |= !t.is_empty();
         ev.text.to_mut().push_str(t);
     }
     if let Some(delta) = choice.get("delta") {
         for key in ["reasoning_content", "reasoning", "content"] {
             if let Some(t) = delta.get(key).and_then(Value::as_str) {
                 has_text_field = true;
+                if key == "content" {
+                    ev.answer |= !t.is_empty();
+                } else {
+                    ev.reasoning |= !t.is_empty();
+                }
                 ev.text.to_mut().push_str(t);
             }
         }

@@ -3,7 +3,9 @@
 //! Times are passed in (seconds since the request started), so this is pure and tested with
 //! synthetic timelines and exact expectations.
 
-use llmsweep_shared::bundle::{ErrorKind, ItlSummary, RequestError, RequestRecord, Setup};
+use llmsweep_shared::bundle::{
+    ErrorKind, ItlSummary, Reasoning, RequestError, RequestRecord, Setup,
+};
 use llmsweep_shared::metrics::Stats;
 
 use crate::load::api::{ChunkEvent, Usage};
@@ -24,6 +26,9 @@ pub struct Trace {
     text: String,
     error: Option<RequestError>,
     setup: Option<Setup>,
+    /// Token chunks that carried only reasoning, and when the first answer text came.
+    reasoning_chunks: u64,
+    first_answer_s: Option<f64>,
 }
 
 /// What a finished trace yields.
@@ -58,6 +63,12 @@ impl Trace {
         }
         if self.ttft_s.is_none() && ev.has_text() {
             self.ttft_s = Some(t);
+        }
+        if ev.reasoning && !ev.answer {
+            self.reasoning_chunks += 1;
+        }
+        if ev.answer && self.first_answer_s.is_none() {
+            self.first_answer_s = Some(t);
         }
         let mut carried = None;
         if let Some(u) = ev.usage {
@@ -171,6 +182,10 @@ impl Trace {
             setup: self.setup,
             due: None,
             output_asked: None,
+            reasoning: (self.reasoning_chunks > 0).then_some(Reasoning {
+                chunks: self.reasoning_chunks,
+                first_answer_s: self.first_answer_s,
+            }),
         };
         Finished {
             record,
@@ -309,6 +324,50 @@ mod tests {
         assert_eq!(f.text, "a b c");
         let gaps: Vec<f64> = f.itl_gaps_s.iter().map(|g| (g * 1000.0).round()).collect();
         assert_eq!(gaps, [50.0, 100.0]);
+    }
+
+    #[test]
+    fn a_reasoning_stream_keeps_its_first_answer_time_and_reasoning_chunks() {
+        let mut tr = Trace::new();
+        feed(
+            &mut tr,
+            0.20,
+            r#"{"choices":[{"delta":{"reasoning_content":"Let"}}]}"#,
+        );
+        // The tree reader (an escape forces it here) sees reasoning the same way.
+        feed(
+            &mut tr,
+            0.25,
+            r#"{"choices":[{"delta":{"reasoning":" me\u0020think"}}]}"#,
+        );
+        feed(
+            &mut tr,
+            0.30,
+            r#"{"choices":[{"delta":{"reasoning_content":" hard"}}]}"#,
+        );
+        feed(&mut tr, 0.50, r#"{"choices":[{"delta":{"content":"42"}}]}"#);
+        feed(
+            &mut tr,
+            0.55,
+            r#"{"choices":[{"delta":{"content":"."},"finish_reason":"stop"}],"usage":{"prompt_tokens":9,"completion_tokens":5}}"#,
+        );
+        let r = tr.finish(0.56, meta()).record;
+        assert_eq!(
+            r.ttft_s,
+            Some(0.20),
+            "TTFT counts the first reasoning token"
+        );
+        let reasoning = r.reasoning.expect("a reasoning stream says so");
+        assert_eq!(reasoning.chunks, 3);
+        assert_eq!(reasoning.first_answer_s, Some(0.50));
+        // A stream without reasoning has no such section.
+        let mut plain = Trace::new();
+        feed(
+            &mut plain,
+            0.1,
+            r#"{"choices":[{"text":"a","finish_reason":"length"}]}"#,
+        );
+        assert_eq!(plain.finish(0.2, meta()).record.reasoning, None);
     }
 
     #[test]
