@@ -33,8 +33,9 @@
 //! - the first token is produced `prefill_s(L)` after the request arrives, so the collector's
 //!   TTFT is `prefill_s(L)` plus HTTP overhead and timer lateness (tokio's timer has 1 ms
 //!   granularity, so each token is up to about 1 ms late, never early);
-//! - every later token follows the previous one by `step_s(1) = d0`, so TPOT is exactly `d0`
-//!   and decode tok/s is `1 / d0`; e2e is `prefill_s(L) + (N − 1)·d0`.
+//! - every later token follows the previous one by `step_s(1) = d0` plus `e` per token then in
+//!   the KV cache (`L` + the tokens generated so far); with `e = 0` (every preset but kpro5)
+//!   TPOT is exactly `d0` and decode tok/s is `1 / d0`, e2e `prefill_s(L) + (N − 1)·d0`.
 //!
 //! With `tokens_per_chunk = k` each decode step carries `k` tokens, so TPOT becomes about `d0 / k`.
 
@@ -82,10 +83,15 @@ const KPRO5_C: f64 =
     ((2.32 - KPRO5_A) - 30.0 * (0.15 - KPRO5_A)) / (30_000.0 * 30_000.0 - 30.0 * 1_000.0 * 1_000.0);
 const KPRO5_B: f64 = (0.15 - KPRO5_A) / 1_000.0 - KPRO5_C * 1_000.0;
 
+/// kpro5's decode slows by `e` per KV token: one stream at 30 000 tokens of context decodes at
+/// 1 / (d0 + 30 000·e) ≈ 59 tok/s against 73.5 at a short prompt.
+const KPRO5_E: f64 = 1.0e-7;
+
 /// Everything serve-sim does: timing model, limits, identity and fault modes.
 ///
 /// Timing (seconds, `L` prompt tokens, `n` running requests):
-/// `prefill_s(L) = a + b·L + c·L²`, `step_s(n) = d0 + d1·(n − 1)`; see [`model`] for how the
+/// `prefill_s(L) = a + b·L + c·L²`, `step_s(n) = d0 + d1·(n − 1)` plus `e` per KV token held by
+/// the running requests; see [`model`] for how the
 /// scheduler uses them. Fault modes are all off in the presets; each makes the sim misbehave the
 /// way some real server does, so the collector's checks can be tested.
 #[derive(Debug, Clone, PartialEq)]
@@ -113,6 +119,10 @@ pub struct SimConfig {
     pub decode_d0_s: f64,
     /// `d1`: extra seconds of one decode step per additional running request.
     pub decode_d1_s: f64,
+    /// `e`: extra seconds of one decode step per token held in the KV cache by the running
+    /// requests (prompt and generated so far): attention reads the whole cache at every step,
+    /// so decode slows as the context grows.
+    pub decode_kv_s: f64,
     /// Fault: every response stops after this many tokens (at least 1) with finish reason `stop`
     /// when `max_tokens` is larger, ignoring `ignore_eos` and `min_tokens`.
     pub early_stop_after: Option<u32>,
@@ -164,7 +174,8 @@ impl SimConfig {
     ///
     /// - `kpro5` (model `sim-27b-kpro5`): `a = 0.08 s`, `b ≈ 6.98391e-5 s/token`,
     ///   `c ≈ 1.60920e-10 s/token²` (so `prefill_s(1000) = 0.15 s`, `prefill_s(30000) = 2.32 s`),
-    ///   `d0 = 1/73.5 s ≈ 13.61 ms` (73.5 tok/s for one stream), `d1 = 1 ms`, 16 running,
+    ///   `d0 = 1/73.5 s ≈ 13.61 ms` (73.5 tok/s for one stream at a short prompt), `d1 = 1 ms`,
+    ///   `e = 0.1 µs` per KV token (about 59 tok/s for one stream at 30 000 tokens), 16 running,
     ///   32 768 context, 131 072 KV tokens. Aggregate decode at 16 running: `16 / step_s(16)`
     ///   ≈ 559 tok/s, approaching 1 000 tok/s as the batch grows.
     /// - `fast` (model `sim-fast`): `a = 4 ms`, `b = 1 µs/token`, `c = 0`, `d0 = 4 ms`
@@ -182,6 +193,7 @@ impl SimConfig {
             prefill_c_s: 0.0,
             decode_d0_s: 0.0,
             decode_d1_s: 0.0,
+            decode_kv_s: 0.0,
             early_stop_after: None,
             overshoot: 0,
             fail_every: None,
@@ -207,6 +219,7 @@ impl SimConfig {
                 prefill_c_s: KPRO5_C,
                 decode_d0_s: 1.0 / 73.5,
                 decode_d1_s: 0.001,
+                decode_kv_s: KPRO5_E,
                 ..base
             },
             Preset::Fast => SimConfig {
@@ -247,6 +260,7 @@ impl SimConfig {
             ("prefill_c_s", self.prefill_c_s),
             ("decode_d0_s", self.decode_d0_s),
             ("decode_d1_s", self.decode_d1_s),
+            ("decode_kv_s", self.decode_kv_s),
         ];
         if let Some((name, v)) = timings.iter().find(|(_, v)| !(v.is_finite() && *v >= 0.0)) {
             return Err(format!(

@@ -211,7 +211,13 @@ impl Model {
                 batch,
             }
         } else if !self.running.is_empty() {
-            let step = self.cfg.step_s(self.running.len() as u64);
+            let kv: u64 = self
+                .running
+                .iter()
+                .map(|s| s.job.prompt_tokens + s.emitted)
+                .sum();
+            let step =
+                self.cfg.step_s(self.running.len() as u64) + self.cfg.decode_kv_s * kv as f64;
             Phase::Decode {
                 ends: t + nanos(step),
             }

@@ -253,3 +253,49 @@ async fn run_puts_both_sweeps_in_one_bundle() {
     assert_eq!(ctx.points.last().unwrap().status, PointStatus::Skipped);
     assert!(ctx.points.last().unwrap().predicted_ttft_s.is_some());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn decode_slows_as_the_context_grows_by_the_simulators_kv_cost() {
+    // d0 = 4 ms and e = 2 µs per KV token: one stream's decode step at L prompt tokens and k
+    // generated is 4 ms + 2 µs·(L + k), so over 16 tokens TPOT is about 4 ms + 2 µs·(L + 8):
+    // 6.0 ms at 1000 tokens, 20.0 ms at 8000.
+    let cfg = SimConfig {
+        max_context: 16_384,
+        prefill_a_s: 0.005,
+        prefill_b_s: 1e-6,
+        prefill_c_s: 0.0,
+        decode_d0_s: 0.004,
+        decode_d1_s: 0.0,
+        decode_kv_s: 2e-6,
+        ..SimConfig::preset(Preset::Kpro5)
+    };
+    let s = sweep_command(
+        cfg,
+        "context",
+        &["--lengths", "1k,8k", "--output-len", "16", "--repeats", "2"],
+    )
+    .await;
+    let tpot = |i: usize| {
+        s.bundle.sweeps[0].points[i]
+            .summary
+            .as_ref()
+            .unwrap()
+            .tpot_s
+            .unwrap()
+            .p50
+    };
+    let want = |l: f64| 0.004 + 2e-6 * (l + 8.0);
+    // Timer lateness (about 1 ms per token at most, never early) and a busy machine.
+    assert_between(
+        "TPOT at 1000 tokens",
+        tpot(0),
+        want(1000.0) - 1e-4,
+        want(1000.0) + 0.0015,
+    );
+    assert_between(
+        "TPOT at 8000 tokens",
+        tpot(1),
+        want(8000.0) - 1e-4,
+        want(8000.0) + 0.0015,
+    );
+}
