@@ -83,6 +83,9 @@ const KPRO5_C: f64 =
     ((2.32 - KPRO5_A) - 30.0 * (0.15 - KPRO5_A)) / (30_000.0 * 30_000.0 - 30.0 * 1_000.0 * 1_000.0);
 const KPRO5_B: f64 = (0.15 - KPRO5_A) / 1_000.0 - KPRO5_C * 1_000.0;
 
+/// Tokens per block of the simulator's prefix cache: only whole blocks are reused.
+pub const PREFIX_BLOCK: usize = 16;
+
 /// kpro5's decode slows by `e` per KV token: one stream at 30 000 tokens of context decodes at
 /// 1 / (d0 + 30 000·e) ≈ 59 tok/s against 73.5 at a short prompt.
 const KPRO5_E: f64 = 1.0e-7;
@@ -147,6 +150,10 @@ pub struct SimConfig {
     /// Fault: never report usage (as llama-cpp-python's server), and stream some chunks with
     /// empty text.
     pub no_usage: bool,
+    /// A prefix cache, as vLLM's and SGLang's: a prompt whose first blocks of
+    /// [`PREFIX_BLOCK`] tokens were in an earlier prompt reuses them (they are reported as
+    /// `cached_tokens` and not prefilled again). Unique prompts never hit it.
+    pub prefix_cache: bool,
     /// Tokens per SSE chunk after the first: each decode step yields this many, as speculative
     /// decoding does. 1 is normal.
     pub tokens_per_chunk: u32,
@@ -175,7 +182,8 @@ impl SimConfig {
     /// - `kpro5` (model `sim-27b-kpro5`): `a = 0.08 s`, `b ≈ 6.98391e-5 s/token`,
     ///   `c ≈ 1.60920e-10 s/token²` (so `prefill_s(1000) = 0.15 s`, `prefill_s(30000) = 2.32 s`),
     ///   `d0 = 1/73.5 s ≈ 13.61 ms` (73.5 tok/s for one stream at a short prompt), `d1 = 1 ms`,
-    ///   `e = 0.1 µs` per KV token (about 59 tok/s for one stream at 30 000 tokens), 16 running,
+    ///   `e = 0.1 µs` per KV token (about 59 tok/s for one stream at 30 000 tokens), a prefix
+    ///   cache of 16-token blocks, 16 running,
     ///   32 768 context, 131 072 KV tokens. Aggregate decode at 16 running: `16 / step_s(16)`
     ///   ≈ 559 tok/s, approaching 1 000 tok/s as the batch grows.
     /// - `fast` (model `sim-fast`): `a = 4 ms`, `b = 1 µs/token`, `c = 0`, `d0 = 4 ms`
@@ -204,6 +212,7 @@ impl SimConfig {
             repeat_word: None,
             no_usage: false,
             tokens_per_chunk: 1,
+            prefix_cache: false,
             keepalive: false,
             no_tokenize: false,
             hidden_prompt_tokens: 0,
@@ -220,6 +229,7 @@ impl SimConfig {
                 decode_d0_s: 1.0 / 73.5,
                 decode_d1_s: 0.001,
                 decode_kv_s: KPRO5_E,
+                prefix_cache: true,
                 ..base
             },
             Preset::Fast => SimConfig {

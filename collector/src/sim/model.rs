@@ -50,9 +50,11 @@ pub struct Job {
     pub prompt_tokens: u64,
     /// Tokens to produce in total (at least 1: prefill always yields one).
     pub output_tokens: u64,
-    /// Prompt tokens reported as prefix-cache hits (counted in metrics only; prefill still
-    /// computes the whole prompt).
+    /// Prompt tokens reported as prefix-cache hits.
     pub cached_tokens: u64,
+    /// Of them, those really reused from the prefix cache: prefill skips them (the
+    /// `cached_tokens` fault mode reports hits and still prefills the whole prompt).
+    pub reused_tokens: u64,
 }
 
 /// Tokens handed to one request at the end of a phase.
@@ -204,7 +206,11 @@ impl Model {
                 .collect();
             let seconds: f64 = batch
                 .iter()
-                .map(|s| self.cfg.prefill_s(s.job.prompt_tokens))
+                .map(|s| {
+                    let computed =
+                        s.job.prompt_tokens - s.job.reused_tokens.min(s.job.prompt_tokens);
+                    self.cfg.prefill_s(computed)
+                })
                 .sum();
             Phase::Prefill {
                 ends: t + nanos(seconds),
@@ -290,6 +296,7 @@ mod tests {
             prompt_tokens,
             output_tokens,
             cached_tokens: 0,
+            reused_tokens: 0,
         }
     }
 
@@ -446,6 +453,7 @@ mod tests {
             0,
             Job {
                 cached_tokens: 300,
+                reused_tokens: 0,
                 ..job(1, 1000, 1)
             },
         );
@@ -453,6 +461,7 @@ mod tests {
             0,
             Job {
                 cached_tokens: 5000,
+                reused_tokens: 0,
                 ..job(2, 10, 1)
             },
         );

@@ -47,6 +47,8 @@ pub struct Shared {
     /// The text prompts of the first [`KEPT_PROMPTS`] completions requests, as received: ground
     /// truth for what a client sent.
     received: std::sync::Mutex<Vec<String>>,
+    /// The prefix cache: hashes of every block chain seen (see [`SimConfig::prefix_cache`]).
+    blocks: std::sync::Mutex<std::collections::HashSet<u64>>,
 }
 
 /// Text prompts the simulator keeps, for tests of what arrived.
@@ -67,7 +69,24 @@ impl Shared {
             engine,
             unauthorized: AtomicU64::new(0),
             received: std::sync::Mutex::new(Vec::new()),
+            blocks: std::sync::Mutex::new(std::collections::HashSet::new()),
         }))
+    }
+
+    /// Tokens of the prompt whose block chain `blocks` the prefix cache already holds (its
+    /// leading whole blocks seen before); remembers every block of it. The cache holds as many
+    /// blocks as the KV cache has room for, and is emptied when full.
+    fn reuse_prefix(&self, blocks: &[u64]) -> u64 {
+        let Ok(mut seen) = self.blocks.lock() else {
+            return 0;
+        };
+        let hit = blocks.iter().take_while(|b| seen.contains(b)).count();
+        let room = (self.cfg.kv_cache_tokens as usize / crate::sim::PREFIX_BLOCK).max(1);
+        if seen.len() + blocks.len() > room {
+            seen.clear();
+        }
+        seen.extend(blocks.iter().copied());
+        (hit * crate::sim::PREFIX_BLOCK) as u64
     }
 
     /// The text prompts received so far (the first [`KEPT_PROMPTS`]), in arrival order.
@@ -254,8 +273,10 @@ async fn generate(s: &Shared, api: Api, request: Request) -> Response {
 }
 
 /// What one request will get, decided before it reaches the scheduler.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Plan {
+    /// Hash chain of the prompt's whole blocks of token ids, for the prefix cache.
+    blocks: Vec<u64>,
     stream: bool,
     include_usage: bool,
     /// `completion_tokens` is the number of tokens the sim will produce.
@@ -295,7 +316,13 @@ fn admit(
         kept.push(t.clone());
     }
     check_model(cfg, req.model.as_deref())?;
-    let plan = plan(cfg, api, &req)?;
+    let mut plan = plan(cfg, api, &req)?;
+    let reused = if cfg.prefix_cache {
+        s.reuse_prefix(&plan.blocks)
+    } else {
+        0
+    };
+    plan.usage.cached_tokens = plan.usage.cached_tokens.max(reused);
     let ticket = s.engine.submit(
         at,
         Job {
@@ -303,6 +330,7 @@ fn admit(
             prompt_tokens: plan.usage.prompt_tokens,
             output_tokens: plan.usage.completion_tokens,
             cached_tokens: plan.usage.cached_tokens,
+            reused_tokens: reused,
         },
     );
     let prefix = match api {
@@ -326,6 +354,19 @@ fn admit(
         no_usage: cfg.no_usage,
         cut_after: cfg.cut_after,
     })
+}
+
+/// One hash per whole block of `ids`, each over the block and every block before it, so equal
+/// hashes mean equal prefixes.
+fn block_chain(ids: &[u32]) -> Vec<u64> {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    ids.chunks_exact(crate::sim::PREFIX_BLOCK)
+        .map(|block| {
+            block.hash(&mut h);
+            h.finish()
+        })
+        .collect()
 }
 
 /// Validates lengths as vLLM does and decides the output length under the fault modes.
@@ -378,6 +419,7 @@ fn plan(cfg: &SimConfig, api: Api, req: &GenRequest) -> Result<Plan, SimError> {
         _ => (max_tokens + u64::from(cfg.overshoot), "length"),
     };
     Ok(Plan {
+        blocks: block_chain(&prompt_ids),
         stream: req.stream,
         include_usage: req.stream_options.as_ref().is_some_and(|o| o.include_usage),
         usage: Usage {

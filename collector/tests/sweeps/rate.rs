@@ -231,3 +231,64 @@ async fn dataset_prompts_arrive_byte_for_byte_in_order_and_cycle() {
             .any(|f| f.kind == llmsweep_shared::bundle::FlagKind::InputLengthOff)
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shared_prefix_hits_the_simulators_prefix_cache_in_whole_blocks_and_no_more() {
+    // kpro5's prefix cache reuses whole 16-token blocks: a 100-token shared prefix is 6 blocks
+    // (96 tokens); the 7th block holds each prompt's own words, so it never matches.
+    let cfg = SimConfig {
+        decode_d0_s: 0.004,
+        decode_d1_s: 0.0,
+        ..SimConfig::preset(Preset::Kpro5)
+    };
+    let s = sweep(
+        cfg,
+        &[
+            "--concurrency",
+            "2",
+            "--requests",
+            "6",
+            "--input-len",
+            "300",
+            "--output-len",
+            "4",
+            "--shared-prefix-len",
+            "100",
+            "--warmup",
+            "1",
+        ],
+    )
+    .await;
+    assert_eq!(s.bundle.workload.shared_prefix_len, 100);
+    let p = &s.bundle.sweeps[0].points[0];
+    let cached: Vec<Option<u64>> = p.requests.iter().map(|r| r.cached_tokens).collect();
+    assert_eq!(cached, vec![Some(96); 6]);
+    assert!(
+        !p.flags
+            .iter()
+            .any(|f| f.kind == llmsweep_shared::bundle::FlagKind::PrefixCache),
+        "hits within the shared prefix are expected: {:?}",
+        p.flags
+    );
+    // Without a shared prefix, the same run finds nothing cached.
+    let s = sweep(
+        SimConfig::preset(Preset::Kpro5),
+        &[
+            "--concurrency",
+            "2",
+            "--requests",
+            "4",
+            "--input-len",
+            "300",
+            "--output-len",
+            "2",
+        ],
+    )
+    .await;
+    let p = &s.bundle.sweeps[0].points[0];
+    assert!(
+        p.requests.iter().all(|r| r.cached_tokens == Some(0)),
+        "{:?}",
+        p.requests
+    );
+}
