@@ -5,7 +5,11 @@
 
 pub mod interval;
 mod meta;
+mod rate;
 pub mod verdict;
+
+#[cfg(test)]
+pub(crate) use rate::tests as rate_tests;
 
 use std::collections::BTreeSet;
 
@@ -14,6 +18,8 @@ use crate::charts::axis::fixed;
 use crate::curves::{Metric, sweep_of};
 
 pub use interval::{Change, Estimate, RESOLUTION_S, Spread};
+use rate::rate_mismatch;
+pub use rate::rate_text;
 pub use verdict::{Outcome, SweepVerdict, WorkloadCheck, verdicts, workload_checks};
 
 /// Changes smaller than this many percent are shown as unchanged, not better or worse, even when
@@ -63,9 +69,10 @@ pub struct MetricRow {
     pub cells: Vec<Cell>,
 }
 
-/// One level: a concurrency (throughput) or an input length (context).
+/// One level: a concurrency (throughput), an input length (context) or an offered rate (rate).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Level {
+    /// See [`level_key`]; [`verdict::level_text`] says it in words.
     pub key: u64,
     pub rows: Vec<MetricRow>,
     /// What the server said of its load at this level, per compared run (baseline first):
@@ -129,7 +136,7 @@ pub struct MetaRow {
 pub struct Comparison {
     pub baseline: usize,
     pub labels: Vec<String>,
-    /// Throughput first, then context; a kind no run has is left out.
+    /// Throughput first, then context, then rate; a kind no run has is left out.
     pub sweeps: Vec<SweepComparison>,
     pub metadata: Vec<MetaRow>,
     /// Per input run: for an imported run, where its numbers come from, in one line (e.g.
@@ -167,7 +174,11 @@ pub fn definition(b: &Bundle, metric: Metric) -> Option<&str> {
         Metric::AggTokS => "agg_tok_s",
         Metric::DecodeTokSP50 => "decode_tok_s",
         Metric::TtftP50 | Metric::TtftP99 => "ttft_s",
-        Metric::E2eP50 => "e2e_s",
+        Metric::E2eP50 | Metric::E2eP99 => "e2e_s",
+        Metric::TpotP50 => "tpot_s",
+        Metric::AchievedRps => "achieved_rps",
+        Metric::GoodputFraction | Metric::GoodRps => "goodput",
+        Metric::LagP99 => "schedule_lag_s",
         Metric::ItlP50 => "itl_s",
         Metric::PrefillTokSP50 => "prefill_tok_s",
         Metric::RequestS => "request_s",
@@ -178,7 +189,7 @@ pub fn definition(b: &Bundle, metric: Metric) -> Option<&str> {
 /// Compares every run with `runs[baseline]`.
 pub fn compare(runs: &[RunInput], baseline: usize) -> Comparison {
     let baseline = baseline.min(runs.len().saturating_sub(1));
-    let sweeps = [SweepKind::Throughput, SweepKind::Context]
+    let sweeps = [SweepKind::Throughput, SweepKind::Context, SweepKind::Rate]
         .into_iter()
         .filter_map(|kind| compare_sweep(runs, baseline, kind))
         .collect();
@@ -242,9 +253,14 @@ pub fn kind_name(kind: SweepKind) -> &'static str {
 }
 
 /// Why sweep `b` (of bundle `bb`) did not run the same workload as sweep `a` (of bundle `ab`);
-/// empty when it did. Seeds may differ: they change the random text, not the shape of the load.
+/// empty when it did. Prompt seeds may differ: they change the random text, not the shape of the
+/// load. A rate sweep's arrival seed is another matter: it draws the schedule itself, so two
+/// rate sweeps must agree on it, on the arrival process and on `--max-concurrency`.
 pub fn workload_mismatch(a: &Sweep, b: &Sweep, bb: &Bundle, ab: &Bundle) -> Vec<String> {
     let mut reasons = Vec::new();
+    if a.kind == SweepKind::Rate {
+        rate_mismatch(a, b, &mut reasons);
+    }
     // Different level lists are fine: the runs are compared at the levels both have. Only
     // lengths that matter to every level must agree.
     let set = |v: &[u32]| v.iter().copied().collect::<BTreeSet<u32>>();
@@ -263,6 +279,15 @@ pub fn workload_mismatch(a: &Sweep, b: &Sweep, bb: &Bundle, ab: &Bundle) -> Vec<
                     "concurrency differs: {} vs {}",
                     join(&a.concurrency),
                     join(&b.concurrency)
+                ));
+            }
+        }
+        SweepKind::Rate => {
+            if lens(&a.input_lens) != lens(&b.input_lens) {
+                reasons.push(format!(
+                    "input lengths differ: {} vs {}",
+                    join(&a.input_lens),
+                    join(&b.input_lens)
                 ));
             }
         }
@@ -311,12 +336,18 @@ fn join<T: ToString>(v: &[T]) -> String {
     v.iter().map(T::to_string).collect::<Vec<_>>().join(",")
 }
 
-/// The level key of a point: its concurrency (throughput) or input length (context).
+/// The level key of a point: its concurrency (throughput), its input length (context) or its
+/// offered rate in milli-requests per second (rate: `2000` is 2 req/s, so rates such as 0.5 or
+/// 1.25 req/s pair exactly; a point without its rate record has key 0).
 pub fn level_key(kind: SweepKind, p: &Point) -> u64 {
-    if kind == SweepKind::Context {
-        p.input_len
-    } else {
-        u64::from(p.concurrency)
+    match kind {
+        SweepKind::Context => p.input_len,
+        SweepKind::Rate => p
+            .rate
+            .map(|r| r.offered_rps * 1000.0)
+            .filter(|m| m.is_finite() && *m >= 0.0)
+            .map_or(0, |m| m.round() as u64),
+        _ => u64::from(p.concurrency),
     }
 }
 
@@ -327,9 +358,21 @@ fn levels(
     compared: &[usize],
     kind: SweepKind,
 ) -> (Vec<Level>, Vec<(usize, Vec<u64>)>) {
-    let metrics: &[Metric] = match kind {
-        SweepKind::Context => &Metric::CONTEXT,
-        _ => &Metric::THROUGHPUT,
+    let metrics: Vec<Metric> = match kind {
+        SweepKind::Context => Metric::CONTEXT.to_vec(),
+        // Goodput rows only when every compared run counted it: a run without --goodput has
+        // nothing to set beside them.
+        SweepKind::Rate => Metric::RATE
+            .into_iter()
+            .filter(|m| {
+                !matches!(m, Metric::GoodputFraction | Metric::GoodRps)
+                    || compared.iter().all(|&i| {
+                        sweep_of(runs[i].bundle, kind)
+                            .is_some_and(|s| s.points.iter().any(|p| p.goodput.is_some()))
+                    })
+            })
+            .collect(),
+        _ => Metric::THROUGHPUT.to_vec(),
     };
     let keys_of = |i: usize| -> BTreeSet<u64> {
         sweep_of(runs[i].bundle, kind)
@@ -525,6 +568,7 @@ impl SweepComparison {
     pub fn to_csv(&self, labels: &[String]) -> String {
         let key = match self.kind {
             SweepKind::Context => "input_tokens",
+            SweepKind::Rate => "offered_rps",
             _ => "concurrency",
         };
         let mut head = vec![key.to_string(), "metric".to_string()];
@@ -538,7 +582,11 @@ impl SweepComparison {
         let mut lines = vec![csv_line(&head)];
         for level in &self.levels {
             for row in &level.rows {
-                let mut f = vec![level.key.to_string(), row.metric.label().to_string()];
+                let key = match self.kind {
+                    SweepKind::Rate => rate_text(level.key),
+                    _ => level.key.to_string(),
+                };
+                let mut f = vec![key, row.metric.label().to_string()];
                 for (n, c) in row.cells.iter().enumerate() {
                     f.push(c.value.map(|v| format!("{v}")).unwrap_or_default());
                     if n > 0 {

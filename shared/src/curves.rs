@@ -29,6 +29,17 @@ pub enum Metric {
     /// Prompt tokens / TTFT, median over requests.
     PrefillTokSP50,
     RequestS,
+    /// Time per output token after the first, median over requests.
+    TpotP50,
+    E2eP99,
+    /// Rate sweeps: requests sent per second (the point's [`crate::bundle::RatePoint`]).
+    AchievedRps,
+    /// Requests that met the SLO / requests counted (the point's [`crate::bundle::Goodput`]).
+    GoodputFraction,
+    /// Requests that met the SLO per second of the point's wall time.
+    GoodRps,
+    /// Rate sweeps: how late the client sent requests against their schedule, p99.
+    LagP99,
 }
 
 impl Metric {
@@ -53,7 +64,21 @@ impl Metric {
         Metric::E2eP50,
     ];
 
-    /// The value of this metric in a point's summary, when the summary has it.
+    /// The metrics a rate comparison shows, in table order: latency at each offered rate, what
+    /// the client achieved, and goodput when both runs counted it.
+    pub const RATE: [Metric; 8] = [
+        Metric::TtftP50,
+        Metric::TtftP99,
+        Metric::TpotP50,
+        Metric::E2eP50,
+        Metric::E2eP99,
+        Metric::AchievedRps,
+        Metric::GoodputFraction,
+        Metric::GoodRps,
+    ];
+
+    /// The value of this metric in a point's summary, when the summary has it (`None` for the
+    /// metrics a point keeps outside its summary: rate, goodput, lag).
     pub fn value(self, s: &Summary) -> Option<f64> {
         let v = match self {
             Metric::SteadyTokS => s.steady_tok_s?,
@@ -65,6 +90,11 @@ impl Metric {
             Metric::ItlP50 => s.itl_s?.p50,
             Metric::PrefillTokSP50 => s.prefill_tok_s?.p50,
             Metric::RequestS => s.request_s,
+            Metric::TpotP50 => s.tpot_s?.p50,
+            Metric::E2eP99 => s.e2e_s?.p99,
+            Metric::AchievedRps | Metric::GoodputFraction | Metric::GoodRps | Metric::LagP99 => {
+                return None;
+            }
         };
         v.is_finite().then_some(v)
     }
@@ -73,6 +103,16 @@ impl Metric {
     /// imported point, from what the source reported under its own definitions (see
     /// [`Imported`]); `None` when neither has it.
     pub fn of(self, p: &Point) -> Option<f64> {
+        let outside = match self {
+            Metric::AchievedRps => Some(p.rate.map(|r| r.achieved_rps)),
+            Metric::LagP99 => Some(p.rate.and_then(|r| r.lag_s).map(|l| l.p99)),
+            Metric::GoodputFraction => Some(p.goodput.map(|g| g.fraction)),
+            Metric::GoodRps => Some(p.goodput.map(|g| g.good_rps)),
+            _ => None,
+        };
+        if let Some(v) = outside {
+            return v.filter(|v| v.is_finite());
+        }
         match (&p.summary, &p.imported) {
             (Some(s), _) => self.value(s),
             (None, Some(i)) => self.imported(i, p.input_len),
@@ -115,6 +155,11 @@ impl Metric {
                 len => i.ttft_s.central().map(|t| len as f64 / t),
             },
             Metric::RequestS => i.request_s,
+            Metric::TpotP50 => i.tpot_s.p50,
+            Metric::E2eP99 => i.e2e_s.p99,
+            Metric::AchievedRps | Metric::GoodputFraction | Metric::GoodRps | Metric::LagP99 => {
+                None
+            }
         }?;
         v.is_finite().then_some(v)
     }
@@ -131,19 +176,34 @@ impl Metric {
             Metric::ItlP50 => "ITL p50 (ms)",
             Metric::PrefillTokSP50 => "prefill tok/s (p50)",
             Metric::RequestS => "requests/s",
+            Metric::TpotP50 => "TPOT p50 (s)",
+            Metric::E2eP99 => "e2e p99 (s)",
+            Metric::AchievedRps => "achieved requests/s",
+            Metric::GoodputFraction => "goodput (fraction)",
+            Metric::GoodRps => "good requests/s",
+            Metric::LagP99 => "schedule lag p99 (s)",
         }
     }
 
     /// A request latency in seconds, whose changes under the client's timing resolution are
     /// never significant (see `compare::RESOLUTION_S`).
     pub fn is_latency(self) -> bool {
-        matches!(self, Metric::TtftP50 | Metric::TtftP99 | Metric::E2eP50)
+        matches!(
+            self,
+            Metric::TtftP50 | Metric::TtftP99 | Metric::E2eP50 | Metric::E2eP99
+        )
     }
 
     /// Which way is better: throughput up, latency down.
     pub fn better(self) -> Better {
         match self {
-            Metric::TtftP50 | Metric::TtftP99 | Metric::E2eP50 | Metric::ItlP50 => Better::Lower,
+            Metric::TtftP50
+            | Metric::TtftP99
+            | Metric::E2eP50
+            | Metric::E2eP99
+            | Metric::TpotP50
+            | Metric::ItlP50
+            | Metric::LagP99 => Better::Lower,
             _ => Better::Higher,
         }
     }

@@ -4,6 +4,8 @@
 //! Throughput: the peak steady rate and where it is, the level from which the curve is within
 //! [`SATURATION_PCT`] of that peak, and the single-user experience at the lowest level. Context:
 //! TTFT and prefill speed from the shortest to the longest length measured, and what was skipped.
+//! Rate: from the lowest offered rate to the highest, what the client achieved, TTFT p50 and,
+//! with an SLO, the goodput fraction.
 
 use crate::bundle::{PointStatus, Sweep, SweepKind};
 use crate::charts::axis::fixed;
@@ -16,6 +18,7 @@ pub const SATURATION_PCT: f64 = 5.0;
 pub fn headline(sweep: &Sweep) -> Option<String> {
     match sweep.kind {
         SweepKind::Context => context(sweep),
+        SweepKind::Rate => rate(sweep),
         _ => throughput(sweep),
     }
 }
@@ -105,6 +108,34 @@ fn context(sweep: &Sweep) -> Option<String> {
     Some(out)
 }
 
+fn rate(sweep: &Sweep) -> Option<String> {
+    let mut pts: Vec<(&crate::bundle::Point, crate::bundle::RatePoint)> =
+        ok(sweep).filter_map(|p| Some((p, p.rate?))).collect();
+    pts.sort_by(|a, b| a.1.offered_rps.total_cmp(&b.1.offered_rps));
+    let (lo, hi) = (pts.first()?, pts.last()?);
+    let rps = |r: &crate::bundle::RatePoint| {
+        format!(
+            "{} req/s offered ({} achieved)",
+            crate::charts::axis::format_value(r.offered_rps),
+            crate::charts::axis::format_value(r.achieved_rps)
+        )
+    };
+    let at = |p: &(&crate::bundle::Point, crate::bundle::RatePoint)| {
+        let mut s = rps(&p.1);
+        if let Some(t) = Metric::TtftP50.of(p.0) {
+            s.push_str(&format!(" TTFT p50 {}", secs(t)));
+        }
+        if let Some(g) = p.0.goodput {
+            s.push_str(&format!(", goodput {} %", fixed(g.fraction * 100.0, 0)));
+        }
+        s
+    };
+    if pts.len() == 1 {
+        return Some(format!("at {}", at(lo)));
+    }
+    Some(format!("at {} → at {}", at(lo), at(hi)))
+}
+
 fn num(v: f64) -> String {
     if v >= 1000.0 {
         fixed(v, 0)
@@ -149,6 +180,16 @@ mod tests {
         assert!(
             h.ends_with("; 8000 skipped (beyond the server's context)"),
             "{h}"
+        );
+    }
+
+    #[test]
+    fn rate_headline_from_the_lowest_rate_to_the_highest() {
+        let b = crate::compare::rate_tests::rate_bundle("a", 2.0, 10);
+        let h = headline(&b.sweeps[0]).unwrap();
+        assert_eq!(
+            h,
+            "at 1 req/s offered (0.99 achieved) TTFT p50 0.11 s, goodput 90 % → at 8 req/s offered (7.92 achieved) TTFT p50 0.22 s, goodput 50 %"
         );
     }
 }

@@ -18,7 +18,8 @@ pub struct CompareArgs {
     pub baseline: Option<PathBuf>,
     /// Exit with status 1 when steady throughput drops, or TTFT p50 rises, by more than PCT
     /// percent beyond the noise (the 95 % interval of the change excludes zero) at any level
-    /// both runs measured, for gating a deployment change in CI. Levels and sweeps only one run
+    /// both runs measured, for gating a deployment change in CI; in a rate sweep, when TTFT
+    /// p50, TPOT p50 or e2e p99 rises so at any offered rate. Levels and sweeps only one run
     /// has are named and not gated. Against an imported run, which has no steady window,
     /// aggregate throughput is compared, and its numbers count as exact.
     #[arg(long, value_name = "PCT")]
@@ -35,6 +36,8 @@ pub enum GateArg {
     Throughput,
     /// Only the context sweep.
     Context,
+    /// Only the rate sweep.
+    Rate,
 }
 
 /// `llmsweep compare`: print the verdict and the comparison; with `--fail-if-slower`, exit 1 on
@@ -52,6 +55,7 @@ pub(crate) fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
         gate: a.gate.map(|g| match g {
             GateArg::Throughput => SweepKind::Throughput,
             GateArg::Context => SweepKind::Context,
+            GateArg::Rate => SweepKind::Rate,
         }),
     };
     let (text, gate) = compare::run(&req)?;

@@ -8,7 +8,9 @@ use anyhow::bail;
 use llmsweep_shared::Bundle;
 use llmsweep_shared::bundle::SweepKind;
 use llmsweep_shared::charts::axis::fixed;
-use llmsweep_shared::compare::verdict::{change_text, level_list};
+use llmsweep_shared::compare::verdict::{
+    change_text, level_cell, level_list, level_name, level_text,
+};
 use llmsweep_shared::compare::{
     Comparison, NEUTRAL_PCT, RunInput, SweepComparison, Verdict, compare, definition, interval,
     kind_name, verdicts,
@@ -164,13 +166,8 @@ fn render_sweep(out: &mut String, cmp: &Comparison, s: &SweepComparison) {
         let _ = writeln!(out);
         return;
     }
-    let level_name = if s.kind == SweepKind::Context {
-        "input"
-    } else {
-        "C"
-    };
     let mut table: Vec<Vec<String>> = vec![
-        std::iter::once(level_name.to_string())
+        std::iter::once(level_name(s.kind).to_string())
             .chain(std::iter::once("metric".to_string()))
             .chain(s.runs.iter().map(|&i| {
                 let mark = if cmp.sources[i].is_some() { " *" } else { "" };
@@ -182,7 +179,7 @@ fn render_sweep(out: &mut String, cmp: &Comparison, s: &SweepComparison) {
         for (n, row) in level.rows.iter().enumerate() {
             let mut cells = vec![
                 if n == 0 {
-                    level.key.to_string()
+                    level_cell(s.kind, level.key)
                 } else {
                     String::new()
                 },
@@ -217,6 +214,9 @@ fn render_sweep(out: &mut String, cmp: &Comparison, s: &SweepComparison) {
         }
     }
     write_table(out, &table);
+    for line in no_interval_notes(s) {
+        let _ = writeln!(out, "  {line}");
+    }
     for c in s.caveats() {
         let _ = writeln!(out, "  † {c}");
     }
@@ -227,6 +227,28 @@ fn render_sweep(out: &mut String, cmp: &Comparison, s: &SweepComparison) {
         );
     }
     let _ = writeln!(out);
+}
+
+/// For a rate sweep, which changes carry no interval and why, one line per metric and reason
+/// (a change printed without `±` is shown, never judged): the achieved rate, set by the
+/// schedule; a p99 over too few requests.
+fn no_interval_notes(s: &SweepComparison) -> Vec<String> {
+    if s.kind != SweepKind::Rate {
+        return Vec::new();
+    }
+    let mut seen: Vec<(Metric, &str)> = Vec::new();
+    for row in s.levels.iter().flat_map(|l| &l.rows) {
+        for c in &row.cells {
+            if let Some(why) = c.change.and_then(|ch| ch.no_interval)
+                && !seen.contains(&(row.metric, why))
+            {
+                seen.push((row.metric, why));
+            }
+        }
+    }
+    seen.into_iter()
+        .map(|(m, why)| format!("no interval, not judged: {} ({why})", m.label()))
+        .collect()
 }
 
 /// For every imported run: where it comes from and what each metric it reported means there,
@@ -349,7 +371,8 @@ fn write_table(out: &mut String, rows: &[Vec<String>]) {
 
 /// The gate: at every level both runs measured, steady throughput (aggregate against an imported
 /// run, which has no steady window) lower, or TTFT p50 higher, by more than `pct` and beyond the
-/// noise. A sweep or level only one run has is named and not gated. It refuses (exit 2) only when
+/// noise; in a rate sweep, at every offered rate, TTFT p50, TPOT p50 or e2e p99 higher (an open
+/// loop's "slower" is latency: the rate is the same by construction). A sweep or level only one run has is named and not gated. It refuses (exit 2) only when
 /// a run ran a different workload, or nothing at all could be gated.
 pub fn gate(cmp: &Comparison, pct: f64, only: Option<SweepKind>) -> anyhow::Result<GateResult> {
     let mut r = GateResult::default();
@@ -410,6 +433,9 @@ pub fn gate(cmp: &Comparison, pct: f64, only: Option<SweepKind>) -> anyhow::Resu
     Ok(r)
 }
 
+/// What the gate checks at each offered rate of a rate sweep.
+pub const RATE_GATED: [Metric; 3] = [Metric::TtftP50, Metric::TpotP50, Metric::E2eP99];
+
 fn gate_level(
     r: &mut GateResult,
     cmp: &Comparison,
@@ -428,8 +454,24 @@ fn gate_level(
     };
     let at = match s.kind {
         SweepKind::Context => format!("input {}", level.key),
-        _ => format!("C={}", level.key),
+        _ => level_text(s.kind, level.key),
     };
+    if s.kind == SweepKind::Rate {
+        for m in RATE_GATED {
+            if let Some(c) = change(m)
+                && c.significant(pct)
+                && !m.improved_by(c.pct)
+            {
+                r.regressions.push(format!(
+                    "{}: {} {} at {at}",
+                    cmp.labels[run],
+                    m.label(),
+                    change_text(&c)
+                ));
+            }
+        }
+        return;
+    }
     // Steady throughput when both runs have it; an imported run has only the aggregate.
     let throughput = change(Metric::SteadyTokS)
         .map(|c| (Metric::SteadyTokS, c))

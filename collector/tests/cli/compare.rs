@@ -349,3 +349,108 @@ async fn the_gate_passes_a_rerun_and_fails_a_server_half_as_fast() {
     }
     assert!(out.contains("halfspeed: steady output tok/s -"), "{out}");
 }
+
+/// Runs `llmsweep throughput --rates` against `url`: 12 requests at each of 2 and 4 req/s,
+/// Poisson arrivals from the default seed, goodput counted against a TTFT bound of 1 s.
+fn rate_sweep_sim(url: &str, out: &Path, label: &str) -> PathBuf {
+    let args = [
+        "throughput",
+        "--url",
+        url,
+        "--label",
+        label,
+        "--out",
+        out.to_str().unwrap(),
+        "--rates",
+        "2,4",
+        "--input-len",
+        "64",
+        "--output-len",
+        "16",
+        "--requests",
+        "12",
+        "--warmup",
+        "0",
+        "--goodput",
+        "ttft=1",
+    ];
+    let o = llmsweep(&args);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    std::fs::read_dir(out)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with(label))
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_rate_gate_passes_a_rerun_and_fails_a_server_half_as_fast() {
+    use llmsweep::sim::{Preset, SimConfig, SimServer};
+    // TTFT about 0.2 s, then 15 tokens 20 ms apart: at 2 and 4 req/s a few requests overlap.
+    let cfg = SimConfig {
+        prefill_a_s: 0.2,
+        decode_d0_s: 0.02,
+        decode_d1_s: 0.0,
+        ..SimConfig::preset(Preset::Fast)
+    };
+    let half = SimConfig {
+        prefill_a_s: 0.4,
+        decode_d0_s: 0.04,
+        ..cfg.clone()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let sim = SimServer::start(cfg, 0).await.unwrap();
+    let a = rate_sweep_sim(&sim.url(), dir.path(), "first");
+    let b = rate_sweep_sim(&sim.url(), dir.path(), "again");
+    sim.shutdown().await;
+    let slow = SimServer::start(half, 0).await.unwrap();
+    let c = rate_sweep_sim(&slow.url(), dir.path(), "halfspeed");
+    slow.shutdown().await;
+    let (a, b, c) = (
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        c.to_str().unwrap(),
+    );
+
+    let o = llmsweep(&["compare", a, b, "--fail-if-slower", "5"]);
+    let out = text(&o.stdout);
+    println!("{out}");
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(
+        out.contains("rate sweep: no significant change from first to again (2, 4 req/s)"),
+        "{out}"
+    );
+    assert!(out.contains("again: same workload ✓ (digest "), "{out}");
+    assert!(out.contains("rate sweep, baseline first"), "{out}");
+    assert!(
+        out.contains("gated: again against first: rate sweep at 2, 4 req/s"),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "no interval, not judged: achieved requests/s (set by the client's arrival schedule"
+        ),
+        "{out}"
+    );
+
+    let o = llmsweep(&["compare", a, c, "--fail-if-slower", "5"]);
+    let out = text(&o.stdout);
+    println!("{out}");
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains("rate sweep: halfspeed is slower than first at every level (2, 4 req/s)"),
+        "{out}"
+    );
+    for level in ["2 req/s", "4 req/s"] {
+        for metric in ["TTFT p50 (s)", "TPOT p50 (s)"] {
+            assert!(
+                out.lines()
+                    .any(|l| l.contains(&format!("halfspeed: {metric} +"))
+                        && l.ends_with(&format!("at {level}"))),
+                "{metric} at {level}: {out}"
+            );
+        }
+    }
+
+}

@@ -20,7 +20,12 @@
 
 use crate::bundle::{Point, PointStatus, RequestRecord};
 use crate::curves::Metric;
+use crate::metrics::request::tpot_s;
 use crate::metrics::{decode_tok_s, passes, prefill_tok_s, span, steady_windows, tokens_between};
+
+/// Why a rate sweep's achieved rate has no interval.
+pub const ACHIEVED_NO_INTERVAL: &str =
+    "set by the client's arrival schedule, not sampled per request: no interval";
 
 /// The confidence level of every interval.
 pub const CONFIDENCE: f64 = 0.95;
@@ -45,6 +50,10 @@ pub enum Spread {
     Unstated,
     /// Measured, but too few requests (or no per-request records) to say how well.
     TooFew,
+    /// No interval, for the reason given, as the compare table says it: a rate sweep's achieved
+    /// rate is set by the client's schedule, not sampled per request; a goodput of zero has no
+    /// log-scale interval.
+    NoInterval(&'static str),
 }
 
 /// A metric's value at a point, with its spread.
@@ -84,6 +93,7 @@ impl Change {
             return None;
         }
         let (interval, no_interval) = match (base.spread, other.spread) {
+            (Spread::NoInterval(why), _) | (_, Spread::NoInterval(why)) => (None, Some(why)),
             (Spread::TooFew, _) | (_, Spread::TooFew) => {
                 (None, Some("too few requests for an interval"))
             }
@@ -144,7 +154,7 @@ fn log_bounds(s: Spread) -> (f64, f64) {
     match s {
         Spread::LogSe(se) => (Z * se, Z * se),
         Spread::LogBounds { down, up } => (down, up),
-        Spread::Unstated | Spread::TooFew => (0.0, 0.0),
+        Spread::Unstated | Spread::TooFew | Spread::NoInterval(_) => (0.0, 0.0),
     }
 }
 
@@ -172,6 +182,18 @@ fn spread_of(metric: Metric, p: &Point, value: f64) -> Option<Spread> {
         Metric::TtftP50 => percentile_log_bounds(values(&|r| r.ttft_s), 0.5, value),
         Metric::TtftP99 => percentile_log_bounds(values(&|r| r.ttft_s), 0.99, value),
         Metric::E2eP50 => percentile_log_bounds(values(&|r| Some(r.e2e_s)), 0.5, value),
+        Metric::E2eP99 => percentile_log_bounds(values(&|r| Some(r.e2e_s)), 0.99, value),
+        Metric::TpotP50 => percentile_log_bounds(values(&tpot_s), 0.5, value),
+        Metric::GoodputFraction | Metric::GoodRps => match p.goodput? {
+            g if g.good == 0 && g.requests > 0 => Some(Spread::NoInterval(
+                "no request met the SLO, and a zero has no interval: shown, not judged",
+            )),
+            g => proportion_log_bounds(g.good, g.requests),
+        },
+        Metric::AchievedRps => Some(Spread::NoInterval(ACHIEVED_NO_INTERVAL)),
+        Metric::LagP99 => Some(Spread::NoInterval(
+            "the client's own lateness: shown, not judged",
+        )),
         Metric::DecodeTokSP50 => percentile_log_bounds(values(&decode_tok_s), 0.5, value),
         Metric::PrefillTokSP50 => percentile_log_bounds(values(&prefill_tok_s), 0.5, value),
         Metric::SteadyTokS => {
@@ -190,6 +212,31 @@ fn spread_of(metric: Metric, p: &Point, value: f64) -> Option<Spread> {
         // summaries; requests/s moves in whole requests. Neither has an interval.
         Metric::ItlP50 | Metric::RequestS => None,
     }
+}
+
+/// How far the Wilson score interval (at [`CONFIDENCE`]) of the proportion `good / n` reaches
+/// below and above it on the log scale: the goodput fraction's spread, each request a trial.
+/// Good requests per second (`good / wall`) take the same relative spread, the wall time held
+/// fixed. `None` when no request or no good one (a zero has no log).
+///
+/// Worked example: 45 good of 50 (0.9) gives the interval 0.786 to 0.957.
+pub fn proportion_log_bounds(good: u64, n: u64) -> Option<Spread> {
+    if n == 0 || good == 0 || good > n {
+        return None;
+    }
+    let (k, n) = (good as f64, n as f64);
+    let f = k / n;
+    let z2 = Z * Z;
+    let centre = (f + z2 / (2.0 * n)) / (1.0 + z2 / n);
+    let half = Z / (1.0 + z2 / n) * (f * (1.0 - f) / n + z2 / (4.0 * n * n)).sqrt();
+    let (lo, hi) = (
+        (centre - half).max(f64::MIN_POSITIVE),
+        (centre + half).min(1.0),
+    );
+    Some(Spread::LogBounds {
+        down: (f.ln() - lo.ln()).max(0.0),
+        up: (hi.ln() - f.ln()).max(0.0),
+    })
 }
 
 /// How far the [`CONFIDENCE`] interval of the `q` quantile of `values` reaches below and above

@@ -12,6 +12,13 @@ use super::{Change, Comparison, SweepComparison, kind_name};
 pub fn headline_metrics(kind: SweepKind) -> &'static [Metric] {
     match kind {
         SweepKind::Context => &[Metric::TtftP50, Metric::PrefillTokSP50],
+        SweepKind::Rate => &[
+            Metric::TtftP50,
+            Metric::TtftP99,
+            Metric::TpotP50,
+            Metric::E2eP99,
+            Metric::GoodputFraction,
+        ],
         _ => &[
             Metric::SteadyTokS,
             Metric::AggTokS,
@@ -228,16 +235,37 @@ fn sweep_verdict(cmp: &Comparison, s: &SweepComparison, run: usize, pct: f64) ->
     v
 }
 
-/// `C = 1, 2, 4` or `input = 1000, 8000`.
+/// `C = 1, 2, 4`, `input = 1000, 8000` or `1, 2, 0.5 req/s`.
 pub fn level_list(kind: SweepKind, keys: &[u64]) -> String {
+    if kind == SweepKind::Rate {
+        let list: Vec<String> = keys.iter().map(|&k| super::rate_text(k)).collect();
+        return format!("{} req/s", list.join(", "));
+    }
     let list: Vec<String> = keys.iter().map(u64::to_string).collect();
     format!("{} = {}", level_name(kind), list.join(", "))
 }
 
-/// `C` or `input`.
+/// One level in words: `C=4`, `input=8000` or `2 req/s`.
+pub fn level_text(kind: SweepKind, key: u64) -> String {
+    match kind {
+        SweepKind::Rate => format!("{} req/s", super::rate_text(key)),
+        _ => format!("{}={}", level_name(kind), key),
+    }
+}
+
+/// A table cell naming a level: `4`, `8000`, or `2 req/s`.
+pub fn level_cell(kind: SweepKind, key: u64) -> String {
+    match kind {
+        SweepKind::Rate => level_text(kind, key),
+        _ => key.to_string(),
+    }
+}
+
+/// `C`, `input` or `offered` (a column heading).
 pub fn level_name(kind: SweepKind) -> &'static str {
     match kind {
         SweepKind::Context => "input",
+        SweepKind::Rate => "offered",
         _ => "C",
     }
 }
@@ -342,7 +370,7 @@ impl SweepVerdict {
                         super::RESOLUTION_S * 1e3
                     ));
                 }
-                let key = |a: &AtLevel| format!("{}={}", level_name(self.kind), a.key);
+                let key = |a: &AtLevel| level_text(self.kind, a.key);
                 let range = if total == 1 {
                     format!("{} at {}", change_text(&best.change), key(&best))
                 } else {
@@ -447,16 +475,15 @@ pub fn workload_checks(runs: &[super::RunInput], cmp: &Comparison) -> Vec<Worklo
                             }
                             if a.len() != b.len() {
                                 more.push(format!(
-                                    "{}={} ({} vs {})",
-                                    level_name(s.kind),
-                                    level.key,
+                                    "{} ({} vs {})",
+                                    level_text(s.kind, level.key),
                                     b.len(),
                                     a.len()
                                 ));
                             }
                         } else {
                             same = false;
-                            differs.push(format!("{}={}", level_name(s.kind), level.key));
+                            differs.push(level_text(s.kind, level.key));
                         }
                     }
                     _ => known = false,
