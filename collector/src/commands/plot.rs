@@ -31,6 +31,22 @@ pub enum ChartArg {
     Prefill,
     /// Decode tok/s per request (p50) vs input length (context sweep).
     DecodeVsLength,
+    /// TTFT p50 and p99 vs achieved requests/s (rate sweep).
+    #[value(alias = "ttft-vs-rate")]
+    RateTtft,
+    /// TPOT p50 vs achieved requests/s (rate sweep).
+    #[value(alias = "tpot-vs-rate")]
+    RateTpot,
+    /// e2e p50 and p99 vs achieved requests/s (rate sweep).
+    #[value(alias = "e2e-vs-rate")]
+    RateE2e,
+    /// Good requests/s (met the --goodput SLO) and achieved requests/s vs offered requests/s
+    /// (rate sweep run with --goodput).
+    #[value(alias = "goodput-vs-rate")]
+    Goodput,
+    /// The client's schedule lag p99 vs offered requests/s (rate sweep): how late it sent.
+    #[value(alias = "lag-vs-rate")]
+    Lag,
 }
 
 /// Chart colors.

@@ -51,6 +51,11 @@ pub fn chart_kind(chart: ChartArg) -> ChartKind {
         ChartArg::Context => ChartKind::TtftVsLength,
         ChartArg::Prefill => ChartKind::PrefillVsLength,
         ChartArg::DecodeVsLength => ChartKind::DecodeVsLength,
+        ChartArg::RateTtft => ChartKind::RateTtft,
+        ChartArg::RateTpot => ChartKind::RateTpot,
+        ChartArg::RateE2e => ChartKind::RateE2e,
+        ChartArg::Goodput => ChartKind::RateGoodput,
+        ChartArg::Lag => ChartKind::RateLag,
     }
 }
 
@@ -58,6 +63,8 @@ pub fn chart_kind(chart: ChartArg) -> ChartKind {
 pub fn sweep_kind(kind: ChartKind) -> SweepKind {
     if ChartKind::CONTEXT.contains(&kind) {
         SweepKind::Context
+    } else if ChartKind::RATE.contains(&kind) {
+        SweepKind::Rate
     } else {
         SweepKind::Throughput
     }
@@ -108,6 +115,12 @@ pub fn run(a: &PlotArgs) -> anyhow::Result<Written> {
     }
     let mut plot = charts::build(kind, &runs).for_print();
     if plot.is_empty() {
+        if kind == ChartKind::RateGoodput {
+            bail!(
+                "--chart goodput needs a rate sweep run with --goodput (e.g. --goodput ttft=0.5,tpot=0.05); {} counted no goodput",
+                runs.iter().map(|r| r.label).collect::<Vec<_>>().join(", ")
+            );
+        }
         bail!(
             "the {} sweep of {} has no measured point to draw (every point failed or was skipped)",
             kind_name(sweep),
@@ -184,6 +197,15 @@ mod tests {
                 ChartArg::Context | ChartArg::Prefill | ChartArg::DecodeVsLength
             );
             assert_eq!(sweep_kind(kind) == SweepKind::Context, context, "{chart:?}");
+            let rate = matches!(
+                chart,
+                ChartArg::RateTtft
+                    | ChartArg::RateTpot
+                    | ChartArg::RateE2e
+                    | ChartArg::Goodput
+                    | ChartArg::Lag
+            );
+            assert_eq!(sweep_kind(kind) == SweepKind::Rate, rate, "{chart:?}");
         }
         assert_eq!(chart_name(ChartArg::DecodeVsLength), "decode-vs-length");
     }

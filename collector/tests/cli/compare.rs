@@ -453,4 +453,12 @@ async fn the_rate_gate_passes_a_rerun_and_fails_a_server_half_as_fast() {
         }
     }
 
+    // Every rate chart draws from these bundles.
+    for chart in ["rate-ttft", "rate-tpot", "rate-e2e", "goodput", "lag"] {
+        let img = dir.path().join(format!("{chart}.svg"));
+        let o = llmsweep(&["plot", a, c, "--chart", chart, "-o", img.to_str().unwrap()]);
+        assert!(o.status.success(), "{chart}: {}", text(&o.stderr));
+        let svg = std::fs::read_to_string(&img).unwrap();
+        assert!(svg.contains("requests/s"), "{chart}");
+    }
 }

@@ -22,6 +22,11 @@ impl ChartKind {
             ChartKind::Tradeoff => &[Metric::SteadyTokS, Metric::AggTokS, Metric::DecodeTokSP50],
             ChartKind::TtftVsLength => &[Metric::TtftP50],
             ChartKind::PrefillVsLength => &[Metric::PrefillTokSP50],
+            ChartKind::RateTtft => &[Metric::TtftP50, Metric::TtftP99],
+            ChartKind::RateTpot => &[Metric::TpotP50],
+            ChartKind::RateE2e => &[Metric::E2eP50, Metric::E2eP99],
+            ChartKind::RateGoodput => &[Metric::GoodRps, Metric::AchievedRps],
+            ChartKind::RateLag => &[Metric::LagP99],
         }
     }
 }
@@ -42,7 +47,7 @@ pub fn across_runs(kind: ChartKind, runs: &[ChartRun], at: PointRef, baseline: u
     let key = level_key(sweep.kind, point);
     let level = match sweep.kind {
         SweepKind::Context => format!("{} input tokens", format_tokens(key as f64)),
-        _ => format!("C={key}"),
+        _ => crate::compare::verdict::level_text(sweep.kind, key),
     };
     // Each run's point at this level, in its first sweep of the kind.
     let points: Vec<Option<&Point>> = runs

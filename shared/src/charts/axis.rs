@@ -13,6 +13,9 @@ pub enum AxisKind {
     Tokens,
     /// A plain linear scale (seconds, tok/s).
     Linear,
+    /// Requests per second (a rate sweep's offered or achieved rate): log scale, ticks at
+    /// 1-2-5 × 10ⁿ, written as plain numbers (`0.5`, `2`, `50`).
+    Rate,
 }
 
 /// At most this many ticks on a log axis; more are thinned.
@@ -22,7 +25,9 @@ impl AxisKind {
     /// Data value → position on the plot (log2 for the log scales).
     pub fn to_plot(self, v: f64) -> f64 {
         match self {
-            AxisKind::Concurrency | AxisKind::Tokens => v.max(f64::MIN_POSITIVE).log2(),
+            AxisKind::Concurrency | AxisKind::Tokens | AxisKind::Rate => {
+                v.max(f64::MIN_POSITIVE).log2()
+            }
             AxisKind::Linear => v,
         }
     }
@@ -49,7 +54,7 @@ impl AxisKind {
     pub fn ticks(self, lo: f64, hi: f64) -> Vec<f64> {
         match self {
             AxisKind::Concurrency => pow2_ticks(lo, hi),
-            AxisKind::Tokens => one_two_five_ticks(lo, hi),
+            AxisKind::Tokens | AxisKind::Rate => one_two_five_ticks(lo, hi),
             AxisKind::Linear => Vec::new(),
         }
     }
@@ -59,7 +64,7 @@ impl AxisKind {
         match self {
             AxisKind::Concurrency => fixed(v.round(), 0),
             AxisKind::Tokens => format_tokens(v),
-            AxisKind::Linear => format_value(v),
+            AxisKind::Linear | AxisKind::Rate => format_value(v),
         }
     }
 }
@@ -419,7 +424,12 @@ mod tests {
             (f64::NAN, f64::INFINITY),
             (f64::NEG_INFINITY, 3.0),
         ] {
-            for kind in [AxisKind::Linear, AxisKind::Concurrency, AxisKind::Tokens] {
+            for kind in [
+                AxisKind::Linear,
+                AxisKind::Concurrency,
+                AxisKind::Tokens,
+                AxisKind::Rate,
+            ] {
                 let (a, b) = kind.plot_range(lo, hi);
                 assert!(
                     a.is_finite() && b.is_finite() && a < b,

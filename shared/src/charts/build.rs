@@ -30,6 +30,16 @@ pub enum ChartKind {
     TtftVsLength,
     PrefillVsLength,
     DecodeVsLength,
+    /// Rate sweeps: TTFT p50 and p99 vs the achieved request rate.
+    RateTtft,
+    /// Rate sweeps: TPOT p50 vs the achieved request rate.
+    RateTpot,
+    /// Rate sweeps: e2e p50 and p99 vs the achieved request rate.
+    RateE2e,
+    /// Rate sweeps with an SLO: good requests/s, beside achieved requests/s, vs the offered rate.
+    RateGoodput,
+    /// Rate sweeps: the client's schedule lag p99 vs the offered rate (the proof it kept up).
+    RateLag,
 }
 
 impl ChartKind {
@@ -44,6 +54,13 @@ impl ChartKind {
         ChartKind::PrefillVsLength,
         ChartKind::DecodeVsLength,
     ];
+    pub const RATE: [ChartKind; 5] = [
+        ChartKind::RateTtft,
+        ChartKind::RateTpot,
+        ChartKind::RateE2e,
+        ChartKind::RateGoodput,
+        ChartKind::RateLag,
+    ];
 
     /// A file-name friendly name, e.g. for exports.
     pub fn slug(self) -> &'static str {
@@ -55,6 +72,11 @@ impl ChartKind {
             ChartKind::TtftVsLength => "ttft-vs-length",
             ChartKind::PrefillVsLength => "prefill-vs-length",
             ChartKind::DecodeVsLength => "decode-vs-length",
+            ChartKind::RateTtft => "ttft-vs-rate",
+            ChartKind::RateTpot => "tpot-vs-rate",
+            ChartKind::RateE2e => "e2e-vs-rate",
+            ChartKind::RateGoodput => "goodput-vs-rate",
+            ChartKind::RateLag => "lag-vs-rate",
         }
     }
 }
@@ -88,6 +110,160 @@ pub fn build(kind: ChartKind, runs: &[ChartRun]) -> Plot {
         ChartKind::TtftVsLength => by_length(kind, runs, Metric::TtftP50),
         ChartKind::PrefillVsLength => by_length(kind, runs, Metric::PrefillTokSP50),
         ChartKind::DecodeVsLength => by_length(kind, runs, Metric::DecodeTokSP50),
+        ChartKind::RateTtft
+        | ChartKind::RateTpot
+        | ChartKind::RateE2e
+        | ChartKind::RateGoodput
+        | ChartKind::RateLag => by_rate(kind, runs),
+    }
+}
+
+/// A rate sweep's chart: latency against the rate the client achieved (what the server was
+/// actually given), goodput and lag against the rate offered (what was asked).
+fn by_rate(kind: ChartKind, runs: &[ChartRun]) -> Plot {
+    let (title, y, x, metrics): (&str, &str, RateAxis, &[(Metric, &str)]) = match kind {
+        ChartKind::RateTtft => (
+            "Time to first token vs request rate",
+            "TTFT (s)",
+            RateAxis::Achieved,
+            &[(Metric::TtftP50, "p50"), (Metric::TtftP99, "p99")],
+        ),
+        ChartKind::RateTpot => (
+            "Time per output token vs request rate",
+            "TPOT p50 (s)",
+            RateAxis::Achieved,
+            &[(Metric::TpotP50, "")],
+        ),
+        ChartKind::RateE2e => (
+            "End-to-end latency vs request rate",
+            "e2e (s)",
+            RateAxis::Achieved,
+            &[(Metric::E2eP50, "p50"), (Metric::E2eP99, "p99")],
+        ),
+        ChartKind::RateGoodput => (
+            "Goodput vs offered rate",
+            "requests/s",
+            RateAxis::Offered,
+            &[
+                (Metric::GoodRps, "good (met the SLO)"),
+                (Metric::AchievedRps, "achieved"),
+            ],
+        ),
+        _ => (
+            "Client schedule lag vs offered rate",
+            "schedule lag p99 (s)",
+            RateAxis::Offered,
+            &[(Metric::LagP99, "")],
+        ),
+    };
+    let x_label = match x {
+        RateAxis::Achieved => "achieved requests/s",
+        RateAxis::Offered => "offered requests/s",
+    };
+    let mut plot = Plot::new(title, AxisKind::Rate, x_label, y);
+    plot.empty_note = if kind == ChartKind::RateGoodput {
+        "No rate sweep with goodput (--goodput) in the runs shown".into()
+    } else {
+        "No rate sweep in the runs shown".into()
+    };
+    for (ri, run) in runs.iter().enumerate() {
+        for (mi, &(metric, _)) in metrics.iter().enumerate() {
+            // The achieved rate only beside a goodput: alone it would be a chart of nothing.
+            if kind == ChartKind::RateGoodput
+                && metric == Metric::AchievedRps
+                && rate_series(run.bundle, Metric::GoodRps, x)
+                    .points
+                    .is_empty()
+            {
+                continue;
+            }
+            let series = rate_series(run.bundle, metric, x);
+            add_series(&mut plot, run, ri, &series, mi > 0, |p| {
+                rate_at(run.bundle, p)
+            });
+        }
+    }
+    run_legend(&mut plot, runs);
+    if metrics.len() > 1 {
+        for (mi, &(_, name)) in metrics.iter().enumerate() {
+            plot.legend.push(style_entry(name, mi > 0, None));
+        }
+    }
+    flag_legend(&mut plot);
+    plot
+}
+
+/// Which rate a rate chart's x axis is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RateAxis {
+    /// What the client sent (latency charts: the load the server was actually given).
+    Achieved,
+    /// What the schedule asked (goodput and lag: the level as the sweep names it).
+    Offered,
+}
+
+/// `metric` over the bundle's rate sweep, against the achieved or offered rate; points without
+/// a rate record, or not measured, are left out.
+fn rate_series(bundle: &Bundle, metric: Metric, x: RateAxis) -> Series {
+    let mut points = Vec::new();
+    if let Some((si, sweep)) = bundle
+        .sweeps
+        .iter()
+        .enumerate()
+        .find(|(_, s)| s.kind == crate::bundle::SweepKind::Rate)
+    {
+        for (pi, p) in sweep.points.iter().enumerate() {
+            let (Some(r), Some(y), PointStatus::Ok) = (p.rate, metric.of(p), p.status) else {
+                continue;
+            };
+            let xv = match x {
+                RateAxis::Achieved => r.achieved_rps,
+                RateAxis::Offered => r.offered_rps,
+            };
+            if !(xv.is_finite() && xv > 0.0) {
+                continue;
+            }
+            points.push(SeriesPoint {
+                x: xv,
+                y: metric.display(y),
+                concurrency: p.concurrency,
+                input_len: p.input_len,
+                origin: Origin::Measured,
+                flags: p.flags.clone(),
+                point_index: pi,
+                sweep_index: si,
+            });
+        }
+    }
+    points.sort_by(|a, b| a.x.total_cmp(&b.x));
+    Series { metric, points }
+}
+
+/// `8 req/s offered, 7.9 achieved`, for a rate point's hover.
+fn rate_at(bundle: &Bundle, p: &SeriesPoint) -> String {
+    let point = bundle
+        .sweeps
+        .get(p.sweep_index)
+        .and_then(|s| s.points.get(p.point_index));
+    match point.and_then(|q| q.rate) {
+        Some(r) => {
+            let mut s = format!(
+                "{} req/s offered, {} achieved",
+                format_exact(r.offered_rps),
+                format_exact(r.achieved_rps)
+            );
+            if let Some(g) = point.and_then(|q| q.goodput) {
+                s.push_str(&format!(
+                    "
+goodput {} of {} ({} %)",
+                    g.good,
+                    g.requests,
+                    super::axis::fixed(g.fraction * 100.0, 1)
+                ));
+            }
+            s
+        }
+        None => "rate point".into(),
     }
 }
 
@@ -613,6 +789,63 @@ mod tests {
                 "max running requests 128 (b)"
             ]
         );
+    }
+
+    #[test]
+    fn rate_latency_is_drawn_against_the_achieved_rate() {
+        use crate::compare::rate_tests::rate_bundle;
+        let a = rate_bundle("a", 1.0, 18);
+        let p = build(ChartKind::RateTtft, &[run(&a, 0)]);
+        assert_eq!(p.x_kind, AxisKind::Rate);
+        assert_eq!(p.x_label, "achieved requests/s");
+        assert_eq!(p.lines.len(), 2, "p50 and p99");
+        let xs: Vec<f64> = p.lines[0].points.iter().map(|q| q.0).collect();
+        assert_eq!(xs, [0.99, 1.98, 7.92]);
+        assert!(p.lines[1].dashed);
+        assert!(
+            p.marks[0].hover.starts_with(
+                "a · 1 req/s offered, 0.99 achieved\ngoodput 18 of 20 (90.0 %)\nTTFT p50 (s): "
+            ),
+            "{}",
+            p.marks[0].hover
+        );
+        let legend: Vec<&str> = p.legend.iter().map(|e| e.text.as_str()).collect();
+        assert_eq!(legend, ["a", "p50", "p99"]);
+        let tpot = build(ChartKind::RateTpot, &[run(&a, 0)]);
+        assert_eq!(tpot.lines.len(), 1);
+        assert!((tpot.lines[0].points[0].1 - 0.01095).abs() < 1e-12);
+        assert_eq!(build(ChartKind::RateE2e, &[run(&a, 0)]).lines.len(), 2);
+    }
+
+    #[test]
+    fn rate_goodput_and_lag_are_drawn_against_the_offered_rate() {
+        use crate::compare::rate_tests::rate_bundle;
+        let a = rate_bundle("a", 1.0, 10);
+        let g = build(ChartKind::RateGoodput, &[run(&a, 0)]);
+        assert_eq!(g.x_label, "offered requests/s");
+        let xs: Vec<f64> = g.lines[0].points.iter().map(|q| q.0).collect();
+        assert_eq!(xs, [1.0, 2.0, 8.0]);
+        // Good requests/s: 18 (10 at 8 req/s) over the wall of 20 requests.
+        let wall = a.sweeps[0].points[2].summary.as_ref().unwrap().wall_s;
+        assert!((g.lines[0].points[2].1 - 10.0 / wall).abs() < 1e-12);
+        assert_eq!(g.lines[1].points[2].1, 7.92, "achieved, dashed beside it");
+        assert!(g.lines[1].dashed);
+        let lag = build(ChartKind::RateLag, &[run(&a, 0)]);
+        let ys: Vec<f64> = lag.lines[0].points.iter().map(|q| q.1).collect();
+        assert_eq!(ys, [0.001, 0.001, 0.004]);
+        // Without --goodput there is nothing to draw, and it says why.
+        let mut b = a.clone();
+        for p in &mut b.sweeps[0].points {
+            p.goodput = None;
+        }
+        let g = build(ChartKind::RateGoodput, &[run(&b, 0)]);
+        assert!(g.is_empty());
+        assert_eq!(
+            g.empty_note,
+            "No rate sweep with goodput (--goodput) in the runs shown"
+        );
+        // A throughput-only bundle has no rate chart.
+        assert!(build(ChartKind::RateTtft, &[run(&bundle("t"), 0)]).is_empty());
     }
 
     #[test]

@@ -20,6 +20,12 @@ pub const CLAMP_PCT: f64 = 300.0;
 pub fn delta_metrics(kind: SweepKind) -> &'static [Metric] {
     match kind {
         SweepKind::Context => &[Metric::TtftP50, Metric::PrefillTokSP50],
+        SweepKind::Rate => &[
+            Metric::TtftP50,
+            Metric::TtftP99,
+            Metric::TpotP50,
+            Metric::E2eP99,
+        ],
         _ => &[
             Metric::SteadyTokS,
             Metric::DecodeTokSP50,
@@ -90,10 +96,18 @@ pub fn delta_chart(
 ) -> DeltaChart {
     let context = s.kind == SweepKind::Context;
     let base = cmp.labels.get(cmp.baseline).map_or("?", String::as_str);
-    let (x_kind, x_label) = if context {
-        (AxisKind::Tokens, "input tokens")
-    } else {
-        (AxisKind::Concurrency, "concurrency")
+    let (x_kind, x_label) = match s.kind {
+        _ if context => (AxisKind::Tokens, "input tokens"),
+        SweepKind::Rate => (AxisKind::Rate, "offered requests/s"),
+        _ => (AxisKind::Concurrency, "concurrency"),
+    };
+    // A rate level's key is in milli-requests/s; its axis is in requests/s.
+    let key_x = |key: u64| {
+        if s.kind == SweepKind::Rate {
+            key as f64 / 1000.0
+        } else {
+            key as f64
+        }
     };
     let mut plot = Plot::new(
         &format!("Change against {base} — {} sweep", kind_name(s.kind)),
@@ -142,7 +156,7 @@ pub fn delta_chart(
                     .map(|(lo, hi)| (better(metric, lo), better(metric, hi)))
                     .map(|(a, b)| (a.min(b), a.max(b)))
                     .filter(|(a, b)| a.is_finite() && b.is_finite());
-                let x = level.key as f64 * dodge;
+                let x = key_x(level.key) * dodge;
                 if let Some((lo, hi)) = interval {
                     bars.push((out.points.len(), out.plot.bars.len()));
                     out.plot.bars.push(ErrorBar { x, lo, hi, color });
@@ -292,7 +306,7 @@ impl DeltaPoint {
     pub fn text(&self, labels: &[String], kind: SweepKind) -> String {
         let level = match kind {
             SweepKind::Context => format!("{} input tokens", format_tokens(self.key as f64)),
-            _ => format!("C={}", self.key),
+            _ => crate::compare::verdict::level_text(kind, self.key),
         };
         let word = match self.verdict {
             Verdict::Better => " (better)",
