@@ -14,7 +14,7 @@ use llmsweep_shared::charts::axis::format_value;
 use llmsweep_shared::charts::{
     ChartKind, ChartRun, Rgb, Theme, build, color_slots, delta_chart, run_color, svg,
 };
-use llmsweep_shared::compare::verdict::{change_text, level_name};
+use llmsweep_shared::compare::verdict::{change_text, level_cell, level_name};
 use llmsweep_shared::compare::{
     Comparison, NEUTRAL_PCT, RunInput, SweepComparison, Verdict, compare, kind_name, verdicts,
 };
@@ -196,11 +196,24 @@ fn runs_part(html: &mut String, runs: &[&Embedded]) {
             &[ChartKind::OutputTokS, ChartKind::TtftVsConcurrency][..],
         ),
         (SweepKind::Context, &[ChartKind::TtftVsLength][..]),
+        (
+            SweepKind::Rate,
+            &[
+                ChartKind::RateTtft,
+                ChartKind::RateGoodput,
+                ChartKind::RateLag,
+            ][..],
+        ),
     ] {
         if !runs.iter().any(|r| sweep_of(&r.bundle, kind).is_some()) {
             continue;
         }
         for &chart in charts {
+            let plot = build(chart, &chart_runs);
+            // A rate sweep without --goodput has no goodput chart: nothing rather than a blank.
+            if kind == SweepKind::Rate && plot.is_empty() {
+                continue;
+            }
             if let Ok(picture) = svg(
                 &build(chart, &chart_runs).for_print(),
                 &Theme::LIGHT,
@@ -219,7 +232,11 @@ fn runs_part(html: &mut String, runs: &[&Embedded]) {
                     escape(&h)
                 );
             }
-            summary_table(html, &r.bundle, kind);
+            if kind == SweepKind::Rate {
+                rate_table(html, &r.bundle);
+            } else {
+                summary_table(html, &r.bundle, kind);
+            }
         }
     }
 }
@@ -354,7 +371,7 @@ fn delta_table(html: &mut String, cmp: &Comparison, s: &SweepComparison) {
             let _ = write!(
                 html,
                 "<tr><td>{}</td><td>{}</td>",
-                level.key,
+                level_cell(s.kind, level.key),
                 row.metric.label()
             );
             for c in &row.cells {
@@ -380,12 +397,83 @@ fn delta_table(html: &mut String, cmp: &Comparison, s: &SweepComparison) {
             html.push_str("</tr>\n");
         }
         for (name, cells) in s.peak_rows(level) {
-            let _ = write!(html, "<tr><td>{}</td><td>{name}</td>", level.key);
+            let _ = write!(
+                html,
+                "<tr><td>{}</td><td>{name}</td>",
+                level_cell(s.kind, level.key)
+            );
             for c in cells {
                 let _ = write!(html, "<td>{}</td>", c.as_deref().unwrap_or("-"));
             }
             html.push_str("</tr>\n");
         }
+    }
+    html.push_str("</table>\n");
+}
+
+/// A rate sweep's points: offered and achieved rate, latency, goodput when counted, the
+/// client's lag and the concurrency the open loop reached.
+fn rate_table(html: &mut String, b: &Bundle) {
+    let Some(sweep) = sweep_of(b, SweepKind::Rate) else {
+        return;
+    };
+    let goodput = sweep.points.iter().any(|p| p.goodput.is_some());
+    let _ = writeln!(
+        html,
+        "<table data-kind=\"rate\"><caption>{} — rate sweep{}</caption>\n<tr><th>offered req/s</th><th>achieved req/s</th><th>ok/fail</th><th>TTFT p50 s</th><th>TTFT p99 s</th><th>TPOT p50 s</th><th>e2e p99 s</th>{}<th>lag p99 s</th><th>peak in flight</th><th>note</th></tr>",
+        escape(&b.label),
+        if b.target.simulated {
+            " (simulated server)"
+        } else {
+            ""
+        },
+        if goodput { "<th>goodput</th>" } else { "" }
+    );
+    let dash = || "-".to_string();
+    for p in &sweep.points {
+        let num = |m: Metric, digits: usize| {
+            m.of(p)
+                .map(|v| llmsweep_shared::charts::axis::fixed(v, digits))
+                .unwrap_or_else(dash)
+        };
+        let note = match p.status {
+            PointStatus::Ok => p
+                .flags
+                .iter()
+                .map(|f| f.kind.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            _ => p.reason.clone().unwrap_or_default(),
+        };
+        let mut cells = vec![
+            p.rate.map_or_else(dash, |r| {
+                llmsweep_shared::charts::axis::format_exact(r.offered_rps)
+            }),
+            num(Metric::AchievedRps, 2),
+            p.summary
+                .as_ref()
+                .map_or_else(dash, |s| format!("{}/{}", s.ok, s.failed)),
+            num(Metric::TtftP50, 3),
+            num(Metric::TtftP99, 3),
+            num(Metric::TpotP50, 4),
+            num(Metric::E2eP99, 3),
+        ];
+        if goodput {
+            cells.push(p.goodput.map_or_else(dash, |g| {
+                format!("{}/{} ({:.1} %)", g.good, g.requests, g.fraction * 100.0)
+            }));
+        }
+        cells.push(num(Metric::LagP99, 4));
+        cells.push(p.rate.map_or_else(dash, |r| r.peak_concurrency.to_string()));
+        let _ = writeln!(
+            html,
+            "<tr>{}<td>{}</td></tr>",
+            cells
+                .iter()
+                .map(|c| format!("<td>{c}</td>"))
+                .collect::<String>(),
+            escape(&note)
+        );
     }
     html.push_str("</table>\n");
 }
@@ -535,6 +623,72 @@ mod tests {
             gz.len(),
             json.len()
         );
+    }
+
+    #[test]
+    fn a_rate_sweep_shows_its_table_charts_and_changes_without_javascript() {
+        use llmsweep_shared::bundle::{Arrival, RatePlan, RatePoint};
+        let golden = include_str!("../../../shared/tests/fixtures/bundle-v1-run.json");
+        // The golden throughput sweep read as a rate sweep offered C req/s at level C.
+        let run = |label: &str| {
+            let mut bundle = Bundle::from_json(golden).unwrap();
+            bundle.label = label.into();
+            bundle.sweeps.truncate(1);
+            let s = &mut bundle.sweeps[0];
+            s.kind = SweepKind::Rate;
+            s.rate = Some(RatePlan {
+                rates: vec![1.0, 2.0],
+                arrival: Arrival::Poisson,
+                burstiness: 1.0,
+                seed: 7,
+                max_concurrency: None,
+                search: None,
+            });
+            for p in &mut s.points {
+                p.rate = Some(RatePoint {
+                    offered_rps: f64::from(p.concurrency),
+                    achieved_rps: f64::from(p.concurrency) * 0.5,
+                    lag_s: Some(llmsweep_shared::metrics::Stats {
+                        count: 6,
+                        mean: 0.001,
+                        p50: 0.001,
+                        p90: 0.002,
+                        p99: 0.002,
+                        min: 0.0,
+                        max: 0.002,
+                    }),
+                    queued_s: None,
+                    peak_concurrency: 3,
+                    mean_concurrency: 1.5,
+                });
+            }
+            Embedded {
+                name: format!("{label}.json"),
+                bundle,
+            }
+        };
+        let mut html = String::new();
+        static_part(&mut html, &[run("kpro5"), run("kpro6")], "t");
+        assert!(
+            html.contains("<strong>rate sweep: no significant change from kpro5 to kpro6 (1, 2 req/s)</strong>"),
+            "{html}"
+        );
+        assert!(html.contains("<table class=\"delta-table\" data-kind=\"rate\">"));
+        assert!(
+            html.contains("<tr><td>2 req/s</td><td>TTFT p50 (s)</td>"),
+            "{html}"
+        );
+        assert!(html.contains("<caption>kpro5 — rate sweep"), "{html}");
+        assert!(
+            html.contains(
+                "<tr><td>2</td><td>1.00</td><td>2/0</td><td>0.008</td><td>0.010</td><td>0.0050</td><td>0.023</td><td>0.0020</td><td>3</td>"
+            ),
+            "offered, achieved: {html}"
+        );
+        assert!(html.contains("Time to first token vs request rate"));
+        assert!(html.contains("Client schedule lag vs offered rate"));
+        // No --goodput: no goodput column and no empty goodput chart.
+        assert!(!html.contains("Goodput vs offered rate") && !html.contains("<th>goodput</th>"));
     }
 
     #[test]
