@@ -314,6 +314,19 @@ pub fn workload_mismatch(a: &Sweep, b: &Sweep, bb: &Bundle, ab: &Bundle) -> Vec<
             a.output_len, b.output_len
         ));
     }
+    if a.length_spread != b.length_spread {
+        let spread = |v: Option<f64>| {
+            v.map_or_else(
+                || "none".to_string(),
+                |f| format!("±{} %", fixed(f * 100.0, 0)),
+            )
+        };
+        reasons.push(format!(
+            "length spreads differ: {} vs {}",
+            spread(a.length_spread),
+            spread(b.length_spread)
+        ));
+    }
     if ab.workload.shared_prefix_len != bb.workload.shared_prefix_len {
         reasons.push(format!(
             "shared prefix lengths differ: {} vs {}",
@@ -816,6 +829,20 @@ mod tests {
         assert_eq!(row(Metric::TtftP99).value, None);
         let measured_by = c.metadata.iter().find(|m| m.name == "measured by").unwrap();
         assert_eq!(measured_by.values, ["llmsweep", "a text table"]);
+    }
+
+    #[test]
+    fn another_length_spread_is_another_workload() {
+        let a = bundle("a");
+        let mut b = bundle("b");
+        b.sweeps[0].length_spread = Some(0.1);
+        let bs = [a, b];
+        let c = compare(&inputs(&bs), 0);
+        assert_eq!(
+            c.sweeps[0].mismatched[0].reasons,
+            ["length spreads differ: none vs ±10 %"]
+        );
+        assert!(c.sweeps[1].mismatched.is_empty());
     }
 
     #[test]
