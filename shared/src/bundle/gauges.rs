@@ -113,6 +113,7 @@ impl PeakAt {
     pub fn level(&self) -> String {
         match self.kind {
             SweepKind::Context => format!("{} input tokens", self.key),
+            SweepKind::Rate => crate::compare::verdict::level_text(self.kind, self.key),
             _ => format!("C={}", self.key),
         }
     }

@@ -26,6 +26,8 @@ pub fn ChartGrid(ctx: Ctx, kinds: Vec<ChartKind>) -> impl IntoView {
     });
     let sweep = if kinds.contains(&ChartKind::TtftVsLength) {
         SweepKind::Context
+    } else if kinds.contains(&ChartKind::RateTtft) {
+        SweepKind::Rate
     } else {
         SweepKind::Throughput
     };

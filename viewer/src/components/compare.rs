@@ -198,10 +198,10 @@ fn sweep_section(
         )
         .collect();
     let caveats = s.caveats();
-    let per = if s.kind == SweepKind::Context {
-        "per input length"
-    } else {
-        "per concurrency"
+    let per = match s.kind {
+        SweepKind::Context => "per input length",
+        SweepKind::Rate => "per offered rate",
+        _ => "per concurrency",
     };
     let heads: Vec<String> = labels
         .iter()
@@ -276,6 +276,10 @@ fn level_table(
 ) -> impl IntoView + use<> {
     let caption = match kind {
         SweepKind::Context => format!("{} input tokens", format_tokens(l.key as f64)),
+        SweepKind::Rate => format!(
+            "offered {}",
+            llmsweep_shared::compare::verdict::level_text(kind, l.key)
+        ),
         _ => format!("concurrency {}", l.key),
     };
     let head: Vec<String> = runs

@@ -37,6 +37,10 @@ pub fn Main(ctx: Ctx) -> impl IntoView {
                             view! { <ChartGrid ctx=ctx kinds=ChartKind::CONTEXT.to_vec() /> }
                                 .into_any()
                         }
+                        Tab::Rate => {
+                            view! { <ChartGrid ctx=ctx kinds=ChartKind::RATE.to_vec() /> }
+                                .into_any()
+                        }
                         Tab::Requests => view! { <RequestsView ctx=ctx /> }.into_any(),
                         Tab::Compare => view! { <CompareView ctx=ctx /> }.into_any(),
                         Tab::Client => view! { <ClientView ctx=ctx /> }.into_any(),

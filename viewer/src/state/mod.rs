@@ -65,6 +65,8 @@ pub enum Tab {
     #[default]
     Throughput,
     Context,
+    /// Open-loop rate sweeps; there only while a run has one.
+    Rate,
     Requests,
     Compare,
     /// The client's capacity (selftests); there only while one is loaded.
@@ -72,15 +74,17 @@ pub enum Tab {
 }
 
 impl Tab {
-    pub const ALL: [Tab; 5] = [
+    pub const ALL: [Tab; 6] = [
         Tab::Throughput,
         Tab::Context,
+        Tab::Rate,
         Tab::Requests,
         Tab::Compare,
         Tab::Client,
     ];
 
-    /// The tab a `?tab=` value names (`throughput`, `context`, `requests`, `compare`, `client`).
+    /// The tab a `?tab=` value names (`throughput`, `context`, `rate`, `requests`, `compare`,
+    /// `client`).
     pub fn from_name(name: &str) -> Option<Tab> {
         Tab::ALL
             .into_iter()
@@ -91,6 +95,7 @@ impl Tab {
         match self {
             Tab::Throughput => "Throughput",
             Tab::Context => "Context",
+            Tab::Rate => "Rate",
             Tab::Requests => "Requests",
             Tab::Compare => "Compare",
             Tab::Client => "Client",
@@ -151,6 +156,12 @@ impl ViewerState {
             .into_iter()
             .filter(|t| match t {
                 Tab::Client => !self.selftests.is_empty(),
+                Tab::Rate => self.runs.iter().any(|r| {
+                    r.bundle
+                        .sweeps
+                        .iter()
+                        .any(|w| w.kind == llmsweep_shared::bundle::SweepKind::Rate)
+                }),
                 _ => !self.runs.is_empty(),
             })
             .collect()
@@ -673,7 +684,9 @@ mod tests {
 
         let run = s.add("a.json", run_on("a", "kpro5"));
         s.add("b.json", run_on("b", "kpro6"));
-        assert_eq!(s.tabs(), Tab::ALL);
+        // No rate sweep among them: no Rate view.
+        use Tab::*;
+        assert_eq!(s.tabs(), [Throughput, Context, Requests, Compare, Client]);
         assert_eq!(s.shown_tab(), Tab::Compare);
         assert_eq!(s.run(run).unwrap().color, 0, "the selftest takes no color");
         let card = s.client_card(st).unwrap();
@@ -695,7 +708,7 @@ mod tests {
         s.tab = Tab::Client;
         s.remove(st);
         assert_eq!(s.client_card(st), None);
-        assert_eq!(s.tabs(), &Tab::ALL[..4]);
+        assert_eq!(s.tabs(), [Throughput, Context, Requests, Compare]);
         assert_eq!(
             s.shown_tab(),
             Tab::Throughput,

@@ -270,6 +270,7 @@ fn point_counts(b: &Bundle) -> String {
     let parts: Vec<String> = [
         (count(SweepKind::Throughput), "throughput"),
         (count(SweepKind::Context), "context"),
+        (count(SweepKind::Rate), "rate"),
     ]
     .into_iter()
     .filter(|(n, _)| *n > 0)

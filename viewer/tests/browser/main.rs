@@ -12,6 +12,7 @@ mod bundles;
 mod finite;
 mod harness;
 mod imported;
+mod rate;
 mod remote;
 mod selftest;
 mod server;

@@ -1,0 +1,119 @@
+//! Rate sweeps in the viewer: their own view with five charts, and compare cards named by the
+//! offered rate.
+
+use clap::Parser;
+use llmsweep::cli::{Cli, Command};
+use llmsweep::load::{Interrupt, run_plan};
+use llmsweep::sim::{Preset, SimConfig, SimServer};
+use llmsweep_shared::Bundle;
+
+use super::harness::{Browser, FileServer, Session, dist_dir};
+use super::{LOAD, ONE_AT_A_TIME, charts_drawn, click_tab};
+
+/// A rate sweep at 5 and 20 req/s with goodput, against a simulator configured by `cfg`.
+async fn rate_run(cfg: SimConfig, label: &str) -> Bundle {
+    let sim = SimServer::start(cfg, 0).await.expect("simulator starts");
+    let out = tempfile::tempdir().expect("out dir");
+    let (url, out_s) = (sim.url(), out.path().to_string_lossy().to_string());
+    let args = [
+        "llmsweep",
+        "throughput",
+        "--url",
+        &url,
+        "--label",
+        label,
+        "--seed",
+        "7",
+        "--out",
+        &out_s,
+        "--rates",
+        "5,20",
+        "--requests",
+        "30",
+        "--input-len",
+        "64",
+        "--output-len",
+        "8",
+        "--warmup",
+        "0",
+        "--goodput",
+        "ttft=0.05",
+    ];
+    let Command::Throughput(a) = Cli::try_parse_from(args).expect("valid flags").command else {
+        panic!("not throughput")
+    };
+    let outcome = run_plan(&a.plan().expect("plan"), vec![], Interrupt::default())
+        .await
+        .expect("sweep runs");
+    sim.shutdown().await;
+    Bundle::from_json(&std::fs::read_to_string(&outcome.path).unwrap()).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rate_sweep_has_its_view_of_five_charts_and_compares_by_offered_rate() {
+    let Some(browser) = Browser::find() else {
+        return;
+    };
+    let _one = ONE_AT_A_TIME.lock().await;
+    let fast = SimConfig::preset(Preset::Fast);
+    let slow = SimConfig {
+        prefill_a_s: 0.04,
+        decode_d0_s: 0.02,
+        ..fast.clone()
+    };
+    let (a, b) = tokio::join!(rate_run(fast, "fast"), rate_run(slow, "slow"));
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("fast.json"), a.to_json()).unwrap();
+    std::fs::write(dir.path().join("slow.json"), b.to_json()).unwrap();
+    let server = FileServer::start(dist_dir(), dir.path().to_path_buf());
+    let s = Session::start(&browser, (1400, 1800), &[]).await;
+    s.client
+        .goto(&server.url("index.html?bundle=bundles/fast.json&bundle=bundles/slow.json"))
+        .await
+        .unwrap();
+    s.wait(
+        "both runs",
+        "document.querySelectorAll('[data-testid=run]').length === 2",
+        LOAD,
+    )
+    .await;
+    let tabs = s
+        .js("return [...document.querySelectorAll('[data-tab]')].map(t => t.dataset.tab)")
+        .await;
+    assert!(
+        tabs.as_array().unwrap().iter().any(|t| t == "Rate"),
+        "{tabs}"
+    );
+    // The run card counts the rate points and names a peak by its offered rate.
+    let card = s
+        .js("return document.querySelector('[data-testid=run]').innerText")
+        .await;
+    let card = card.as_str().unwrap();
+    assert!(card.contains("2 rate points"), "{card}");
+    assert!(
+        card.contains(" req/s") && !card.contains("C=5000"),
+        "{card}"
+    );
+    click_tab(&s, "Rate").await;
+    let drawn = charts_drawn(&s, 5).await;
+    let slugs: Vec<&str> = drawn.iter().map(|(slug, _)| slug.as_str()).collect();
+    assert_eq!(slugs.len(), 5, "{slugs:?}");
+    s.screenshot("rate-view").await;
+
+    click_tab(&s, "Compare").await;
+    s.wait(
+        "the rate sweep's comparison",
+        "document.querySelector('.sweep-compare[data-kind=rate]')",
+        LOAD,
+    )
+    .await;
+    let text = s
+        .js("return document.querySelector('.sweep-compare[data-kind=rate]').innerText")
+        .await;
+    let text = text.as_str().unwrap();
+    assert!(
+        text.contains("offered 5 req/s") && text.contains("offered 20 req/s"),
+        "{text}"
+    );
+    assert!(!text.contains("concurrency 5000"), "{text}");
+}
