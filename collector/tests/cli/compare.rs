@@ -257,6 +257,11 @@ fn sweep_sim_with(url: &str, out: &Path, label: &str, extra: &[&str]) -> PathBuf
     args.extend_from_slice(extra);
     let o = llmsweep(&args);
     assert!(o.status.success(), "{}", text(&o.stderr));
+    written(out, label)
+}
+
+/// The bundle a run labelled `label` wrote into `out`.
+fn written(out: &Path, label: &str) -> std::path::PathBuf {
     std::fs::read_dir(out)
         .unwrap()
         .flatten()
@@ -376,12 +381,7 @@ fn rate_sweep_sim(url: &str, out: &Path, label: &str) -> PathBuf {
     ];
     let o = llmsweep(&args);
     assert!(o.status.success(), "{}", text(&o.stderr));
-    std::fs::read_dir(out)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with(label))
-        .unwrap()
+    written(out, label)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
