@@ -185,6 +185,7 @@ fn level_summary(c: &mut Criterion) {
                 due: None,
                 output_asked: None,
                 reasoning: None,
+                turn: None,
             }
         })
         .collect();

@@ -33,6 +33,7 @@ fn sample() -> Bundle {
         due: None,
         output_asked: None,
         reasoning: None,
+        turn: None,
     };
     let failed = RequestRecord {
         ttft_s: None,

@@ -11,11 +11,11 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use llmsweep_shared::bundle::{Due, ErrorKind, RequestRecord};
+use llmsweep_shared::bundle::{Api, Due, ErrorKind, RequestRecord};
 
 use crate::load::client::Client;
 use crate::load::stream::trace::Finished;
-use crate::load::workload::PromptBuilder;
+use crate::load::workload::{Prompt, PromptBuilder};
 
 /// When a point stops sending.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -86,6 +86,8 @@ pub struct LoadSpec {
     pub pass: Option<Pass>,
     /// `--length-spread`: each request's lengths drawn from ±this share (0: fixed).
     pub spread: f64,
+    /// `--turns`: requests per conversation (1: every request stands alone).
+    pub turns: u32,
     /// Open loop: requests are sent on this schedule instead of by `concurrency` workers,
     /// which is then the cap on those in flight (0: none). The stop rule bounds the schedule.
     pub open: Option<OpenLoop>,
@@ -414,8 +416,47 @@ struct Worker {
     begun: Instant,
 }
 
+/// Turn `turn` of a conversation whose earlier turns were `history` (questions and answers)
+/// and whose new question is `user`: the whole conversation resent, as chat messages or, for
+/// completions, as one text.
+fn conversation(history: &[(String, String)], user: &Prompt, api: Api) -> Prompt {
+    let (text, messages) = match api {
+        Api::Chat => {
+            let mut m = Vec::new();
+            for (q, a) in history {
+                m.push(serde_json::json!({"role": "user", "content": q}));
+                m.push(serde_json::json!({"role": "assistant", "content": a}));
+            }
+            m.push(serde_json::json!({"role": "user", "content": user.text}));
+            let m = serde_json::Value::Array(m);
+            (m.to_string(), Some(m))
+        }
+        _ => {
+            let mut t: String = history.iter().map(|(q, a)| format!("{q}{a}\n\n")).collect();
+            t.push_str(&user.text);
+            (t, None)
+        }
+    };
+    Prompt {
+        hash: crate::load::workload::prompt_hash(&text),
+        content_hash: None,
+        // What the server counts of a conversation is not known before it answers.
+        tokens: 0,
+        words: text.split_whitespace().count() as u64,
+        text: if messages.is_some() {
+            String::new()
+        } else {
+            text
+        },
+        messages,
+        output_len: user.output_len,
+    }
+}
+
 impl Worker {
     async fn run(self) {
+        // The conversation in progress (`--turns`): its questions and answers so far.
+        let mut history: Vec<(String, String)> = Vec::new();
         loop {
             if self.stop_sending.is_cancelled() || self.down.is_cancelled() {
                 return;
@@ -433,9 +474,15 @@ impl Worker {
             }
             let first = self.spec.pass.map_or(0, |p| p.first_prompt);
             let (input_len, output_len) = lengths(&self.spec, self.prompts.seed, first + index);
-            let prompt = self
+            let user = self
                 .prompts
                 .request(self.spec.stream, first + index, input_len);
+            let turn = history.len() as u32;
+            let prompt = if turn > 0 {
+                conversation(&history, &user, self.client.api)
+            } else {
+                user.clone()
+            };
             let output_len = prompt.output_len.unwrap_or(output_len);
             let mut f = self
                 .client
@@ -445,6 +492,14 @@ impl Worker {
                 f.record.output_asked = Some(output_len);
             }
             f.record.repeat = self.spec.pass.map(|p| p.index);
+            if self.spec.turns > 1 {
+                f.record.turn = Some(turn);
+                if f.record.is_ok() && turn + 1 < self.spec.turns {
+                    history.push((user.text.clone(), f.text.clone()));
+                } else {
+                    history.clear();
+                }
+            }
             // The connection goes back to the pool a few task hops after the body ends; the
             // next request, sent before that, would open a connection of its own.
             for _ in 0..YIELDS {
@@ -487,6 +542,7 @@ mod tests {
             due: None,
             output_asked: None,
             reasoning: None,
+            turn: None,
         }
     }
 

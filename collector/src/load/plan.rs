@@ -78,6 +78,8 @@ pub struct ThroughputPlan {
     pub search: Option<SearchPlan>,
     /// `--length-spread`: 0 for fixed lengths.
     pub spread: f64,
+    /// `--turns`: requests per conversation.
+    pub turns: u32,
 }
 
 /// `--find-max-rate`'s settings.
@@ -144,6 +146,10 @@ impl ThroughputPlan {
                 r => bail!(
                     "--length-spread {r} is out of range: use a share from 0 (fixed lengths) to below 1, e.g. 0.5"
                 ),
+            },
+            turns: match a.turns {
+                k @ 1..=100 => k,
+                k => bail!("--turns {k} is out of range: use 1 (no conversations) to 100"),
             },
         })
     }

@@ -90,6 +90,7 @@ pub async fn throughput(s: &mut Session, plan: &ThroughputPlan, warmup: u64) -> 
             pass: None,
             open: None,
             spread: plan.spread,
+            turns: plan.turns,
         };
         let Some(point) = measure(s, spec, plan.repeats, format!("C={c}")).await else {
             break;
@@ -224,6 +225,7 @@ async fn measure_rate(
         ),
         pass: None,
         spread: plan.spread,
+        turns: 1,
         open: Some(OpenLoop {
             rate,
             arrival: open.arrival,
@@ -529,6 +531,7 @@ pub async fn context(s: &mut Session, plan: &ContextPlan, warmup: u64) -> anyhow
                 pass: None,
                 open: None,
                 spread: 0.0,
+                turns: 1,
             };
             let point = match too_long(&spec, max_context) {
                 Some(reason) if !plan.force => skipped_point(&spec, reason),
@@ -822,6 +825,9 @@ async fn measure_once(
     if let Some(words) = reasoning_words(&point) {
         note_line(&format!("{label}: {words}"));
     }
+    if let Some(words) = turn_words(&point) {
+        note_line(&format!("{label}: {words}"));
+    }
     point.server_samples = server_samples;
     let tokens = point.summary.as_ref().map_or(0, |x| x.output_tokens);
     point.gpu_samples = gpu_samples.map(|g| with_tokens(g, tokens));
@@ -843,6 +849,31 @@ async fn measure_once(
             .extend(client_cpu.and_then(|cores| client_bound_flag(cores, wall))),
     }
     Some((point, result.outage))
+}
+
+/// `--turns`: TTFT p50 and the cached prompt tokens the server reported, by turn, so what the
+/// prefix cache saves shows; `None` without conversations.
+fn turn_words(p: &Point) -> Option<String> {
+    let ok: Vec<_> = p.requests.iter().filter(|r| r.is_ok()).collect();
+    let most = ok.iter().filter_map(|r| r.turn).max()?;
+    let parts: Vec<String> = (0..=most)
+        .filter_map(|t| {
+            let of: Vec<_> = ok.iter().filter(|r| r.turn == Some(t)).collect();
+            let ttft = Stats::from_values(of.iter().filter_map(|r| r.ttft_s))?;
+            let cached =
+                Stats::from_values(of.iter().filter_map(|r| r.cached_tokens.map(|c| c as f64)));
+            Some(match cached {
+                Some(c) => format!(
+                    "turn {}: TTFT {:.3} s, {:.0} cached",
+                    t + 1,
+                    ttft.p50,
+                    c.p50
+                ),
+                None => format!("turn {}: TTFT {:.3} s", t + 1, ttft.p50),
+            })
+        })
+        .collect();
+    Some(format!("by turn (p50): {}", parts.join(" · ")))
 }
 
 /// A reasoning model's split: when the answer began against TTFT, and how much reasoning came
@@ -1048,6 +1079,7 @@ mod tests {
             slo_fraction: 0.9,
             rate_precision: 0.05,
             length_spread: 0.0,
+            turns: 1,
         })
         .unwrap();
         let mut last = Point::empty(4, 1000, 500);

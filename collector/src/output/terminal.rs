@@ -422,6 +422,7 @@ mod tests {
             due: None,
             output_asked: None,
             reasoning: None,
+            turn: None,
         };
         let requests: Vec<_> = (0..64).map(|i| rec(f64::from(i) * 0.1)).collect();
         let mut p = Point::empty(100, 1000, 500);

@@ -75,6 +75,7 @@ pub async fn run_level(
         pass: None,
         open: None,
         spread: 0.0,
+        turns: 1,
     };
     // The client's capacity, not a connection storm: every stream's connection is open
     // before the level starts, as in a sweep.

@@ -292,3 +292,48 @@ async fn a_shared_prefix_hits_the_simulators_prefix_cache_in_whole_blocks_and_no
         p.requests
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn turns_resend_the_conversation_and_the_prefix_cache_serves_its_earlier_part() {
+    // kpro5's prefix cache in 16-token blocks; 64-word questions and 16-word answers. Turn 2
+    // resends q1 a1 q2: q1's 4 blocks are cached (64). Turn 3 resends q1 a1 q2 a2 q3: turn 2's
+    // prompt, 144 words, is 9 whole blocks (144).
+    let cfg = SimConfig {
+        decode_d0_s: 0.002,
+        decode_d1_s: 0.0,
+        ..SimConfig::preset(Preset::Kpro5)
+    };
+    let s = sweep(
+        cfg,
+        &[
+            "--concurrency",
+            "1",
+            "--requests",
+            "3",
+            "--turns",
+            "3",
+            "--input-len",
+            "64",
+            "--output-len",
+            "16",
+            "--warmup",
+            "0",
+        ],
+    )
+    .await;
+    let p = &s.bundle.sweeps[0].points[0];
+    let turns: Vec<Option<u32>> = p.requests.iter().map(|r| r.turn).collect();
+    assert_eq!(turns, [Some(0), Some(1), Some(2)]);
+    // What arrived: each turn starts with the whole conversation before it.
+    assert_eq!(s.received.len(), 3);
+    assert!(s.received[1].starts_with(&s.received[0]));
+    assert!(s.received[2].starts_with(&s.received[1]));
+    let words: Vec<usize> = s
+        .received
+        .iter()
+        .map(|t| t.split_whitespace().count())
+        .collect();
+    assert_eq!(words, [64, 144, 224]);
+    let cached: Vec<Option<u64>> = p.requests.iter().map(|r| r.cached_tokens).collect();
+    assert_eq!(cached, [Some(0), Some(64), Some(144)]);
+}

@@ -883,6 +883,10 @@ pub struct RequestRecord {
     /// of either.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<Reasoning>,
+    /// `--turns`: which turn of its conversation this request was (0 = the first); a later
+    /// turn resends the conversation so far, its earlier questions and answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn: Option<u32>,
     /// Tokens this request asked for when they differ from request to request
     /// (`--length-spread`); absent: the point's `output_len`.
     #[serde(default, skip_serializing_if = "Option::is_none")]

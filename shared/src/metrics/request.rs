@@ -61,6 +61,7 @@ pub(crate) mod tests {
             due: None,
             output_asked: None,
             reasoning: None,
+            turn: None,
         }
     }
 

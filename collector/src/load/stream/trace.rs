@@ -182,6 +182,7 @@ impl Trace {
             setup: self.setup,
             due: None,
             output_asked: None,
+            turn: None,
             reasoning: (self.reasoning_chunks > 0).then_some(Reasoning {
                 chunks: self.reasoning_chunks,
                 first_answer_s: self.first_answer_s,
