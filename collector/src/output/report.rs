@@ -465,15 +465,7 @@ fn rate_table(html: &mut String, b: &Bundle) {
         }
         cells.push(num(Metric::LagP99, 4));
         cells.push(p.rate.map_or_else(dash, |r| r.peak_concurrency.to_string()));
-        let _ = writeln!(
-            html,
-            "<tr>{}<td>{}</td></tr>",
-            cells
-                .iter()
-                .map(|c| format!("<td>{c}</td>"))
-                .collect::<String>(),
-            escape(&note)
-        );
+        let _ = writeln!(html, "<tr>{}<td>{}</td></tr>", tds(&cells), escape(&note));
     }
     html.push_str("</table>\n");
 }
@@ -564,10 +556,7 @@ fn summary_table(html: &mut String, b: &Bundle, kind: SweepKind) {
         let _ = writeln!(
             html,
             "<tr><td>{key}</td>{}<td>{}</td></tr>",
-            cells
-                .iter()
-                .map(|c| format!("<td>{c}</td>"))
-                .collect::<String>(),
+            tds(&cells),
             escape(&note)
         );
     }
@@ -587,6 +576,11 @@ const STATIC_CSS: &str = ".static-report{max-width:820px;margin:2rem auto;font-f
 .static-report td,.static-report th{border:1px solid #ccc;padding:.2rem .5rem;text-align:right}\
 .static-report caption{text-align:left;font-weight:600;padding:.3rem 0}\
 .static-report tr.warn td{background:#fff8c5}.static-report .selftest-notes{color:#9a6700}";
+
+/// Table cells, already escaped where they need it, as `<td>` elements.
+fn tds(cells: &[String]) -> String {
+    cells.iter().map(|c| format!("<td>{c}</td>")).collect()
+}
 
 #[cfg(test)]
 mod tests {

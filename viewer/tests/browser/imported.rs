@@ -11,7 +11,8 @@ use serde_json::{Value, json};
 
 use super::harness::{Browser, FileServer, Session, dist_dir};
 use super::{
-    LOAD, ONE_AT_A_TIME, charts_drawn, click_tab, click_that_point, hover_some_point, runs_listed,
+    LOAD, ONE_AT_A_TIME, charts_drawn, click_tab, click_that_point, hover_some_point, open_runs,
+    runs_listed,
 };
 
 /// The sample run's workload (C = 1, 2, 4 at 512 → 64 tokens); C=1 at twice the sample's
@@ -52,14 +53,10 @@ async fn an_imported_table_sits_next_to_a_measured_run() {
 
     let server = FileServer::start(dist_dir(), dir.path().to_path_buf());
     let s = Session::start(&browser, (1360, 1000), &[]).await;
-    s.client
-        .goto(&server.url("index.html?bundle=bundles/sample.json&bundle=bundles/kpro6.json"))
-        .await
-        .unwrap();
-    s.wait(
-        "both runs",
-        "document.querySelectorAll('[data-testid=run]').length === 2",
-        LOAD,
+    open_runs(
+        &s,
+        &server.url("index.html?bundle=bundles/sample.json&bundle=bundles/kpro6.json"),
+        2,
     )
     .await;
     assert_eq!(runs_listed(&s).await, ["sample", "kpro6"]);

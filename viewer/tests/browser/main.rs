@@ -55,6 +55,17 @@ async fn charts_drawn(s: &Session, n: usize) -> Vec<(String, u64)> {
     inked
 }
 
+/// Opens `url` and waits until the run list shows `runs` runs.
+async fn open_runs(s: &Session, url: &str, runs: usize) {
+    s.client.goto(url).await.unwrap();
+    s.wait(
+        &format!("{runs} runs"),
+        &format!("document.querySelectorAll('[data-testid=run]').length === {runs}"),
+        LOAD,
+    )
+    .await;
+}
+
 async fn click_tab(s: &Session, tab: &str) {
     s.client
         .find(Locator::Css(&format!("[data-tab={tab}]")))

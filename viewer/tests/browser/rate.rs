@@ -8,7 +8,7 @@ use llmsweep::sim::{Preset, SimConfig, SimServer};
 use llmsweep_shared::Bundle;
 
 use super::harness::{Browser, FileServer, Session, dist_dir};
-use super::{LOAD, ONE_AT_A_TIME, charts_drawn, click_tab};
+use super::{LOAD, ONE_AT_A_TIME, charts_drawn, click_tab, open_runs};
 
 /// A rate sweep at 5 and 20 req/s with goodput, against a simulator configured by `cfg`.
 async fn rate_run(cfg: SimConfig, label: &str) -> Bundle {
@@ -67,14 +67,10 @@ async fn a_rate_sweep_has_its_view_of_five_charts_and_compares_by_offered_rate()
     std::fs::write(dir.path().join("slow.json"), b.to_json()).unwrap();
     let server = FileServer::start(dist_dir(), dir.path().to_path_buf());
     let s = Session::start(&browser, (1400, 1800), &[]).await;
-    s.client
-        .goto(&server.url("index.html?bundle=bundles/fast.json&bundle=bundles/slow.json"))
-        .await
-        .unwrap();
-    s.wait(
-        "both runs",
-        "document.querySelectorAll('[data-testid=run]').length === 2",
-        LOAD,
+    open_runs(
+        &s,
+        &server.url("index.html?bundle=bundles/fast.json&bundle=bundles/slow.json"),
+        2,
     )
     .await;
     let tabs = s

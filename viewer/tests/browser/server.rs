@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use super::harness::{Browser, FileServer, Session, dist_dir};
-use super::{LOAD, ONE_AT_A_TIME, bundles, charts_drawn, click_tab};
+use super::{LOAD, ONE_AT_A_TIME, bundles, charts_drawn, click_tab, open_runs};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn delta_chart_server_charts_and_peaks() {
@@ -23,14 +23,10 @@ async fn delta_chart_server_charts_and_peaks() {
     std::fs::write(made.dir.path().join("plain.json"), plain.to_json()).unwrap();
     let server = FileServer::start(dist_dir(), made.dir.path().to_path_buf());
     let s = Session::start(&browser, (1400, 1800), &[]).await;
-    s.client
-        .goto(&server.url("index.html?bundle=bundles/kpro5.json&bundle=bundles/kpro6.json.gz"))
-        .await
-        .unwrap();
-    s.wait(
-        "both runs",
-        "document.querySelectorAll('[data-testid=run]').length === 2",
-        LOAD,
+    open_runs(
+        &s,
+        &server.url("index.html?bundle=bundles/kpro5.json&bundle=bundles/kpro6.json.gz"),
+        2,
     )
     .await;
 
