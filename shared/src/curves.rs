@@ -104,7 +104,7 @@ impl Metric {
     /// [`Imported`]); `None` when neither has it.
     pub fn of(self, p: &Point) -> Option<f64> {
         let outside = match self {
-            Metric::AchievedRps => Some(p.rate.map(|r| r.achieved_rps)),
+            Metric::AchievedRps => Some(p.rate.and_then(|r| r.achieved_rps)),
             Metric::LagP99 => Some(p.rate.and_then(|r| r.lag_s).map(|l| l.p99)),
             Metric::GoodputFraction => Some(p.goodput.map(|g| g.fraction)),
             Metric::GoodRps => Some(p.goodput.map(|g| g.good_rps)),

@@ -114,11 +114,14 @@ fn rate(sweep: &Sweep) -> Option<String> {
     pts.sort_by(|a, b| a.1.offered_rps.total_cmp(&b.1.offered_rps));
     let (lo, hi) = (pts.first()?, pts.last()?);
     let rps = |r: &crate::bundle::RatePoint| {
-        format!(
-            "{} req/s offered ({} achieved)",
-            crate::charts::axis::format_value(r.offered_rps),
-            crate::charts::axis::format_value(r.achieved_rps)
-        )
+        let offered = crate::charts::axis::format_value(r.offered_rps);
+        match r.achieved_rps {
+            Some(a) => format!(
+                "{offered} req/s offered ({} achieved)",
+                crate::charts::axis::format_value(a)
+            ),
+            None => format!("{offered} req/s offered"),
+        }
     };
     let at = |p: &(&crate::bundle::Point, crate::bundle::RatePoint)| {
         let mut s = rps(&p.1);

@@ -514,11 +514,11 @@ mod tests {
         run.sweeps[0].kind = crate::bundle::SweepKind::Rate;
         run.sweeps[0].points[1].rate = Some(crate::bundle::RatePoint {
             offered_rps: 2.5,
-            achieved_rps: 2.5,
+            achieved_rps: Some(2.5),
             lag_s: None,
             queued_s: None,
-            peak_concurrency: 2,
-            mean_concurrency: 1.5,
+            peak_concurrency: Some(2),
+            mean_concurrency: Some(1.5),
         });
         let share = capacity_share("golden", &run, &selftest()).unwrap();
         assert!(

@@ -199,7 +199,7 @@ fn a_rate_sweep_round_trips_with_its_schedule_lag_and_goodput() {
         rates: vec![0.5, 2.0],
         arrival: Arrival::Gamma,
         burstiness: 0.5,
-        seed: 7,
+        seed: Some(7),
         max_concurrency: Some(8),
         search: None,
     });
@@ -211,11 +211,11 @@ fn a_rate_sweep_round_trips_with_its_schedule_lag_and_goodput() {
     let p = &mut sw.points[0];
     p.rate = Some(RatePoint {
         offered_rps: 0.5,
-        achieved_rps: 0.48,
+        achieved_rps: Some(0.48),
         lag_s: llmsweep_shared::metrics::Stats::from_values([0.001, 0.002]),
         queued_s: None,
-        peak_concurrency: 3,
-        mean_concurrency: 1.5,
+        peak_concurrency: Some(3),
+        mean_concurrency: Some(1.5),
     });
     p.goodput = Some(Goodput {
         good: 1,

@@ -77,21 +77,23 @@ pub(crate) fn run(a: ImportArgs) -> anyhow::Result<ExitCode> {
             .iter()
             .map(|p| match s.kind {
                 SweepKind::Context => p.input_len.to_string(),
+                SweepKind::Rate => p.rate.map_or("?".into(), |r| {
+                    llmsweep_shared::charts::axis::format_exact(r.offered_rps)
+                }),
                 _ => p.concurrency.to_string(),
             })
             .collect();
         let flagged = s.points.iter().filter(|p| !p.flags.is_empty()).count();
+        let keys = match s.kind {
+            SweepKind::Context => format!("input {}", keys.join(",")),
+            SweepKind::Rate => format!("{} req/s", keys.join(", ")),
+            _ => format!("C {}", keys.join(",")),
+        };
         println!(
-            "{} sweep: {} point{} ({} {}){}",
+            "{} sweep: {} point{} ({keys}){}",
             llmsweep_shared::compare::kind_name(s.kind),
             s.points.len(),
             if s.points.len() == 1 { "" } else { "s" },
-            if s.kind == SweepKind::Context {
-                "input"
-            } else {
-                "C"
-            },
-            keys.join(","),
             if flagged > 0 {
                 format!(", {flagged} flagged")
             } else {

@@ -75,6 +75,11 @@ pub struct OpenLoop {
     /// vLLM's `request_goodput` (requests meeting every `--goodput` bound / duration), when
     /// the run was given `--goodput`.
     pub goodput_rps: Option<f64>,
+    /// vLLM's `max_concurrent_requests`: most requests in flight at once, when recorded.
+    pub peak_concurrency: Option<u32>,
+    /// SGLang's `concurrency`: the sum of e2e latencies / the benchmark's duration, the mean
+    /// number of requests in flight.
+    pub mean_concurrency: Option<f64>,
 }
 
 impl OpenLoop {
@@ -289,6 +294,8 @@ fn run(
         burstiness,
         max_concurrency,
         goodput_rps: f("request_goodput"),
+        peak_concurrency: u("max_concurrent_requests").and_then(|c| u32::try_from(c).ok()),
+        mean_concurrency: f("concurrency").filter(|_| bench == Bench::Sglang),
     });
     let concurrency = match (max_concurrency, open) {
         (Some(c), _) => c,
@@ -329,10 +336,15 @@ fn run(
                 l.place()
             ));
         } else if o.get("burstiness").is_none_or(Value::is_null) {
-            notes.push(format!(
-                "run {n}: no burstiness recorded (vLLM before --burstiness sent Poisson \
-                 arrivals); read as Poisson"
-            ));
+            notes.push(match bench {
+                Bench::Vllm => format!(
+                    "run {n}: no burstiness recorded (vLLM before --burstiness sent Poisson \
+                     arrivals); read as Poisson"
+                ),
+                Bench::Sglang => {
+                    format!("run {n}: SGLang's benchmark draws exponential gaps: Poisson arrivals")
+                }
+            });
         }
     }
     let completed = u("completed").unwrap_or(0);
@@ -604,6 +616,8 @@ mod tests {
                 burstiness: 1.0,
                 max_concurrency: None,
                 goodput_rps: None,
+                peak_concurrency: None,
+                mean_concurrency: None,
             })
         );
         assert_eq!(
@@ -613,7 +627,7 @@ mod tests {
             ]
         );
         let r = &run(
-            r#", "request_rate": 2.5, "burstiness": 0.5, "max_concurrency": 16, "request_goodput": 1.75"#,
+            r#", "request_rate": 2.5, "burstiness": 0.5, "max_concurrency": 16, "request_goodput": 1.75, "max_concurrent_requests": 9"#,
         )
         .unwrap()[0];
         assert_eq!(r.concurrency, 16);
@@ -625,6 +639,8 @@ mod tests {
                 burstiness: 0.5,
                 max_concurrency: Some(16),
                 goodput_rps: Some(1.75),
+                peak_concurrency: Some(9),
+                mean_concurrency: None,
             })
         );
         assert_eq!(

@@ -22,8 +22,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use llmsweep_shared::bundle::{
-    Api, Bundle, Flag, FlagKind, ImportFormat, Imported, Point, PointStatus, Source, Sweep,
-    SweepKind, Target,
+    Api, Bundle, Flag, FlagKind, ImportFormat, Imported, Point, PointStatus, RatePlan, RatePoint,
+    Source, Sweep, SweepKind, Target,
 };
 
 use crate::output::store::new_bundle;
@@ -395,13 +395,26 @@ fn open_loop_notes(rate: &[Found], closed: usize, notes: &mut Vec<String>) -> an
             ));
         }
     }
-    notes.push(
-        "vLLM's result records no schedule seed, schedule lag or concurrency reached: the \
-         rate sweep's plan and its points' rate and goodput records are left empty rather than \
-         filled with numbers the source does not have; each point's offered rate is noted \
-         above, its achieved rate (vLLM's request_throughput) is in its imported numbers"
-            .to_string(),
-    );
+    let mut missing = vec!["the schedule's seed", "the client's schedule lag"];
+    if rate
+        .iter()
+        .any(|f| f.open.is_some_and(|o| o.peak_concurrency.is_none()))
+    {
+        missing.push("the peak concurrency");
+    }
+    if rate
+        .iter()
+        .any(|f| f.open.is_some_and(|o| o.mean_concurrency.is_none()))
+    {
+        missing.push("the mean concurrency");
+    }
+    notes.push(format!(
+        "the result does not record {}, nor llmsweep's goodput counts: they are left empty \
+         rather than filled with numbers the source does not have; each point keeps its \
+         offered rate, and its achieved rate under the tool's own definition (completed / \
+         duration) is in its imported numbers",
+        missing.join(", ")
+    ));
     Ok(())
 }
 
@@ -457,7 +470,39 @@ fn sweep(kind: SweepKind, found: Vec<Found>, notes: &mut Vec<String>) -> anyhow:
         kept.push((k, f));
     }
     kept.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let points: Vec<Point> = kept.into_iter().map(|(_, f)| f.point).collect();
+    // The runs of a rate sweep share their arrivals and cap (`open_loop_notes`); the seed of
+    // their draws is not in the file.
+    let plan = kept.first().and_then(|(_, f)| f.open).map(|o| RatePlan {
+        rates: kept.iter().map(|(k, _)| *k).collect(),
+        arrival: o.arrival,
+        burstiness: if o.burstiness.is_finite() {
+            o.burstiness
+        } else {
+            1.0
+        },
+        seed: None,
+        max_concurrency: o.max_concurrency,
+        search: None,
+    });
+    let points: Vec<Point> = kept
+        .into_iter()
+        .map(|(_, mut f)| {
+            // The offered rate keys the point in a comparison; what the source does not
+            // record (achieved rate as llmsweep counts it, lag, concurrency reached) stays
+            // empty.
+            if let Some(o) = f.open {
+                f.point.rate = Some(RatePoint {
+                    offered_rps: o.offered_rps,
+                    achieved_rps: None,
+                    lag_s: None,
+                    queued_s: None,
+                    peak_concurrency: o.peak_concurrency,
+                    mean_concurrency: o.mean_concurrency,
+                });
+            }
+            f.point
+        })
+        .collect();
     let mut concurrency: Vec<u32> = points.iter().map(|p| p.concurrency).collect();
     concurrency.dedup();
     concurrency.sort_unstable();
@@ -481,7 +526,7 @@ fn sweep(kind: SweepKind, found: Vec<Found>, notes: &mut Vec<String>) -> anyhow:
         repeats: None,
         prefill_fit: None,
         preopened: None,
-        rate: None,
+        rate: plan,
         slo: None,
         length_spread: None,
         points,
@@ -574,6 +619,10 @@ pub fn definitions(format: ImportFormat) -> BTreeMap<String, String> {
             "vLLM's --request-rate: requests per second offered, gaps drawn from a gamma distribution of shape --burstiness (1: Poisson; Infinity: evenly spaced) and rescaled so that the run's requests span num_prompts / rate seconds; inf (all at once) is a closed-loop run",
         ),
         (
+            "peak_concurrency",
+            "vLLM's max_concurrent_requests: most requests in flight at once, when the result records it",
+        ),
+        (
             "goodput",
             "vLLM's request_goodput: completed requests whose TTFT, TPOT and e2e latency met every --goodput bound (ms) / benchmark duration; the bounds are not recorded in the result file",
         ),
@@ -617,7 +666,15 @@ pub fn definitions(format: ImportFormat) -> BTreeMap<String, String> {
         ),
         (
             "concurrency",
-            "SGLang's --max-concurrency: at most this many requests in flight",
+            "SGLang's --max-concurrency: at most this many requests in flight; 0 for an open-loop run without it",
+        ),
+        (
+            "offered_rps",
+            "SGLang's --request-rate: requests per second offered, exponential (Poisson) gaps; inf (all at once) is a closed-loop run",
+        ),
+        (
+            "mean_concurrency",
+            "SGLang's concurrency: the sum of the requests' e2e latencies / the benchmark's duration, the mean number in flight",
         ),
     ];
     let pick = match format {
@@ -808,13 +865,34 @@ mod tests {
             (v.tpot_s.p50, v.itl_s.p99, v.e2e_s.p50),
             (Some(0.014), Some(0.04), Some(7.5))
         );
-        // Nothing the file lacks is filled in.
-        assert!(s.rate.is_none() && s.slo.is_none());
-        assert!(
-            s.points
-                .iter()
-                .all(|p| p.rate.is_none() && p.goodput.is_none())
+        // Each point is keyed by its offered rate; nothing the file lacks is filled in.
+        let plan = s.rate.as_ref().unwrap();
+        assert_eq!(
+            (plan.rates.clone(), plan.arrival, plan.burstiness, plan.seed),
+            (
+                vec![2.0, 8.0],
+                llmsweep_shared::bundle::Arrival::Gamma,
+                0.5,
+                None
+            )
         );
+        assert_eq!(plan.max_concurrency, Some(64));
+        assert!(s.slo.is_none());
+        let offered: Vec<f64> = s
+            .points
+            .iter()
+            .map(|p| p.rate.unwrap().offered_rps)
+            .collect();
+        assert_eq!(offered, [2.0, 8.0]);
+        assert!(s.points.iter().all(|p| {
+            let r = p.rate.unwrap();
+            r.achieved_rps.is_none()
+                && r.lag_s.is_none()
+                && r.queued_s.is_none()
+                && r.peak_concurrency.is_none()
+                && r.mean_concurrency.is_none()
+                && p.goodput.is_none()
+        }));
         assert!(
             s.points
                 .iter()
@@ -830,7 +908,7 @@ mod tests {
                 format!("{dir_s}/r8.json run 1: vLLM's request_goodput 6.5 req/s (requests that met every --goodput bound / duration; the bounds are not recorded in the file)"),
                 format!("{dir_s}/r2.json run 1: 2 req/s offered, gamma arrivals of burstiness 0.5, max_concurrency 64"),
                 format!("{dir_s}/r2b.json run 1: 2 req/s offered, gamma arrivals of burstiness 0.5, max_concurrency 64"),
-                "vLLM's result records no schedule seed, schedule lag or concurrency reached: the rate sweep's plan and its points' rate and goodput records are left empty rather than filled with numbers the source does not have; each point's offered rate is noted above, its achieved rate (vLLM's request_throughput) is in its imported numbers".to_string(),
+                "the result does not record the schedule's seed, the client's schedule lag, the peak concurrency, the mean concurrency, nor llmsweep's goodput counts: they are left empty rather than filled with numbers the source does not have; each point keeps its offered rate, and its achieved rate under the tool's own definition (completed / duration) is in its imported numbers".to_string(),
                 format!("{dir_s}/r2b.json run 1: offered rate (req/s) 2 appears again (first at {dir_s}/r2.json run 1); left out"),
                 "the run's date 20251103-150000 is the benchmark host's local time, recorded as if UTC".to_string(),
             ]

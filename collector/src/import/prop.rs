@@ -288,8 +288,16 @@ proptest! {
             let rated = runs.iter().filter(|(_, r)| r.is_some()).count();
             let rate = b.sweeps.iter().find(|s| s.kind == SweepKind::Rate);
             prop_assert_eq!(rate.is_some(), rated > 0);
+            for s in &b.sweeps {
+                for p in &s.points {
+                    // A rate point keeps its offered rate and nothing the file lacks.
+                    let rated = p.rate.map(|r| (r.achieved_rps, r.lag_s, r.peak_concurrency));
+                    let want = (s.kind == SweepKind::Rate).then_some((None, None, None));
+                    prop_assert_eq!(rated, want);
+                    prop_assert!(p.goodput.is_none() && p.summary.is_none());
+                }
+            }
             for p in b.sweeps.iter().flat_map(|s| &s.points) {
-                prop_assert!(p.rate.is_none() && p.goodput.is_none() && p.summary.is_none());
                 prop_assert_eq!(p.imported.as_ref().and_then(|v| v.request_s), Some(3.0));
             }
             check_imported(b);

@@ -195,7 +195,7 @@ fn rate_sweep(
             rates,
             arrival: open.arrival,
             burstiness: open.burstiness,
-            seed: s.bundle.workload.seed,
+            seed: Some(s.bundle.workload.seed),
             max_concurrency: open.max_concurrency,
             search,
         }),
@@ -238,11 +238,11 @@ async fn measure_rate(
         llmsweep_shared::metrics::rate_point(&point.requests, rate).unwrap_or(
             llmsweep_shared::bundle::RatePoint {
                 offered_rps: rate,
-                achieved_rps: 0.0,
+                achieved_rps: None,
                 lag_s: None,
                 queued_s: None,
-                peak_concurrency: 0,
-                mean_concurrency: 0.0,
+                peak_concurrency: None,
+                mean_concurrency: None,
             },
         ),
     );

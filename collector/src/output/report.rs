@@ -464,7 +464,11 @@ fn rate_table(html: &mut String, b: &Bundle) {
             }));
         }
         cells.push(num(Metric::LagP99, 4));
-        cells.push(p.rate.map_or_else(dash, |r| r.peak_concurrency.to_string()));
+        cells.push(
+            p.rate
+                .and_then(|r| r.peak_concurrency)
+                .map_or_else(dash, |c| c.to_string()),
+        );
         let _ = writeln!(html, "<tr>{}<td>{}</td></tr>", tds(&cells), escape(&note));
     }
     html.push_str("</table>\n");
@@ -634,14 +638,14 @@ mod tests {
                 rates: vec![1.0, 2.0],
                 arrival: Arrival::Poisson,
                 burstiness: 1.0,
-                seed: 7,
+                seed: Some(7),
                 max_concurrency: None,
                 search: None,
             });
             for p in &mut s.points {
                 p.rate = Some(RatePoint {
                     offered_rps: f64::from(p.concurrency),
-                    achieved_rps: f64::from(p.concurrency) * 0.5,
+                    achieved_rps: Some(f64::from(p.concurrency) * 0.5),
                     lag_s: Some(llmsweep_shared::metrics::Stats {
                         count: 6,
                         mean: 0.001,
@@ -652,8 +656,8 @@ mod tests {
                         max: 0.002,
                     }),
                     queued_s: None,
-                    peak_concurrency: 3,
-                    mean_concurrency: 1.5,
+                    peak_concurrency: Some(3),
+                    mean_concurrency: Some(1.5),
                 });
             }
             Embedded {

@@ -137,14 +137,17 @@ impl RateTable {
                 })
             };
             cells.extend([
-                fixed(r.achieved_rps, 2),
+                r.achieved_rps.map_or("-".into(), |a| fixed(a, 2)),
                 format!("{}/{}", s.ok, s.failed),
                 fixed(s.agg_tok_s, 1),
                 pair(s.ttft_s, 3),
                 s.tpot_s.map_or("-".into(), |t| fixed(t.p50 * 1e3, 1)),
                 pair(s.e2e_s, 2),
                 r.lag_s.map_or("-".into(), |l| fixed(l.p99 * 1e3, 1)),
-                format!("{}/{}", r.peak_concurrency, fixed(r.mean_concurrency, 1)),
+                match (r.peak_concurrency, r.mean_concurrency) {
+                    (Some(peak), Some(mean)) => format!("{peak}/{}", fixed(mean, 1)),
+                    _ => "-".into(),
+                },
                 p.goodput.map_or("-".into(), |g| {
                     format!(
                         "{}/s {}%",

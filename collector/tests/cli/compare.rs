@@ -462,3 +462,91 @@ async fn the_rate_gate_passes_a_rerun_and_fails_a_server_half_as_fast() {
         assert!(svg.contains("requests/s"), "{chart}");
     }
 }
+
+/// A `vllm bench serve --save-result` file of an open-loop run at `rate` req/s: 12 requests,
+/// TTFT p50 1 s and TPOT p50 100 ms, five times the simulator's of the rate-gate test.
+fn vllm_rate_result(dir: &Path, rate: f64) -> PathBuf {
+    let mut v: Value = serde_json::from_str(
+        &std::fs::read_to_string("tests/fixtures/import/vllm-c1.json").unwrap(),
+    )
+    .unwrap();
+    let o = v.as_object_mut().unwrap();
+    for (k, x) in [
+        ("request_rate", serde_json::json!(rate)),
+        ("max_concurrency", Value::Null),
+        ("num_prompts", 12.into()),
+        ("completed", 12.into()),
+        ("duration", (12.0 / rate).into()),
+        ("total_input_tokens", (12 * 64).into()),
+        ("total_output_tokens", (12 * 16).into()),
+        ("median_ttft_ms", 1000.0.into()),
+        ("p99_ttft_ms", 1500.0.into()),
+        ("median_tpot_ms", 100.0.into()),
+        ("median_e2el_ms", 2500.0.into()),
+        ("p99_e2el_ms", 3000.0.into()),
+        ("max_concurrent_requests", 5.into()),
+    ] {
+        o.insert(k.into(), x);
+    }
+    write(dir, &format!("vllm-r{rate}.json"), &v)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_imported_vllm_rate_sweep_is_paired_by_offered_rate_and_gated() {
+    use llmsweep::sim::{Preset, SimConfig, SimServer};
+    let cfg = SimConfig {
+        prefill_a_s: 0.2,
+        decode_d0_s: 0.02,
+        decode_d1_s: 0.0,
+        ..SimConfig::preset(Preset::Fast)
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let sim = SimServer::start(cfg, 0).await.unwrap();
+    let new = rate_sweep_sim(&sim.url(), dir.path(), "first");
+    sim.shutdown().await;
+    let files = [
+        vllm_rate_result(dir.path(), 2.0),
+        vllm_rate_result(dir.path(), 4.0),
+    ];
+    let old = dir.path().join("oldvllm.json");
+    let mut args = vec!["import", "--from", "vllm"];
+    args.extend(files.iter().map(|f| f.to_str().unwrap()));
+    args.extend(["--label", "oldvllm", "-o", old.to_str().unwrap()]);
+    let o = llmsweep(&args);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let (old, new) = (old.to_str().unwrap(), new.to_str().unwrap());
+
+    let o = llmsweep(&["compare", old, new, "--fail-if-slower", "5"]);
+    let out = text(&o.stdout);
+    println!("{out}");
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(
+        out.contains("rate sweep: first is faster than oldvllm at every level (2, 4 req/s)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("oldvllm is imported: its prompts are not known"),
+        "{out}"
+    );
+    assert!(
+        out.contains("gated: first against oldvllm: rate sweep at 2, 4 req/s"),
+        "{out}"
+    );
+    // vLLM's peak concurrency is kept and shown beside the measured one.
+    let b = Bundle::from_json(&std::fs::read_to_string(old).unwrap()).unwrap();
+    let peaks: Vec<Option<u32>> = b.sweeps[0]
+        .points
+        .iter()
+        .map(|p| p.rate.unwrap().peak_concurrency)
+        .collect();
+    assert_eq!(peaks, [Some(5), Some(5)]);
+
+    // The other way round the imported run is the slower one, and the gate fails on it.
+    let o = llmsweep(&["compare", new, old, "--fail-if-slower", "5"]);
+    let out = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains("rate sweep: oldvllm is slower than first at every level (2, 4 req/s)"),
+        "{out}"
+    );
+}

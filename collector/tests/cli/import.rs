@@ -400,3 +400,44 @@ async fn the_design_table_gates_against_a_fresh_run_both_ways() {
     assert!(out.contains("kpro6: aggregate output tok/s -"), "{out}");
     assert!(out.contains("kpro6: TTFT p50 (s) +"), "{out}");
 }
+
+#[test]
+fn sglang_open_loop_lines_are_a_rate_sweep_keyed_by_offered_rate() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, o) = import(dir.path(), "sglang", &["sglang-rates.jsonl"], &[]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stdout).contains("rate sweep: 2 points (2, 4 req/s)"),
+        "{}",
+        text(&o.stdout)
+    );
+    let b = read(&path);
+    let s = &b.sweeps[0];
+    assert_eq!(s.kind, SweepKind::Rate);
+    let plan = s.rate.as_ref().unwrap();
+    assert_eq!(
+        (plan.rates.clone(), plan.seed, plan.max_concurrency),
+        (vec![2.0, 4.0], None, None)
+    );
+    // Offered rate and SGLang's mean concurrency kept; nothing the file lacks filled in.
+    let rates: Vec<(f64, Option<f64>, Option<f64>)> = s
+        .points
+        .iter()
+        .map(|p| {
+            let r = p.rate.unwrap();
+            (r.offered_rps, r.mean_concurrency, r.achieved_rps)
+        })
+        .collect();
+    assert_eq!(rates, [(2.0, Some(1.62), None), (4.0, Some(3.55), None)]);
+    assert!(s.points.iter().all(|p| p.flags.is_empty()));
+    assert!(
+        b.definitions["mean_concurrency"].starts_with("SGLang's concurrency"),
+        "{:?}",
+        b.definitions
+    );
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("run 1: SGLang's benchmark draws exponential gaps: Poisson arrivals"),
+        "{err}"
+    );
+}

@@ -505,7 +505,9 @@ pub struct RatePlan {
     /// Gamma shape (vLLM's `--burstiness`): 1 is Poisson, below 1 burstier, above 1 more even.
     pub burstiness: f64,
     /// Seed of the inter-arrival draws; a point's schedule is drawn from it and its rate.
-    pub seed: u64,
+    /// Absent in an imported run whose tool does not record it.
+    #[serde(default)]
+    pub seed: Option<u64>,
     /// Most requests in flight at once (`--max-concurrency`); later arrivals wait in the client,
     /// and the wait is recorded per request.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -566,8 +568,10 @@ pub struct RatePoint {
     /// Requests per second asked for.
     pub offered_rps: f64,
     /// Requests sent / the span of their send times (first to last send, stretched by one
-    /// mean gap so that n sends count n gaps).
-    pub achieved_rps: f64,
+    /// mean gap so that n sends count n gaps). Absent in an imported run whose tool counts its
+    /// achieved rate another way (vLLM's `request_throughput` is in the point's `imported`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub achieved_rps: Option<f64>,
     /// How late each request was sent against its schedule, seconds, leaving out time spent
     /// waiting for `max_concurrency`: the proof the client kept up.
     #[serde(default)]
@@ -575,9 +579,12 @@ pub struct RatePoint {
     /// Time requests waited for `max_concurrency` before being sent, seconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queued_s: Option<Stats>,
-    /// Most requests in flight at once, and the time-weighted mean over the point.
-    pub peak_concurrency: u32,
-    pub mean_concurrency: f64,
+    /// Most requests in flight at once, and the time-weighted mean over the point; absent in
+    /// an imported run whose tool does not record them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_concurrency: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_concurrency: Option<f64>,
 }
 
 /// Requests that met every bound of the sweep's SLO.

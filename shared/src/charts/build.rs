@@ -156,8 +156,17 @@ fn by_rate(kind: ChartKind, runs: &[ChartRun]) -> Plot {
             &[(Metric::LagP99, "")],
         ),
     };
+    // An imported run may not record its achieved rate (vLLM counts it another way): then
+    // every run is drawn against the offered rate, so that the runs share one axis.
+    let unrecorded = runs.iter().any(|r| achieved_unrecorded(r.bundle));
+    let x = if unrecorded { RateAxis::Offered } else { x };
     let x_label = match x {
         RateAxis::Achieved => "achieved requests/s",
+        RateAxis::Offered
+            if unrecorded && kind != ChartKind::RateGoodput && kind != ChartKind::RateLag =>
+        {
+            "offered requests/s (a run shown does not record its achieved rate)"
+        }
         RateAxis::Offered => "offered requests/s",
     };
     let mut plot = Plot::new(title, AxisKind::Rate, x_label, y);
@@ -193,6 +202,17 @@ fn by_rate(kind: ChartKind, runs: &[ChartRun]) -> Plot {
     plot
 }
 
+/// Whether a measured point of the bundle's rate sweep lacks the achieved rate.
+fn achieved_unrecorded(bundle: &Bundle) -> bool {
+    bundle
+        .sweeps
+        .iter()
+        .filter(|s| s.kind == crate::bundle::SweepKind::Rate)
+        .flat_map(|s| &s.points)
+        .filter(|p| p.status == PointStatus::Ok)
+        .any(|p| p.rate.is_some_and(|r| r.achieved_rps.is_none()))
+}
+
 /// Which rate a rate chart's x axis is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum RateAxis {
@@ -218,11 +238,11 @@ fn rate_series(bundle: &Bundle, metric: Metric, x: RateAxis) -> Series {
             };
             let xv = match x {
                 RateAxis::Achieved => r.achieved_rps,
-                RateAxis::Offered => r.offered_rps,
+                RateAxis::Offered => Some(r.offered_rps),
             };
-            if !(xv.is_finite() && xv > 0.0) {
+            let Some(xv) = xv.filter(|v| v.is_finite() && *v > 0.0) else {
                 continue;
-            }
+            };
             points.push(SeriesPoint {
                 x: xv,
                 y: metric.display(y),
@@ -247,11 +267,10 @@ fn rate_at(bundle: &Bundle, p: &SeriesPoint) -> String {
         .and_then(|s| s.points.get(p.point_index));
     match point.and_then(|q| q.rate) {
         Some(r) => {
-            let mut s = format!(
-                "{} req/s offered, {} achieved",
-                format_exact(r.offered_rps),
-                format_exact(r.achieved_rps)
-            );
+            let mut s = format!("{} req/s offered", format_exact(r.offered_rps));
+            if let Some(a) = r.achieved_rps {
+                s.push_str(&format!(", {} achieved", format_exact(a)));
+            }
             if let Some(g) = point.and_then(|q| q.goodput) {
                 s.push_str(&format!(
                     "

@@ -38,8 +38,8 @@ pub(super) fn rate_mismatch(a: &Sweep, b: &Sweep, reasons: &mut Vec<String>) {
             list(&kb).join(",")
         ));
     }
-    // An imported rate sweep does not record its schedule: compared, its workload unproven
-    // (the workload check says so).
+    // A rate sweep imported from an older file may not record its plan: compared, its
+    // workload unproven (the workload check says so).
     let (Some(pa), Some(pb)) = (&a.rate, &b.rate) else {
         return;
     };
@@ -59,10 +59,12 @@ pub(super) fn rate_mismatch(a: &Sweep, b: &Sweep, reasons: &mut Vec<String>) {
     }
     // Evenly spaced arrivals draw nothing: their seed does not matter.
     let drawn = pa.arrival != Arrival::Constant;
-    if drawn && pa.arrival == pb.arrival && pa.seed != pb.seed {
+    // An imported run's seed is not known: its schedule is unproven, not another one.
+    if let (true, Some(sa), Some(sb)) = (drawn && pa.arrival == pb.arrival, pa.seed, pb.seed)
+        && sa != sb
+    {
         reasons.push(format!(
-            "arrival seeds differ: {} vs {} (another schedule of arrivals)",
-            pa.seed, pb.seed
+            "arrival seeds differ: {sa} vs {sb} (another schedule of arrivals)"
         ));
     }
     if pa.max_concurrency != pb.max_concurrency {
@@ -113,11 +115,11 @@ pub(crate) mod tests {
         Point {
             rate: Some(RatePoint {
                 offered_rps: rps,
-                achieved_rps: rps * 0.99,
+                achieved_rps: Some(rps * 0.99),
                 lag_s: Some(stats(lag / 2.0, lag)),
                 queued_s: None,
-                peak_concurrency: 4,
-                mean_concurrency: 2.0,
+                peak_concurrency: Some(4),
+                mean_concurrency: Some(2.0),
             }),
             goodput: Some(Goodput {
                 good,
@@ -148,7 +150,7 @@ pub(crate) mod tests {
             rates: vec![1.0, 2.0, 8.0],
             arrival: Arrival::Poisson,
             burstiness: 1.0,
-            seed: 1,
+            seed: Some(1),
             max_concurrency: None,
             search: None,
         });
@@ -295,7 +297,7 @@ pub(crate) mod tests {
     fn another_arrival_process_or_seed_is_another_workload() {
         let a = rate_bundle("A", 1.0, 18);
         let mut b = rate_bundle("B", 1.0, 18);
-        b.sweeps[0].rate.as_mut().unwrap().seed = 2;
+        b.sweeps[0].rate.as_mut().unwrap().seed = Some(2);
         let mut c = rate_bundle("C", 1.0, 18);
         c.sweeps[0].rate.as_mut().unwrap().arrival = Arrival::Gamma;
         c.sweeps[0].rate.as_mut().unwrap().burstiness = 0.5;
@@ -330,7 +332,7 @@ pub(crate) mod tests {
         a.sweeps[0].rate.as_mut().unwrap().arrival = Arrival::Constant;
         let mut b = a.clone();
         b.label = "B".into();
-        b.sweeps[0].rate.as_mut().unwrap().seed = 9;
+        b.sweeps[0].rate.as_mut().unwrap().seed = Some(9);
         let bs = [a, b];
         assert!(compare(&inputs(&bs), 0).sweeps[0].mismatched.is_empty());
         // A sweep that does not record its schedule (an imported one) is compared.

@@ -45,11 +45,7 @@ pub fn rate_point(records: &[RequestRecord], offered_rps: f64) -> Option<RatePoi
     let last = records.iter().map(|r| r.start_s).reduce(f64::max)?;
     let n = records.len() as f64;
     // n sends span n − 1 gaps; one more mean gap makes the span count n of them.
-    let achieved_rps = if n > 1.0 && last > first {
-        n / ((last - first) * n / (n - 1.0))
-    } else {
-        0.0
-    };
+    let achieved_rps = (n > 1.0 && last > first).then(|| n / ((last - first) * n / (n - 1.0)));
     let lag = records
         .iter()
         .filter_map(|r| r.due.map(|d| r.start_s - d.due_s - d.queued_s));
@@ -68,8 +64,8 @@ pub fn rate_point(records: &[RequestRecord], offered_rps: f64) -> Option<RatePoi
         achieved_rps,
         lag_s: Stats::from_values(lag),
         queued_s,
-        peak_concurrency: peak,
-        mean_concurrency: mean,
+        peak_concurrency: Some(peak),
+        mean_concurrency: Some(mean),
     })
 }
 
@@ -146,16 +142,16 @@ mod tests {
         let p = rate_point(&rs, 1.0).unwrap();
         assert_eq!(p.offered_rps, 1.0);
         // Sends at 0.001, 1.001, 2.001, 3.501: 3.5 s for 3 gaps, so 4 / (3.5 × 4 / 3).
-        assert!((p.achieved_rps - 4.0 / (3.5 * 4.0 / 3.0)).abs() < 1e-12);
+        assert!((p.achieved_rps.unwrap() - 4.0 / (3.5 * 4.0 / 3.0)).abs() < 1e-12);
         let lag = p.lag_s.unwrap();
         assert!((lag.max - 0.001).abs() < 1e-9 && (lag.min - 0.001).abs() < 1e-9);
         assert_eq!(p.queued_s.unwrap().max, 0.5);
         // In flight: [0.001, 1.501], [1.001, 2.501], [2.001, 3.501], [3.501, 5.001]; two at
         // once at most; 6 s of requests over 5 s.
-        assert_eq!(p.peak_concurrency, 2);
+        assert_eq!(p.peak_concurrency, Some(2));
         assert!(
-            (p.mean_concurrency - 6.0 / 5.0).abs() < 1e-9,
-            "{}",
+            (p.mean_concurrency.unwrap() - 6.0 / 5.0).abs() < 1e-9,
+            "{:?}",
             p.mean_concurrency
         );
     }
