@@ -160,11 +160,13 @@ pub struct ThroughputOpts {
     /// request the same. Drawn from --seed, so another host gets the same lengths.
     #[arg(long, default_value_t = 0.0, value_name = "SHARE")]
     pub length_spread: f64,
-    /// Multi-turn conversations: each worker sends K turns in a row, each resending the
-    /// conversation so far (its questions and the answers as received, up to 2000 characters
-    /// each) with a new question of --input-len tokens, so TTFT by turn shows what the prefix
-    /// cache saves. Closed loop only.
-    #[arg(long, default_value_t = 1, value_name = "K", conflicts_with_all = ["rates", "find_max_rate", "dataset"])]
+    /// Multi-turn conversations of K turns, each resending the conversation so far (its
+    /// questions and the whole answers as received) with a new question of --input-len
+    /// tokens, so TTFT by turn shows what the prefix cache saves. In a closed loop each worker
+    /// holds one conversation; with --rates each arrival is the next turn of the oldest
+    /// conversation whose last turn has been answered, or the first turn of a new one, so the
+    /// offered rate is unchanged.
+    #[arg(long, default_value_t = 1, value_name = "K", conflicts_with_all = ["find_max_rate", "dataset"])]
     pub turns: u32,
     /// Open loop instead of concurrency levels: one point per offered rate, requests per
     /// second, sent on their schedule whether or not earlier ones finished (e.g. 1,2,4,8).

@@ -14,7 +14,7 @@ use crate::load::api::{self, RequestOptions};
 use crate::load::connect::{ConnectLog, TimeConnects, source_addresses};
 use crate::load::secrets::Credentials;
 use crate::load::stream::sse::SseDecoder;
-use crate::load::stream::trace::{Finished, RequestMeta, Trace};
+use crate::load::stream::trace::{Finished, Keep, RequestMeta, Trace};
 use crate::load::workload::Prompt;
 
 /// One shared client for a run: connection pools, base URL, API key, dialect.
@@ -166,7 +166,8 @@ impl Client {
 
     /// Sends one streamed generation request and measures it, on the pool of `worker`.
     /// `origin` is the point's start; the request's own clock starts just before it is
-    /// written. Never fails: every failure is recorded in the returned record.
+    /// written; `keep` says whether the whole answer is wanted besides its start. Never
+    /// fails: every failure is recorded in the returned record.
     pub async fn generate(
         &self,
         worker: usize,
@@ -174,6 +175,7 @@ impl Client {
         output_len: u64,
         origin: Instant,
         abort: &CancellationToken,
+        keep: Keep,
     ) -> Finished {
         let body = api::body(
             self.api,
@@ -195,7 +197,7 @@ impl Client {
                 prompt_hash: prompt.hash.clone(),
                 content_hash: prompt.content_hash.clone(),
             };
-            let mut trace = Trace::new();
+            let mut trace = Trace::keeping(keep);
             let run = tokio::time::timeout(
                 self.timeout,
                 self.stream_into(worker, &body, output_len, start, &mut trace),

@@ -11,11 +11,12 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use llmsweep_shared::bundle::{Api, Due, ErrorKind, RequestRecord};
+use llmsweep_shared::bundle::{Due, ErrorKind, RequestRecord};
 
 use crate::load::client::Client;
-use crate::load::stream::trace::Finished;
-use crate::load::workload::{Prompt, PromptBuilder};
+use crate::load::conversation::{Conversation, Ready};
+use crate::load::stream::trace::{Finished, Keep};
+use crate::load::workload::PromptBuilder;
 
 /// When a point stops sending.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -304,6 +305,8 @@ async fn collect(
 /// An open-loop point: each request is sent when the schedule has it due, whether or not
 /// earlier ones finished; with a cap (`spec.concurrency` > 0) a due request waits in the
 /// client for one in flight to end, and the wait is recorded apart from the client's lag.
+/// With `--turns` each arrival is the next turn of the oldest conversation ready for one, or
+/// the first of a new one (see [`Ready`]).
 async fn run_open(
     client: Arc<Client>,
     prompts: Arc<PromptBuilder>,
@@ -345,10 +348,13 @@ async fn run_open(
     let cap = (spec.concurrency > 0)
         .then(|| Arc::new(tokio::sync::Semaphore::new(spec.concurrency as usize)));
     let (tx, rx) = mpsc::unbounded_channel();
+    // Conversations come back here when their turn is answered and they have turns left.
+    let (back_tx, mut back_rx) = mpsc::unbounded_channel::<Conversation>();
     let sender = {
         let (client, abort, stop, down) =
             (client.clone(), abort.clone(), stop.clone(), down.clone());
         tokio::spawn(async move {
+            let mut ready = Ready::default();
             while let Some((index, due_s, released)) = due_rx.recv().await {
                 if stop.is_cancelled() || down.is_cancelled() {
                     return;
@@ -366,15 +372,44 @@ async fn run_open(
                 } else {
                     0.0
                 };
+                // Taken after the cap's wait: the request that freed the slot may have made
+                // its conversation ready.
+                let conversation = (spec.turns > 1).then(|| {
+                    while let Ok(c) = back_rx.try_recv() {
+                        ready.put(c);
+                    }
+                    ready.next()
+                });
                 let (input_len, output_len) = lengths(&spec, prompts.seed, index);
-                let prompt = prompts.request(spec.stream, index, input_len);
-                let output_len = prompt.output_len.unwrap_or(output_len);
-                let own_len = spec.spread > 0.0 || prompt.output_len.is_some();
-                let (client, abort, tx) = (client.clone(), abort.clone(), tx.clone());
+                let user = prompts.request(spec.stream, index, input_len);
+                let output_len = user.output_len.unwrap_or(output_len);
+                let own_len = spec.spread > 0.0 || user.output_len.is_some();
+                let (client, abort, tx, back) =
+                    (client.clone(), abort.clone(), tx.clone(), back_tx.clone());
                 tokio::spawn(async move {
+                    let resent = conversation
+                        .as_ref()
+                        .and_then(|c| c.prompt(&user, client.api));
+                    let keep = conversation
+                        .as_ref()
+                        .map_or(Keep::Start, |c| c.keep(spec.turns));
                     let mut f = client
-                        .generate(index as usize, &prompt, output_len, origin, &abort)
+                        .generate(
+                            index as usize,
+                            resent.as_ref().unwrap_or(&user),
+                            output_len,
+                            origin,
+                            &abort,
+                            keep,
+                        )
                         .await;
+                    // Ready before the slot is freed, so the arrival waiting for the slot
+                    // finds it.
+                    if let Some(c) =
+                        conversation.and_then(|c| c.answered(user.text, &mut f, spec.turns))
+                    {
+                        let _ = back.send(c);
+                    }
                     drop(permit);
                     f.record.due = Some(Due { due_s, queued_s });
                     if own_len {
@@ -416,47 +451,10 @@ struct Worker {
     begun: Instant,
 }
 
-/// Turn `turn` of a conversation whose earlier turns were `history` (questions and answers)
-/// and whose new question is `user`: the whole conversation resent, as chat messages or, for
-/// completions, as one text.
-fn conversation(history: &[(String, String)], user: &Prompt, api: Api) -> Prompt {
-    let (text, messages) = match api {
-        Api::Chat => {
-            let mut m = Vec::new();
-            for (q, a) in history {
-                m.push(serde_json::json!({"role": "user", "content": q}));
-                m.push(serde_json::json!({"role": "assistant", "content": a}));
-            }
-            m.push(serde_json::json!({"role": "user", "content": user.text}));
-            let m = serde_json::Value::Array(m);
-            (m.to_string(), Some(m))
-        }
-        _ => {
-            let mut t: String = history.iter().map(|(q, a)| format!("{q}{a}\n\n")).collect();
-            t.push_str(&user.text);
-            (t, None)
-        }
-    };
-    Prompt {
-        hash: crate::load::workload::prompt_hash(&text),
-        content_hash: None,
-        // What the server counts of a conversation is not known before it answers.
-        tokens: 0,
-        words: text.split_whitespace().count() as u64,
-        text: if messages.is_some() {
-            String::new()
-        } else {
-            text
-        },
-        messages,
-        output_len: user.output_len,
-    }
-}
-
 impl Worker {
     async fn run(self) {
-        // The conversation in progress (`--turns`): its questions and answers so far.
-        let mut history: Vec<(String, String)> = Vec::new();
+        // The conversation in progress (`--turns`).
+        let mut conversation = Conversation::default();
         loop {
             if self.stop_sending.is_cancelled() || self.down.is_cancelled() {
                 return;
@@ -477,28 +475,29 @@ impl Worker {
             let user = self
                 .prompts
                 .request(self.spec.stream, first + index, input_len);
-            let turn = history.len() as u32;
-            let prompt = if turn > 0 {
-                conversation(&history, &user, self.client.api)
-            } else {
-                user.clone()
-            };
+            let resent = conversation.prompt(&user, self.client.api);
+            let prompt = resent.as_ref().unwrap_or(&user);
             let output_len = prompt.output_len.unwrap_or(output_len);
+            let own_len = self.spec.spread > 0.0 || prompt.output_len.is_some();
             let mut f = self
                 .client
-                .generate(self.slot, &prompt, output_len, self.origin, &self.abort)
+                .generate(
+                    self.slot,
+                    prompt,
+                    output_len,
+                    self.origin,
+                    &self.abort,
+                    conversation.keep(self.spec.turns),
+                )
                 .await;
-            if self.spec.spread > 0.0 || prompt.output_len.is_some() {
+            if own_len {
                 f.record.output_asked = Some(output_len);
             }
             f.record.repeat = self.spec.pass.map(|p| p.index);
             if self.spec.turns > 1 {
-                f.record.turn = Some(turn);
-                if f.record.is_ok() && turn + 1 < self.spec.turns {
-                    history.push((user.text.clone(), f.text.clone()));
-                } else {
-                    history.clear();
-                }
+                conversation = std::mem::take(&mut conversation)
+                    .answered(user.text, &mut f, self.spec.turns)
+                    .unwrap_or_default();
             }
             // The connection goes back to the pool a few task hops after the body ends; the
             // next request, sent before that, would open a connection of its own.

@@ -2,7 +2,8 @@
 //!
 //! [`plan`] checks the flags; [`session`] probes the server, calibrates prompts and warms up;
 //! [`sweep`] runs the levels and checkpoints the bundle after each; [`generator`] is the one
-//! closed-loop load loop; [`client`] sends one request ([`connect`] times its connections and
+//! closed-loop load loop and the open loop's sender, [`conversation`] the `--turns` they hold;
+//! [`client`] sends one request ([`connect`] times its connections and
 //! picks their source addresses) and hands its bytes to [`stream`], which
 //! turns them into a request record; [`workload`] builds the prompts and [`tokenize`] measures
 //! them with the server's tokenizer; [`probe`] reads the server's fingerprint and [`host`] the
@@ -13,6 +14,7 @@ pub(crate) mod arrivals;
 pub(crate) mod capacity;
 pub(crate) mod client;
 pub(crate) mod connect;
+pub(crate) mod conversation;
 pub(crate) mod dataset;
 pub(crate) mod generator;
 pub(crate) mod host;

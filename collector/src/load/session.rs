@@ -17,6 +17,7 @@ use crate::load::generator::Interrupt;
 use crate::load::plan::{OutputPlan, TargetPlan};
 use crate::load::probe::{Fingerprint, probe};
 use crate::load::resume::Resume;
+use crate::load::stream::trace::Keep;
 use crate::load::tokenize;
 use crate::load::workload::{PREFIX_WORDS, PromptBuilder, SplitMix64, TokenModel, digest};
 use crate::output::store;
@@ -211,6 +212,7 @@ impl Session {
                     output_len,
                     Instant::now(),
                     &self.interrupt.abort,
+                    Keep::Start,
                 )
                 .await;
             let r = &f.record;

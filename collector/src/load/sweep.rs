@@ -225,7 +225,7 @@ async fn measure_rate(
         ),
         pass: None,
         spread: plan.spread,
-        turns: 1,
+        turns: plan.turns,
         open: Some(OpenLoop {
             rate,
             arrival: open.arrival,

@@ -253,6 +253,7 @@ mod tests {
             record,
             itl_gaps_s: gaps.to_vec(),
             text: stamps_us.iter().map(|&us| wire::stamp_text(us)).collect(),
+            answer: None,
         }
     }
 

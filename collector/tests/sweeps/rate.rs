@@ -341,3 +341,219 @@ async fn turns_resend_the_conversation_and_the_prefix_cache_serves_its_earlier_p
     let cached: Vec<Option<u64>> = p.requests.iter().map(|r| r.cached_tokens).collect();
     assert_eq!(cached, [Some(0), Some(64), Some(144)]);
 }
+
+/// kpro5's prefix cache with a prefill and decode quick enough that a 16-token turn ends in a
+/// few tens of milliseconds.
+fn quick_prefix_cache() -> SimConfig {
+    SimConfig {
+        prefill_a_s: 0.002,
+        prefill_b_s: 0.0,
+        prefill_c_s: 0.0,
+        decode_d0_s: 0.002,
+        decode_d1_s: 0.0,
+        decode_kv_s: 0.0,
+        ..SimConfig::preset(Preset::Kpro5)
+    }
+}
+
+/// The simulator's answer to its `arrival`-th generation request (1-based): `tokens` words.
+fn sim_answer(cfg: &SimConfig, arrival: u64, tokens: u32) -> String {
+    use llmsweep::sim::text::{OutputText, request_seed};
+    OutputText::new(request_seed(cfg.seed, arrival), None).next_tokens(tokens)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn turns_with_rates_make_each_arrival_the_next_turn_of_a_ready_conversation() {
+    // 9 arrivals, each one request, with the previous turn answered by the time each is due:
+    // arrivals 200 ms apart, or 10 ms apart behind a cap of one in flight (the turn that frees
+    // the slot has its conversation ready first). So the turns go 0 1 2 0 1 2 0 1 2, each
+    // later turn the previous turn's prompt, its answer and a new 64-word question: 64, 144
+    // and 224 words, of which the prefix cache holds the previous prompt's whole 16-token
+    // blocks, 0, 64 and 144.
+    let cfg = quick_prefix_cache();
+    let spaced = ["--rates", "5"].as_slice();
+    let capped = ["--rates", "100", "--max-concurrency", "1"].as_slice();
+    for how in [spaced, capped] {
+        let mut args = how.to_vec();
+        args.extend([
+            "--arrival",
+            "constant",
+            "--requests",
+            "9",
+            "--turns",
+            "3",
+            "--input-len",
+            "64",
+            "--output-len",
+            "16",
+            "--warmup",
+            "0",
+        ]);
+        let s = sweep(cfg.clone(), &args).await;
+        let p = &s.bundle.sweeps[0].points[0];
+        let turns: Vec<Option<u32>> = p.requests.iter().map(|r| r.turn).collect();
+        assert_eq!(turns, [0, 1, 2, 0, 1, 2, 0, 1, 2].map(Some), "{how:?}");
+        assert_eq!(s.received.len(), 9, "{how:?}");
+        for (i, got) in s.received.iter().enumerate().filter(|(i, _)| i % 3 > 0) {
+            let answer = sim_answer(&cfg, i as u64, 16);
+            let before = format!("{}{answer}\n\n", s.received[i - 1]);
+            assert!(got.starts_with(&before), "{how:?}: request {i}: {got:?}");
+        }
+        let words: Vec<usize> = s
+            .received
+            .iter()
+            .map(|t| t.split_whitespace().count())
+            .collect();
+        assert_eq!(words, [64, 144, 224].repeat(3), "{how:?}");
+        let cached: Vec<Option<u64>> = p.requests.iter().map(|r| r.cached_tokens).collect();
+        let want: Vec<Option<u64>> = [0, 64, 144].repeat(3).into_iter().map(Some).collect();
+        assert_eq!(cached, want, "{how:?}");
+        // Still the schedule's requests: every one due, at the offered rate.
+        let r = p.rate.expect("rate numbers");
+        assert!(p.requests.iter().all(|r| r.due.is_some()), "{how:?}");
+        if how == capped {
+            assert_eq!(r.peak_concurrency, 1, "{r:?}");
+            let queued = r.queued_s.expect("arrivals waited for the cap");
+            assert!(queued.max > 0.05, "{queued:?}");
+        } else {
+            assert!(r.queued_s.is_none(), "no cap, no queue: {r:?}");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn turns_with_rates_faster_than_the_answers_interleave_conversations_each_turn_continued_once()
+ {
+    // 30 arrivals 20 ms apart, each turn about 90 ms: several conversations are open at once,
+    // and an arrival that finds none ready starts one. Whatever the timing, every arrival is
+    // one request on its schedule, every later turn resends one earlier turn's prompt and
+    // answer and no turn is continued twice, and the cache holds 0, 64 and 144 tokens of
+    // turns 1, 2 and 3.
+    let cfg = SimConfig {
+        decode_d0_s: 0.005,
+        ..quick_prefix_cache()
+    };
+    let s = sweep(
+        cfg.clone(),
+        &[
+            "--rates",
+            "50",
+            "--arrival",
+            "constant",
+            "--requests",
+            "30",
+            "--turns",
+            "3",
+            "--input-len",
+            "64",
+            "--output-len",
+            "16",
+            "--warmup",
+            "0",
+        ],
+    )
+    .await;
+    let p = &s.bundle.sweeps[0].points[0];
+    assert_eq!(p.requests.len(), 30);
+    assert!(p.requests.iter().all(|r| r.is_ok() && r.due.is_some()));
+    let by_turn = |t: u32| p.requests.iter().filter(|r| r.turn == Some(t)).count();
+    let (first, second, third) = (by_turn(0), by_turn(1), by_turn(2));
+    assert_eq!(first + second + third, 30);
+    assert!(
+        first >= second && second >= third && third > 0,
+        "{first} {second} {third}"
+    );
+    for r in &p.requests {
+        let want = [0, 64, 144][r.turn.unwrap() as usize];
+        assert_eq!(r.cached_tokens, Some(want), "{r:?}");
+    }
+    // Received in arrival order: each later turn continues exactly one earlier prompt.
+    let words = |t: &str| t.split_whitespace().count();
+    let mut continued = vec![false; s.received.len()];
+    let mut overlapped = false;
+    for (i, got) in s.received.iter().enumerate().filter(|(_, t)| words(t) > 64) {
+        let parents: Vec<usize> = (0..i)
+            .filter(|&j| {
+                let answer = sim_answer(&cfg, j as u64 + 1, 16);
+                words(&s.received[j]) + 80 == words(got)
+                    && got.starts_with(&format!("{}{answer}\n\n", s.received[j]))
+            })
+            .collect();
+        assert_eq!(parents.len(), 1, "request {i}: {parents:?}");
+        assert!(
+            !continued[parents[0]],
+            "request {} continued twice",
+            parents[0]
+        );
+        continued[parents[0]] = true;
+        overlapped |= parents[0] + 1 < i;
+    }
+    assert!(
+        overlapped,
+        "no turn was sent while another conversation's was in flight"
+    );
+    let mut got: Vec<usize> = s.received.iter().map(|t| words(t)).collect();
+    got.sort_unstable();
+    let mut want: Vec<usize> = p
+        .requests
+        .iter()
+        .map(|r| 64 + 80 * r.turn.unwrap() as usize)
+        .collect();
+    want.sort_unstable();
+    assert_eq!(got, want);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn turns_resend_an_answer_longer_than_the_kept_sample_whole() {
+    // 600 tokens of the simulator's words are over 2000 characters, more than a record keeps
+    // of its text: turn 2 must resend them all, in the closed loop and the open loop alike.
+    let cfg = SimConfig {
+        tokens_per_chunk: 10,
+        decode_d0_s: 0.001,
+        ..quick_prefix_cache()
+    };
+    let answer = sim_answer(&cfg, 1, 600);
+    assert!(answer.len() > 2000, "{}", answer.len());
+    let closed = ["--concurrency", "1"].as_slice();
+    let open = [
+        "--rates",
+        "50",
+        "--arrival",
+        "constant",
+        "--max-concurrency",
+        "1",
+    ]
+    .as_slice();
+    for how in [closed, open] {
+        let mut args = how.to_vec();
+        args.extend([
+            "--requests",
+            "2",
+            "--turns",
+            "2",
+            "--input-len",
+            "64",
+            "--output-len",
+            "600",
+            "--warmup",
+            "0",
+        ]);
+        let s = sweep(cfg.clone(), &args).await;
+        assert_eq!(s.received.len(), 2, "{how:?}");
+        let words = s.received[1].split_whitespace().count();
+        assert_eq!(words, 64 + 600 + 64, "{how:?}");
+        let before = format!("{}{answer}\n\n", s.received[0]);
+        assert!(
+            s.received[1].starts_with(&before),
+            "{how:?}: turn 2 does not resend turn 1 and its whole answer"
+        );
+        let p = &s.bundle.sweeps[0].points[0];
+        assert_eq!(p.requests[1].cached_tokens, Some(64), "{how:?}");
+        // The record's own sample stays short, the start of the same answer.
+        let sample = p.output_sample.as_deref().expect("a sample");
+        assert!(
+            sample.len() < 2000 && answer.starts_with(sample),
+            "{sample:?}"
+        );
+    }
+}

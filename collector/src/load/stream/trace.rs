@@ -13,6 +13,17 @@ use crate::load::api::{ChunkEvent, Usage};
 /// Generated text kept per request for the output sample and the degenerate-output check.
 const TEXT_KEEP: usize = 2000;
 
+/// What of the generated text a request keeps beyond its start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Keep {
+    /// Only the start ([`Finished::text`]): every request of a run has one, so it stays short.
+    #[default]
+    Start,
+    /// The whole answer too ([`Finished::answer`]), for a conversation whose next turn resends
+    /// it (`--turns`): cut short, the server would see another conversation than it wrote.
+    Answer,
+}
+
 /// Collects one request's events as they arrive.
 #[derive(Debug, Default)]
 pub struct Trace {
@@ -24,6 +35,8 @@ pub struct Trace {
     /// Running `completion_tokens` for servers that send usage with every chunk.
     last_completion: Option<u64>,
     text: String,
+    /// With [`Keep::Answer`]: all the generated text.
+    answer: Option<String>,
     error: Option<RequestError>,
     setup: Option<Setup>,
     /// Token chunks that carried only reasoning, and when the first answer text came.
@@ -39,6 +52,8 @@ pub struct Finished {
     pub itl_gaps_s: Vec<f64>,
     /// The start of the generated text.
     pub text: String,
+    /// All the generated text, when the request asked to keep it ([`Keep::Answer`]).
+    pub answer: Option<String>,
 }
 
 /// Facts about the request that the stream does not carry.
@@ -53,6 +68,14 @@ pub struct RequestMeta {
 impl Trace {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A trace that keeps what `keep` asks of the generated text.
+    pub fn keeping(keep: Keep) -> Self {
+        Trace {
+            answer: (keep == Keep::Answer).then(String::new),
+            ..Self::default()
+        }
     }
 
     /// Records a parsed chunk that arrived `t` seconds after the request started.
@@ -86,6 +109,9 @@ impl Trace {
         }
         if self.text.len() < TEXT_KEEP {
             self.text.push_str(&ev.text);
+        }
+        if let Some(all) = &mut self.answer {
+            all.push_str(&ev.text);
         }
     }
 
@@ -192,6 +218,7 @@ impl Trace {
             record,
             itl_gaps_s,
             text: self.text,
+            answer: self.answer,
         }
     }
 
@@ -443,6 +470,30 @@ mod tests {
             (ErrorKind::Stream, "engine died")
         );
         assert_eq!(r.output_tokens, 1);
+    }
+
+    #[test]
+    fn an_answer_asked_for_is_kept_whole_and_the_start_stays_short() {
+        // 300 chunks of 10 characters: 3000 in all, past the 2000 kept by default.
+        let chunk = r#"{"choices":[{"text":" 123456789"}]}"#;
+        let run = |keep| {
+            let mut tr = Trace::keeping(keep);
+            for i in 0..300 {
+                feed(&mut tr, 0.1 + f64::from(i) * 0.01, chunk);
+            }
+            tr.on_done(300);
+            tr.finish(3.1, meta())
+        };
+        let whole = run(Keep::Answer);
+        assert_eq!(
+            whole.answer.as_deref(),
+            Some(" 123456789".repeat(300).as_str())
+        );
+        let start = run(Keep::Start);
+        assert_eq!(start.answer, None);
+        // The start is the same either way: the record's sample does not depend on turns.
+        assert_eq!(whole.text, start.text);
+        assert_eq!(start.text.len(), 2000);
     }
 
     #[test]
