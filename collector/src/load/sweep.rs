@@ -813,7 +813,10 @@ async fn measure_once(
     let shared = s.prompts.shared_prefix;
     let mut point = build_point(&spec, &result, shared);
     point.client_cpu = client_cpu;
+    // A conversation's later turns resend its history to be served from the cache: the
+    // server's counter cannot tell those hits from others.
     if !point.flags.iter().any(|f| f.kind == FlagKind::PrefixCache)
+        && spec.turns <= 1
         && let Some(samples) = &server_samples
     {
         let n = point.requests.len() as u64;

@@ -111,8 +111,11 @@ pub fn level_flags(records: &[RequestRecord], output_len: u64, expected_cached: 
         );
     }
 
-    let cached: Vec<u64> = ok
-        .iter()
+    // A conversation's later turns (`--turns`) resend its history in order to hit the cache;
+    // only first turns say whether prompts meant to be unique were cached.
+    let firsts = ok.iter().filter(|r| r.turn.unwrap_or(0) == 0);
+    let cached: Vec<u64> = firsts
+        .clone()
         .filter_map(|r| r.cached_tokens)
         .filter(|&c| c > expected_cached + CACHE_SLACK)
         .collect();
@@ -121,9 +124,14 @@ pub fn level_flags(records: &[RequestRecord], output_len: u64, expected_cached: 
             FlagKind::PrefixCache,
             cached.len(),
             format!(
-                "{} of {} requests were partly served from the prefix cache (up to {most} tokens); TTFT is understated",
+                "{} of {} {} were partly served from the prefix cache (up to {most} tokens); TTFT is understated",
                 cached.len(),
-                ok.len()
+                firsts.clone().count(),
+                if ok.iter().any(|r| r.turn.unwrap_or(0) > 0) {
+                    "first turns"
+                } else {
+                    "requests"
+                }
             ),
         );
     }
@@ -439,6 +447,27 @@ mod tests {
             [FlagKind::PrefixCache]
         );
         assert!(level_flags(&[a], 10, 600).is_empty());
+    }
+
+    #[test]
+    fn a_later_turn_served_from_the_cache_is_what_turns_are_for() {
+        let mut first = rec(0.0, 0.1, 1.0, 10);
+        first.turn = Some(0);
+        let mut second = rec(1.0, 0.1, 1.0, 10);
+        second.turn = Some(1);
+        second.cached_tokens = Some(600);
+        assert!(level_flags(&[first.clone(), second.clone()], 10, 0).is_empty());
+        // A first turn served from the cache is still flagged, counted among first turns.
+        first.cached_tokens = Some(600);
+        let flags = level_flags(&[first, second], 10, 0);
+        assert_eq!(kinds(&flags), [FlagKind::PrefixCache]);
+        assert!(
+            flags[0]
+                .message
+                .starts_with("1 of 1 first turns were partly served"),
+            "{}",
+            flags[0].message
+        );
     }
 
     #[test]
