@@ -333,6 +333,52 @@ pub fn workload_mismatch(a: &Sweep, b: &Sweep, bb: &Bundle, ab: &Bundle) -> Vec<
             ab.workload.shared_prefix_len, bb.workload.shared_prefix_len
         ));
     }
+    let turns = |s: &Sweep| {
+        s.points
+            .iter()
+            .flat_map(|p| &p.requests)
+            .filter_map(|r| r.turn)
+            .max()
+            .map_or(1, |t| t + 1)
+    };
+    if turns(a) != turns(b) {
+        reasons.push(format!(
+            "turns per conversation differ (--turns): {} vs {}",
+            turns(a),
+            turns(b)
+        ));
+    }
+    if ab.workload.extra_body != bb.workload.extra_body {
+        let extra = |v: &Option<serde_json::Value>| {
+            v.as_ref()
+                .map_or_else(|| "none".to_string(), |v| v.to_string())
+        };
+        reasons.push(format!(
+            "request extras differ (--extra-body): {} vs {}",
+            extra(&ab.workload.extra_body),
+            extra(&bb.workload.extra_body)
+        ));
+    }
+    let digest = |d: &Option<crate::bundle::DatasetFacts>| d.as_ref().map(|d| d.sha256.clone());
+    if digest(&ab.workload.dataset) != digest(&bb.workload.dataset) {
+        let said = |d: &Option<crate::bundle::DatasetFacts>| {
+            d.as_ref().map_or_else(
+                || "generated prompts".to_string(),
+                |d| {
+                    format!(
+                        "{} (sha256 {})",
+                        d.file,
+                        d.sha256.get(..12).unwrap_or(&d.sha256)
+                    )
+                },
+            )
+        };
+        reasons.push(format!(
+            "prompts differ (--dataset): {} vs {}",
+            said(&ab.workload.dataset),
+            said(&bb.workload.dataset)
+        ));
+    }
     // An imported result that does not say its API is compared, with the API row showing it.
     let stated = |api: Api| api != Api::Unknown;
     if stated(ab.target.api) && stated(bb.target.api) && ab.target.api != bb.target.api {
@@ -519,10 +565,16 @@ pub fn delta_pct(base: Option<f64>, value: Option<f64>) -> Option<f64> {
 /// Better or worse, given which way the metric improves, when the change is significant at
 /// [`NEUTRAL_PCT`] (beyond the noise and at least that large); otherwise the same.
 pub fn verdict(metric: Metric, change: Option<&Change>) -> Verdict {
+    verdict_at(metric, change, NEUTRAL_PCT)
+}
+
+/// [`verdict`] at another smallest change that counts (`--fail-if-slower`'s), so that a table
+/// marks what the verdict above it names.
+pub fn verdict_at(metric: Metric, change: Option<&Change>, threshold_pct: f64) -> Verdict {
     let Some(c) = change else {
         return Verdict::None;
     };
-    if !c.significant(NEUTRAL_PCT) {
+    if !c.significant(threshold_pct) {
         return Verdict::Same;
     }
     if metric.improved_by(c.pct) {
@@ -843,6 +895,53 @@ mod tests {
             ["length spreads differ: none vs ±10 %"]
         );
         assert!(c.sweeps[1].mismatched.is_empty());
+    }
+
+    #[test]
+    fn other_request_extras_prompts_or_turns_are_another_workload() {
+        use crate::bundle::DatasetFacts;
+        let a = bundle("a");
+        let mut b = bundle("b");
+        b.workload.extra_body = Some(serde_json::json!({"temperature": 0}));
+        b.workload.dataset = Some(DatasetFacts {
+            file: "chats.jsonl".into(),
+            sha256: "0123456789abcdef0123".into(),
+            lines: 4,
+        });
+        let mut second = crate::metrics::request::tests::rec(0.0, 0.1, 1.0, 100);
+        second.turn = Some(1);
+        b.sweeps[0].points[0].requests.push(second);
+        let bs = [a, b];
+        let c = compare(&inputs(&bs), 0);
+        assert_eq!(
+            c.sweeps[0].mismatched[0].reasons,
+            [
+                "turns per conversation differ (--turns): 1 vs 2",
+                "request extras differ (--extra-body): none vs {\"temperature\":0}",
+                "prompts differ (--dataset): generated prompts vs chats.jsonl (sha256 0123456789ab)",
+            ]
+        );
+        // The same file under another name is the same prompts.
+        let mut a = bs[1].clone();
+        a.label = "a".into();
+        a.workload.dataset.as_mut().unwrap().file = "copy.jsonl".into();
+        let bs = [a, bs[1].clone()];
+        let c = compare(&inputs(&bs), 0);
+        assert!(c.sweeps.iter().all(|s| s.mismatched.is_empty()));
+    }
+
+    #[test]
+    fn runs_without_requests_at_a_level_in_common_are_not_called_the_same_workload() {
+        let a = bundle("a");
+        let mut b = bundle("b");
+        b.sweeps.clear();
+        let bs = [a, b];
+        let c = compare(&inputs(&bs), 0);
+        assert_eq!(c.workload[0].same, None);
+        assert_eq!(
+            c.workload[0].line,
+            "a and b sent no requests at a level in common: the same workload is not proven"
+        );
     }
 
     #[test]

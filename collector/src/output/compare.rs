@@ -13,7 +13,7 @@ use llmsweep_shared::compare::verdict::{
 };
 use llmsweep_shared::compare::{
     Comparison, NEUTRAL_PCT, RunInput, SweepComparison, Verdict, compare, definition, interval,
-    kind_name, verdicts,
+    kind_name, verdict_at, verdicts,
 };
 use llmsweep_shared::curves::Metric;
 
@@ -84,7 +84,8 @@ pub fn run(req: &CompareRequest) -> anyhow::Result<(String, Option<GateResult>)>
         .collect();
     let cmp = compare(&inputs, baseline);
     let mut out = String::new();
-    render_verdicts(&mut out, &cmp, req.fail_if_slower.unwrap_or(NEUTRAL_PCT));
+    let threshold = req.fail_if_slower.unwrap_or(NEUTRAL_PCT);
+    render_verdicts(&mut out, &cmp, threshold);
     for w in &cmp.workload {
         let mark = if w.same == Some(false) {
             "warning: "
@@ -94,7 +95,7 @@ pub fn run(req: &CompareRequest) -> anyhow::Result<(String, Option<GateResult>)>
         let _ = writeln!(out, "{mark}{}\n", w.line);
     }
     for sweep in &cmp.sweeps {
-        render_sweep(&mut out, &cmp, sweep);
+        render_sweep(&mut out, &cmp, sweep, threshold);
     }
     let bundles: Vec<&Bundle> = runs.iter().map(|(_, b)| b).collect();
     render_sources(&mut out, &cmp, &bundles);
@@ -135,7 +136,9 @@ fn render_verdicts(out: &mut String, cmp: &Comparison, threshold: f64) {
     let _ = writeln!(out);
 }
 
-fn render_sweep(out: &mut String, cmp: &Comparison, s: &SweepComparison) {
+/// A sweep's table; a change is marked better or WORSE when it is beyond the noise and at
+/// least `threshold` %, as the verdict counts it.
+fn render_sweep(out: &mut String, cmp: &Comparison, s: &SweepComparison, threshold: f64) {
     let base = &cmp.labels[cmp.baseline];
     let _ = writeln!(out, "{} sweep, baseline {base}", kind_name(s.kind));
     for m in &s.mismatched {
@@ -193,7 +196,7 @@ fn render_sweep(out: &mut String, cmp: &Comparison, s: &SweepComparison) {
                             "{}{mark} {}{}",
                             fmt_value(v),
                             change_text(d),
-                            verdict_mark(c.verdict)
+                            verdict_mark(verdict_at(row.metric, Some(d), threshold))
                         ),
                         None => format!("{}{mark}", fmt_value(v)),
                     }

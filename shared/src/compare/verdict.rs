@@ -442,6 +442,8 @@ pub fn workload_checks(runs: &[super::RunInput], cmp: &Comparison) -> Vec<Worklo
         let mut differs: Vec<String> = Vec::new();
         let mut more: Vec<String> = Vec::new();
         let mut digest = FNV_START;
+        // Prompts the two runs were compared on: none when no level was in common.
+        let mut compared = 0usize;
         for s in &cmp.sweeps {
             if !s.runs.contains(&run) {
                 continue;
@@ -470,6 +472,7 @@ pub fn workload_checks(runs: &[super::RunInput], cmp: &Comparison) -> Vec<Worklo
                             (&b, &a)
                         };
                         if contains_all(big, small) {
+                            compared += small.len();
                             for x in small {
                                 digest = fnv(digest, x.as_bytes());
                             }
@@ -496,6 +499,15 @@ pub fn workload_checks(runs: &[super::RunInput], cmp: &Comparison) -> Vec<Worklo
                 None,
                 format!(
                     "{} or {} was written by an earlier llmsweep without prompt content hashes: the same workload is not proven",
+                    label(base),
+                    label(run)
+                ),
+            )
+        } else if same && compared == 0 {
+            (
+                None,
+                format!(
+                    "{} and {} sent no requests at a level in common: the same workload is not proven",
                     label(base),
                     label(run)
                 ),
