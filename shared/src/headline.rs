@@ -5,9 +5,9 @@
 //! [`SATURATION_PCT`] of that peak, and the single-user experience at the lowest level. Context:
 //! TTFT and prefill speed from the shortest to the longest length measured, and what was skipped.
 //! Rate: from the lowest offered rate to the highest, what the client achieved, TTFT p50 and,
-//! with an SLO, the goodput fraction.
+//! with an SLO, the goodput fraction; for a `--find-max-rate` search, the rate it found.
 
-use crate::bundle::{PointStatus, Sweep, SweepKind};
+use crate::bundle::{PointStatus, RateSearch, Slo, Sweep, SweepKind};
 use crate::charts::axis::fixed;
 use crate::curves::Metric;
 
@@ -108,7 +108,55 @@ fn context(sweep: &Sweep) -> Option<String> {
     Some(out)
 }
 
+/// The headline of a `--find-max-rate` sweep: the rate found, where it was missed, the SLO.
+pub fn search(sweep: &Sweep) -> Option<String> {
+    let r = sweep.rate.as_ref()?.search?;
+    Some(search_words(&r, &sweep.slo.unwrap_or_default()))
+}
+
+/// The search's result in words: the rate found, its bracket, the SLO.
+pub fn search_words(r: &RateSearch, slo: &Slo) -> String {
+    let rate = |v: f64| {
+        let t = format!("{v:.2}");
+        t.trim_end_matches('0').trim_end_matches('.').to_string()
+    };
+    let bounds: Vec<String> = [
+        ("TTFT", slo.ttft_s),
+        ("TPOT", slo.tpot_s),
+        ("e2e", slo.e2e_s),
+    ]
+    .iter()
+    .filter_map(|(n, b)| b.map(|b| format!("{n} ≤ {b} s")))
+    .collect();
+    let slo_text = format!(
+        "{:.0} % of requests within {}",
+        r.slo_fraction * 100.0,
+        bounds.join(", ")
+    );
+    match (r.found_rps, r.failed_rps) {
+        (Some(f), Some(x)) => format!(
+            "max rate meeting the SLO ({slo_text}): {} req/s (missed at {} req/s; the closed loop at C={} completed {} req/s)",
+            rate(f),
+            rate(x),
+            r.closed_loop_concurrency,
+            rate(r.closed_loop_rps)
+        ),
+        (Some(f), None) => format!(
+            "max rate meeting the SLO ({slo_text}): at least {} req/s, the highest rate tried",
+            rate(f)
+        ),
+        (None, Some(x)) => format!(
+            "no rate tried met the SLO ({slo_text}), down to {} req/s",
+            rate(x)
+        ),
+        (None, None) => format!("no rate was measured for the SLO ({slo_text})"),
+    }
+}
+
 fn rate(sweep: &Sweep) -> Option<String> {
+    if let Some(s) = search(sweep) {
+        return Some(s);
+    }
     let mut pts: Vec<(&crate::bundle::Point, crate::bundle::RatePoint)> =
         ok(sweep).filter_map(|p| Some((p, p.rate?))).collect();
     pts.sort_by(|a, b| a.1.offered_rps.total_cmp(&b.1.offered_rps));

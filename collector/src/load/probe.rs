@@ -174,6 +174,9 @@ pub fn derive(probes: BTreeMap<String, Probe>) -> Fingerprint {
         f.engine = Some("llmsweep serve-sim".into());
         f.engine_version = version_str;
         f.max_context = model_len;
+        f.max_running_requests = version
+            .as_ref()
+            .and_then(|v| u64_at(v, &["/max_running_requests"]));
         f.simulated = true;
     } else if let Some(p) = props.filter(is_llama_cpp_props) {
         f.engine = Some("llama.cpp".into());

@@ -362,51 +362,15 @@ pub async fn find_max_rate(
         .points
         .sort_by(|a, b| rate_of(a).total_cmp(&rate_of(b)));
     s.checkpoint();
-    println!("\n{}", search_words(&result, &slo));
+    println!(
+        "\n{}",
+        llmsweep_shared::headline::search_words(&result, &slo)
+    );
     Ok(())
 }
 
 fn rate_of(p: &Point) -> f64 {
     p.rate.map_or(0.0, |r| r.offered_rps)
-}
-
-/// The search's headline: the rate found, its bracket, the SLO.
-pub fn search_words(
-    r: &llmsweep_shared::bundle::RateSearch,
-    slo: &llmsweep_shared::bundle::Slo,
-) -> String {
-    let bounds: Vec<String> = [
-        ("TTFT", slo.ttft_s),
-        ("TPOT", slo.tpot_s),
-        ("e2e", slo.e2e_s),
-    ]
-    .iter()
-    .filter_map(|(n, b)| b.map(|b| format!("{n} ≤ {b} s")))
-    .collect();
-    let slo_text = format!(
-        "{:.0} % of requests within {}",
-        r.slo_fraction * 100.0,
-        bounds.join(", ")
-    );
-    match (r.found_rps, r.failed_rps) {
-        (Some(f), Some(x)) => format!(
-            "max rate meeting the SLO ({slo_text}): {} req/s (met at {}, missed at {} req/s; the closed loop at C={} completed {} req/s)",
-            rate_text(f),
-            rate_text(f),
-            rate_text(x),
-            r.closed_loop_concurrency,
-            rate_text(r.closed_loop_rps)
-        ),
-        (Some(f), None) => format!(
-            "max rate meeting the SLO ({slo_text}): at least {} req/s, the highest rate tried",
-            rate_text(f)
-        ),
-        (None, Some(x)) => format!(
-            "no rate tried met the SLO ({slo_text}), down to {} req/s",
-            rate_text(x)
-        ),
-        (None, None) => format!("no rate was measured for the SLO ({slo_text})"),
-    }
 }
 
 /// When resuming, says which levels the bundle has and are not run again.

@@ -190,7 +190,13 @@ async fn models(State(s): State<Arc<Shared>>) -> Json<Value> {
 
 async fn version(State(s): State<Arc<Shared>>) -> Json<Value> {
     let version = env!("CARGO_PKG_VERSION");
-    Json(json!({"version": version, "engine": ENGINE_NAME, "preset": s.cfg.preset_name()}))
+    // The running limit, as SGLang's server info and llama.cpp's slots say theirs.
+    Json(json!({
+        "version": version,
+        "engine": ENGINE_NAME,
+        "preset": s.cfg.preset_name(),
+        "max_running_requests": s.cfg.max_running,
+    }))
 }
 
 async fn metrics(State(s): State<Arc<Shared>>) -> impl IntoResponse {

@@ -565,3 +565,82 @@ async fn turns_resend_an_answer_longer_than_the_kept_sample_whole() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_max_rate_search_finds_the_rate_the_simulators_queue_predicts() {
+    // One request at a time (max_running 1), each holding the server for exactly
+    // S = 10 ms prefill + 8 steps of 5 ms = 50 ms: a single server of capacity μ = 20 req/s.
+    // Below μ, evenly spaced arrivals never wait (TTFT = 10 ms). Above it, the k-th of them
+    // waits k·(1/μ − 1/λ), so 90 % of 40 meet TTFT ≤ 50 ms (40 ms of room) while
+    // 36·(1/20 − 1/λ) ≤ 0.04, up to λ = 20.45 req/s. The rate the model predicts is therefore
+    // in [20, 20.45]; the search stops when its bracket is within 2 % of its upper end.
+    let cfg = SimConfig {
+        max_running: 1,
+        prefill_a_s: 0.01,
+        prefill_b_s: 0.0,
+        prefill_c_s: 0.0,
+        decode_d0_s: 0.005,
+        decode_d1_s: 0.0,
+        decode_kv_s: 0.0,
+        ..fast()
+    };
+    let s = sweep(
+        cfg,
+        &[
+            "--find-max-rate",
+            "--goodput",
+            "ttft=0.05",
+            "--arrival",
+            "constant",
+            "--requests",
+            "40",
+            "--rate-precision",
+            "0.02",
+            "--input-len",
+            "16",
+            "--output-len",
+            "9",
+            "--warmup",
+            "0",
+        ],
+    )
+    .await;
+    let kinds: Vec<SweepKind> = s.bundle.sweeps.iter().map(|w| w.kind).collect();
+    assert_eq!(kinds, [SweepKind::Throughput, SweepKind::Rate]);
+    let sw = &s.bundle.sweeps[1];
+    let search = sw.rate.as_ref().unwrap().search.expect("the search");
+    // The closed loop ran at the server's running limit and completed a little under μ: the
+    // client's round trip adds to S.
+    assert_eq!(search.closed_loop_concurrency, 1, "{search:?}");
+    assert!(
+        (17.0..=20.0).contains(&search.closed_loop_rps),
+        "{search:?}"
+    );
+    let (found, missed) = (search.found_rps.unwrap(), search.failed_rps.unwrap());
+    assert!(missed - found <= 0.02 * missed + 1e-9, "{search:?}");
+    assert!(
+        (20.0 * 0.98..=20.45).contains(&found),
+        "found {found} req/s, the model says 20 to 20.45: {search:?}"
+    );
+    assert!(
+        (20.0..=20.45 / 0.98).contains(&missed),
+        "missed at {missed} req/s, the model says above 20: {search:?}"
+    );
+    // Every rate tried is a point, in rate order, judged on its goodput.
+    let rates: Vec<f64> = sw
+        .points
+        .iter()
+        .map(|p| p.rate.unwrap().offered_rps)
+        .collect();
+    assert!(rates.windows(2).all(|w| w[0] < w[1]), "{rates:?}");
+    for p in &sw.points {
+        let r = p.rate.unwrap().offered_rps;
+        let met = p.goodput.unwrap().fraction >= 0.9;
+        assert_eq!(met, r <= found, "{r} req/s: {:?}", p.goodput);
+    }
+    let headline = llmsweep_shared::headline::headline(sw).unwrap();
+    assert!(
+        headline.starts_with("max rate meeting the SLO (90 % of requests within TTFT ≤ 0.05 s): "),
+        "{headline}"
+    );
+}

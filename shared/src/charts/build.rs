@@ -199,7 +199,38 @@ fn by_rate(kind: ChartKind, runs: &[ChartRun]) -> Plot {
         }
     }
     flag_legend(&mut plot);
+    if kind == ChartKind::RateGoodput {
+        plot.rules = search_rules(runs);
+    }
     plot
+}
+
+/// A rule at the rate each `--find-max-rate` search found, named by its run when several are
+/// shown.
+fn search_rules(runs: &[ChartRun]) -> Vec<Rule> {
+    let found: Vec<(f64, &str)> = runs
+        .iter()
+        .filter_map(|r| {
+            let s = r
+                .bundle
+                .sweeps
+                .iter()
+                .find(|s| s.kind == crate::bundle::SweepKind::Rate)?;
+            Some((s.rate.as_ref()?.search?.found_rps?, r.label))
+        })
+        .collect();
+    let several = found.len() > 1;
+    found
+        .into_iter()
+        .map(|(x, label)| Rule {
+            x,
+            text: if several {
+                format!("max rate meeting the SLO {} ({label})", format_exact(x))
+            } else {
+                format!("max rate meeting the SLO {}", format_exact(x))
+            },
+        })
+        .collect()
 }
 
 /// Whether a measured point of the bundle's rate sweep lacks the achieved rate.
