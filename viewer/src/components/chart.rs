@@ -120,6 +120,14 @@ pub fn ChartBox(
                 draws.update_value(|n| *n += 1);
                 let _ = el.set_attribute("data-draws", &draws.get_value().to_string());
                 let _ = el.set_attribute("data-marks", &h.len().to_string());
+                let rules = plot.with(|p| {
+                    p.rules
+                        .iter()
+                        .map(|r| r.text.as_str())
+                        .collect::<Vec<_>>()
+                        .join(" | ")
+                });
+                let _ = el.set_attribute("data-rules", &rules);
                 hits.set_value(h);
                 failure.set(None);
             }
