@@ -171,8 +171,8 @@ pub struct ThroughputOpts {
     /// Open loop instead of concurrency levels: one point per offered rate, requests per
     /// second, sent on their schedule whether or not earlier ones finished (e.g. 1,2,4,8).
     /// Each point sends --requests [default: 30 s of arrivals, at least 16] or arrivals for
-    /// --duration seconds.
-    #[arg(long, value_delimiter = ',', value_name = "RPS", conflicts_with_all = ["concurrency", "repeats"])]
+    /// --duration seconds. Also spelled --request-rate, as vLLM's benchmark names it.
+    #[arg(long, visible_alias = "request-rate", value_delimiter = ',', value_name = "RPS", conflicts_with_all = ["concurrency", "repeats"])]
     pub rates: Vec<f64>,
     /// How arrivals are spaced at a rate: poisson (exponential gaps), constant (1 / rate
     /// apart) or gamma (shape --burstiness).
@@ -307,6 +307,24 @@ mod tests {
         );
         assert!(parse_slo("ttft").unwrap_err().contains("NAME=SECONDS"));
         assert!(parse_slo("").unwrap_err().contains("at least one bound"));
+    }
+
+    #[test]
+    fn vllm_users_can_say_request_rate() {
+        use clap::Parser;
+        let cli = crate::cli::Cli::try_parse_from([
+            "llmsweep",
+            "throughput",
+            "--url",
+            "http://127.0.0.1:1",
+            "--request-rate",
+            "4",
+        ])
+        .unwrap();
+        let crate::cli::Command::Throughput(a) = cli.command else {
+            panic!("not throughput")
+        };
+        assert_eq!(a.sweep.rates, [4.0]);
     }
 
     #[test]
