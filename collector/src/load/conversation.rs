@@ -61,7 +61,9 @@ impl Conversation {
         };
         Some(Prompt {
             hash: prompt_hash(&text),
-            content_hash: None,
+            // The answers resent are the server's; the workload is the questions, asked in the
+            // same turns.
+            content_hash: user.content_hash.clone(),
             // What the server counts of a conversation is not known before it answers.
             tokens: 0,
             words: text.split_whitespace().count() as u64,

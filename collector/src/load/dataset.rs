@@ -82,9 +82,11 @@ impl Dataset {
             (None, Some(m)) => m.to_string(),
             (None, None) => String::new(),
         };
+        // A line is sent as written, the same in every run: its hash is its content's.
+        let hash = prompt_hash(&text);
         Prompt {
-            hash: prompt_hash(&text),
-            content_hash: None,
+            content_hash: Some(hash.clone()),
+            hash,
             // The server's count is not known before it answers: 0 says so, and the input
             // length check leaves these requests out.
             tokens: 0,

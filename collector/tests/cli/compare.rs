@@ -558,3 +558,55 @@ async fn an_imported_vllm_rate_sweep_is_paired_by_offered_rate_and_gated() {
         "{out}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reruns_of_a_dataset_or_of_conversations_are_the_same_workload() {
+    use llmsweep::sim::{Preset, SimConfig, SimServer};
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("prompts.jsonl");
+    std::fs::write(
+        &data,
+        "{\"prompt\": \"Tell me about tides.\"}\n{\"prompt\": \"Why is the sky blue?\"}\n",
+    )
+    .unwrap();
+    let sim = SimServer::start(SimConfig::preset(Preset::Fast), 0)
+        .await
+        .unwrap();
+    let url = sim.url();
+    let d = ["--dataset", data.to_str().unwrap()];
+    let a = sweep_sim_with(&url, dir.path(), "data-a", &d);
+    let b = sweep_sim_with(&url, dir.path(), "data-b", &d);
+    let t = ["--turns", "3"];
+    let c = sweep_sim_with(&url, dir.path(), "turns-a", &t);
+    let e = sweep_sim_with(&url, dir.path(), "turns-b", &t);
+    sim.shutdown().await;
+    for (x, y, label) in [(&a, &b, "data-b"), (&c, &e, "turns-b")] {
+        let o = llmsweep(&["compare", x.to_str().unwrap(), y.to_str().unwrap()]);
+        let out = text(&o.stdout);
+        assert_eq!(o.status.code(), Some(0), "{out}");
+        assert!(
+            out.contains(&format!("{label}: same workload ✓ (digest ")),
+            "{out}"
+        );
+    }
+    // A dataset run against one of generated prompts, or of other turns, is not compared, and
+    // the gate refuses it.
+    let (a, c) = (a.to_str().unwrap(), c.to_str().unwrap());
+    let o = llmsweep(&["compare", a, c, "--fail-if-slower", "5"]);
+    let out = text(&o.stdout) + &text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{out}");
+    assert!(
+        !out.contains("sent no requests at a level in common"),
+        "{out}"
+    );
+    assert!(
+        out.contains("turns per conversation differ (--turns): 1 vs 3"),
+        "{out}"
+    );
+    assert!(
+        out.contains("prompts differ (--dataset): ")
+            && out.contains("prompts.jsonl (sha256 ")
+            && out.contains(" vs generated prompts"),
+        "{out}"
+    );
+}

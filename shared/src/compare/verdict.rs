@@ -503,6 +503,15 @@ pub fn workload_checks(runs: &[super::RunInput], cmp: &Comparison) -> Vec<Worklo
                     label(run)
                 ),
             )
+        } else if same
+            && compared == 0
+            && cmp
+                .sweeps
+                .iter()
+                .any(|s| s.mismatched.iter().any(|m| m.run == run))
+        {
+            // Its sweeps ran another workload, which their lines say.
+            continue;
         } else if same && compared == 0 {
             (
                 None,
