@@ -11,7 +11,7 @@ type Field = (&'static str, fn(&Bundle) -> String);
 
 /// One row per field worth knowing when two runs differ: server, hardware, workload, tool.
 pub(super) fn metadata(runs: &[RunInput]) -> Vec<MetaRow> {
-    let fields: [Field; 15] = [
+    let fields: [Field; 18] = [
         ("measured by", |b| match &b.source {
             Some(s) => s.tool.clone(),
             None => "llmsweep".into(),
@@ -47,6 +47,23 @@ pub(super) fn metadata(runs: &[RunInput]) -> Vec<MetaRow> {
             sweep_shape(b, SweepKind::Throughput)
         }),
         ("context sweep", |b| sweep_shape(b, SweepKind::Context)),
+        ("rate sweep", rate_shape),
+        ("prompts", |b| match &b.workload.dataset {
+            Some(d) => format!(
+                "{} ({} lines, sha256 {})",
+                d.file,
+                d.lines,
+                d.sha256.get(..12).unwrap_or(&d.sha256)
+            ),
+            None if b.is_imported() => "—".into(),
+            None => "generated".into(),
+        }),
+        ("request extras", |b| {
+            b.workload
+                .extra_body
+                .as_ref()
+                .map_or_else(|| "—".into(), |v| v.to_string())
+        }),
         ("llmsweep version", |b| b.tool.version.clone()),
     ];
     let mut rows: Vec<MetaRow> = fields
@@ -104,6 +121,38 @@ fn sweep_shape(b: &Bundle, kind: SweepKind) -> String {
         join(&s.input_lens),
         s.output_len
     )
+}
+
+/// `1, 2, 4 req/s · poisson, seed 0 · cap 8 · input 64 · output 16`.
+fn rate_shape(b: &Bundle) -> String {
+    let Some(s) = sweep_of(b, SweepKind::Rate) else {
+        return "—".into();
+    };
+    let mut parts = Vec::new();
+    if let Some(p) = &s.rate {
+        let rates: Vec<String> = p
+            .rates
+            .iter()
+            .map(|&r| crate::charts::axis::format_exact(r))
+            .collect();
+        parts.push(format!("{} req/s", rates.join(", ")));
+        let arrival = match p.arrival {
+            crate::bundle::Arrival::Constant => "constant".to_string(),
+            crate::bundle::Arrival::Poisson => "poisson".to_string(),
+            crate::bundle::Arrival::Gamma => format!("gamma {}", p.burstiness),
+            crate::bundle::Arrival::Unknown => "unknown arrivals".to_string(),
+        };
+        parts.push(match p.seed {
+            Some(seed) => format!("{arrival}, seed {seed}"),
+            None => arrival,
+        });
+        if let Some(c) = p.max_concurrency {
+            parts.push(format!("cap {c}"));
+        }
+    }
+    parts.push(format!("input {}", join(&s.input_lens)));
+    parts.push(format!("output {}", s.output_len));
+    parts.join(" · ")
 }
 
 /// A row per key of a key → value map (notes, server args), `—` where a run lacks the key.

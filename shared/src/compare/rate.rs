@@ -321,6 +321,23 @@ pub(crate) mod tests {
                 vec!["no offered rate in common: 1,2,8 vs 10,20,80 req/s".to_string()],
             ]
         );
+        // The plans side by side, among what differs besides the numbers.
+        let plans = cmp
+            .metadata
+            .iter()
+            .find(|m| m.name == "rate sweep")
+            .unwrap();
+        assert!(plans.differs);
+        assert_eq!(
+            plans.values,
+            [
+                "1, 2, 8 req/s · poisson, seed 1 · input 1000 · output 32",
+                "1, 2, 8 req/s · poisson, seed 2 · input 1000 · output 32",
+                "1, 2, 8 req/s · gamma 0.5, seed 1 · input 1000 · output 32",
+                "1, 2, 8 req/s · poisson, seed 1 · cap 8 · input 1000 · output 32",
+                "1, 2, 8 req/s · poisson, seed 1 · input 1000 · output 32",
+            ]
+        );
         let v = verdicts(&cmp, 5.0);
         assert_eq!(v[0].outcome, Outcome::NotCompared);
         assert_eq!(
