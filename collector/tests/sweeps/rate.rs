@@ -307,24 +307,7 @@ async fn turns_resend_the_conversation_and_the_prefix_cache_serves_its_earlier_p
         decode_d1_s: 0.0,
         ..SimConfig::preset(Preset::Kpro5)
     };
-    let s = sweep(
-        cfg,
-        &[
-            "--concurrency",
-            "1",
-            "--requests",
-            "3",
-            "--turns",
-            "3",
-            "--input-len",
-            "64",
-            "--output-len",
-            "16",
-            "--warmup",
-            "0",
-        ],
-    )
-    .await;
+    let s = three_turns(cfg, &["--concurrency", "1", "--requests", "3"]).await;
     let p = &s.bundle.sweeps[0].points[0];
     let turns: Vec<Option<u32>> = p.requests.iter().map(|r| r.turn).collect();
     assert_eq!(turns, [Some(0), Some(1), Some(2)]);
@@ -348,6 +331,23 @@ async fn turns_resend_the_conversation_and_the_prefix_cache_serves_its_earlier_p
         "{:?}",
         p.flags
     );
+}
+
+/// A sweep of three-turn conversations of 64-token questions and 16-token answers, with
+/// `load` saying how they are sent.
+async fn three_turns(cfg: SimConfig, load: &[&str]) -> crate::common::sim::Swept {
+    let mut args = load.to_vec();
+    args.extend([
+        "--turns",
+        "3",
+        "--input-len",
+        "64",
+        "--output-len",
+        "16",
+        "--warmup",
+        "0",
+    ]);
+    sweep(cfg, &args).await
 }
 
 /// kpro5's prefix cache with a prefill and decode quick enough that a 16-token turn ends in a
@@ -441,24 +441,9 @@ async fn turns_with_rates_faster_than_the_answers_interleave_conversations_each_
         decode_d0_s: 0.005,
         ..quick_prefix_cache()
     };
-    let s = sweep(
+    let s = three_turns(
         cfg.clone(),
-        &[
-            "--rates",
-            "50",
-            "--arrival",
-            "constant",
-            "--requests",
-            "30",
-            "--turns",
-            "3",
-            "--input-len",
-            "64",
-            "--output-len",
-            "16",
-            "--warmup",
-            "0",
-        ],
+        &["--rates", "50", "--arrival", "constant", "--requests", "30"],
     )
     .await;
     let p = &s.bundle.sweeps[0].points[0];
