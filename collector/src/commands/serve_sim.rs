@@ -52,6 +52,10 @@ pub struct SimArgs {
         help_heading = "Fault modes"
     )]
     pub cached_tokens: u32,
+    /// Act as a reasoning model: on the chat API the first N tokens of every answer stream as
+    /// reasoning_content, and usage counts them as reasoning tokens.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub reasoning_tokens: u32,
     /// Fault: generate this word over and over (degenerate output).
     #[arg(long, value_name = "WORD", help_heading = "Fault modes")]
     pub repeat_word: Option<String>,
@@ -125,6 +129,7 @@ fn sim_config(a: &SimArgs) -> SimConfig {
     cfg.fail_every = a.fail_every;
     cfg.reject_all = a.reject_all;
     cfg.cached_tokens = a.cached_tokens;
+    cfg.reasoning_tokens = a.reasoning_tokens;
     cfg.repeat_word = a.repeat_word.clone();
     cfg.no_usage = a.no_usage;
     cfg.cut_after = a.cut_after.map(|n| n.max(1));

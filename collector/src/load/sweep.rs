@@ -857,13 +857,21 @@ fn reasoning_words(p: &Point) -> Option<String> {
     let answer = Stats::from_values(with.iter().filter_map(|(_, x)| x.first_answer_s))?;
     let chunks = Stats::from_values(with.iter().map(|(_, x)| x.chunks as f64))?;
     let ttft = Stats::from_values(ok.iter().filter_map(|r| r.ttft_s))?;
+    // The server's own count, when its usage gives one, else the streamed chunks.
+    let tokens = Stats::from_values(with.iter().filter_map(|(_, x)| x.tokens.map(|t| t as f64)));
+    let spent = match tokens {
+        Some(t) => format!(
+            "{:.0} reasoning tokens per request at p50 (the server's count)",
+            t.p50
+        ),
+        None => format!("{:.0} reasoning chunks per request at p50", chunks.p50),
+    };
     Some(format!(
-        "{} of {} requests reasoned before answering: first answer token p50 {:.3} s (TTFT p50 {:.3} s counts the reasoning), {:.0} reasoning chunks per request at p50",
+        "{} of {} requests reasoned before answering: first answer token p50 {:.3} s (TTFT p50 {:.3} s counts the reasoning), {spent}",
         with.len(),
         ok.len(),
         answer.p50,
         ttft.p50,
-        chunks.p50
     ))
 }
 

@@ -142,6 +142,10 @@ pub struct SimConfig {
     /// `usage.prompt_tokens_details.cached_tokens` and as prefix-cache hits in `/metrics`.
     /// Reported only: prefill still takes the whole prompt's time.
     pub cached_tokens: u32,
+    /// A reasoning model: on the chat API the first N output tokens (at most all but the last)
+    /// stream as `delta.reasoning_content` before the answer's `content`, and usage counts
+    /// them as `completion_tokens_details.reasoning_tokens`.
+    pub reasoning_tokens: u32,
     /// Fault: every output token is this word (degenerate output).
     pub repeat_word: Option<String>,
     /// Fault: every stream ends after this many token chunks (at least 1), without a finish
@@ -209,6 +213,7 @@ impl SimConfig {
             reject_all: None,
             html_answers: false,
             cached_tokens: 0,
+            reasoning_tokens: 0,
             repeat_word: None,
             no_usage: false,
             tokens_per_chunk: 1,

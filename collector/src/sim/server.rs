@@ -432,6 +432,13 @@ fn plan(cfg: &SimConfig, api: Api, req: &GenRequest) -> Result<Plan, SimError> {
             prompt_tokens,
             completion_tokens,
             cached_tokens: u64::from(cfg.cached_tokens).min(prompt_tokens),
+            // Reasoning only on chat, and never the whole answer.
+            reasoning_tokens: match api {
+                Api::Chat => {
+                    u64::from(cfg.reasoning_tokens).min(completion_tokens.saturating_sub(1))
+                }
+                Api::Completions => 0,
+            },
         },
         finish,
     })
@@ -501,6 +508,8 @@ struct SseState {
     generation: Generation,
     pending: VecDeque<Bytes>,
     token_chunks: u32,
+    /// Tokens sent so far: the first `reasoning_tokens` of them are reasoning.
+    tokens_sent: u64,
     /// Text of a token sent with empty text, owed to the next chunk (`no_usage` mode).
     held_text: String,
     finished: bool,
@@ -521,6 +530,7 @@ impl SseState {
             generation,
             pending,
             token_chunks: 0,
+            tokens_sent: 0,
             held_text: String::new(),
             finished: false,
         }
@@ -534,8 +544,14 @@ impl SseState {
         if g.no_usage && !p.done && self.token_chunks.is_multiple_of(EMPTY_CHUNK_EVERY) {
             self.held_text = std::mem::take(&mut text);
         }
-        self.pending
-            .push_back(g.shape.text_chunk(&text, p.done.then_some(g.plan.finish)));
+        // A chunk that starts within the reasoning is reasoning (the last token never is).
+        let reasoning = self.tokens_sent < g.plan.usage.reasoning_tokens && !p.done;
+        self.tokens_sent += u64::from(p.tokens);
+        self.pending.push_back(if reasoning {
+            g.shape.reasoning_chunk(&text)
+        } else {
+            g.shape.text_chunk(&text, p.done.then_some(g.plan.finish))
+        });
         if g.keepalive {
             self.pending.push_back(wire::PING);
         }

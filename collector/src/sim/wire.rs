@@ -179,16 +179,22 @@ pub struct Usage {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
     pub cached_tokens: u64,
+    /// Of the completion tokens, those streamed as reasoning (a reasoning model).
+    pub reasoning_tokens: u64,
 }
 
 impl Usage {
     fn to_json(self) -> Value {
-        json!({
+        let mut v = json!({
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "total_tokens": self.prompt_tokens + self.completion_tokens,
             "prompt_tokens_details": {"cached_tokens": self.cached_tokens},
-        })
+        });
+        if self.reasoning_tokens > 0 {
+            v["completion_tokens_details"] = json!({"reasoning_tokens": self.reasoning_tokens});
+        }
+        v
     }
 }
 
@@ -234,6 +240,14 @@ impl Shape {
                 json!({"index": 0, "delta": {"content": text}, "logprobs": null, "finish_reason": finish})
             }
         };
+        sse(&self.envelope(self.chunk_object(), json!([choice])))
+    }
+
+    /// A chat chunk of reasoning text (`delta.reasoning_content`, as vLLM's and SGLang's
+    /// reasoning parsers send it).
+    pub fn reasoning_chunk(&self, text: &str) -> Bytes {
+        let delta = json!({"reasoning_content": text});
+        let choice = json!({"index": 0, "delta": delta, "logprobs": null, "finish_reason": null});
         sse(&self.envelope(self.chunk_object(), json!([choice])))
     }
 
@@ -381,6 +395,7 @@ mod tests {
             prompt_tokens: 10,
             completion_tokens: 3,
             cached_tokens: 2,
+            reasoning_tokens: 0,
         };
         let c = parse(&shape(Api::Chat).usage_chunk(usage));
         assert_eq!(c["choices"], json!([]));
@@ -390,6 +405,20 @@ mod tests {
                 "prompt_tokens": 10, "completion_tokens": 3, "total_tokens": 13,
                 "prompt_tokens_details": {"cached_tokens": 2},
             })
+        );
+        let reasoned = Usage {
+            reasoning_tokens: 2,
+            ..usage
+        };
+        let c = parse(&shape(Api::Chat).usage_chunk(reasoned));
+        assert_eq!(
+            c["usage"]["completion_tokens_details"],
+            json!({"reasoning_tokens": 2})
+        );
+        let r = parse(&shape(Api::Chat).reasoning_chunk(" hm"));
+        assert_eq!(
+            r["choices"][0]["delta"],
+            json!({"reasoning_content": " hm"})
         );
     }
 

@@ -107,6 +107,50 @@ async fn chat_api_ignores_the_role_chunk_and_counts_exactly() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reasoning_model_answers_after_its_reasoning_and_ttft_counts_the_reasoning() {
+    // One request at a time: TTFT is the 50 ms prefill; the first 6 of 16 tokens are
+    // reasoning, 20 ms apart, so the first answer token comes 6 steps (120 ms) after it.
+    let cfg = SimConfig {
+        reasoning_tokens: 6,
+        prefill_a_s: 0.05,
+        prefill_b_s: 0.0,
+        decode_d0_s: 0.02,
+        decode_d1_s: 0.0,
+        ..fast()
+    };
+    let s = sweep(
+        cfg,
+        &[
+            "--api",
+            "chat",
+            "--concurrency",
+            "1",
+            "--requests",
+            "3",
+            "--input-len",
+            "32",
+            "--output-len",
+            "16",
+            "--warmup",
+            "0",
+        ],
+    )
+    .await;
+    let p = &s.bundle.sweeps[0].points[0];
+    for r in &p.requests {
+        let x = r.reasoning.expect("a reasoning record");
+        assert_eq!((x.chunks, x.tokens, r.output_tokens), (6, Some(6), 16));
+        let ttft = r.ttft_s.unwrap();
+        let after = x.first_answer_s.unwrap() - ttft;
+        assert!((ttft - 0.05).abs() < 0.02, "TTFT {ttft}");
+        assert!(
+            (after - 0.12).abs() < 0.02,
+            "first answer {after} s after TTFT"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn early_stop_is_flagged_short() {
     let cfg = SimConfig {
         early_stop_after: Some(5),

@@ -912,6 +912,10 @@ pub struct Reasoning {
     /// Request start → the first answer text, seconds; absent when none came.
     #[serde(default)]
     pub first_answer_s: Option<f64>,
+    /// Of the output tokens, those spent reasoning, as the server's usage counted them
+    /// (`completion_tokens_details.reasoning_tokens`); absent when it does not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<u64>,
 }
 
 /// When an open-loop request was due.

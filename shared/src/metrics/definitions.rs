@@ -25,7 +25,7 @@ pub fn definitions() -> BTreeMap<String, String> {
         ("schedule_lag_s", "rate sweeps: per request, its send time − its due time − the time it waited for --max-concurrency; how late the client itself was, the proof it kept up"),
         ("queued_s", "rate sweeps with --max-concurrency: per request, the time a due request waited in the client for one in flight to end"),
         ("concurrency_reached", "rate sweeps: most requests in flight at once, and the time-weighted mean from the first start to the last end"),
-        ("reasoning", "per request, when a reasoning model streamed reasoning_content (or reasoning) before its answer: the token chunks with reasoning only, and request start → the first answer text (first_answer_s); TTFT counts the first token of either"),
+        ("reasoning", "per request, when a reasoning model streamed reasoning_content (or reasoning) before its answer: the token chunks with reasoning only, request start → the first answer text (first_answer_s), and the reasoning tokens the server's usage counted (completion_tokens_details.reasoning_tokens) when it says; TTFT counts the first token of either"),
         ("connect_s", "per request, when its connection was opened on its path: name lookup + TCP + TLS, timed in the client's connector; a point whose slowest 1 % of TTFTs spent more than a quarter of their time connecting is flagged conn-setup"),
     ]
     .into_iter()

@@ -42,6 +42,9 @@ pub struct Usage {
     pub completion_tokens: Option<u64>,
     /// `prompt_tokens_details.cached_tokens` (OpenAI, vLLM) or `cached_tokens` (SGLang's meta info).
     pub cached_tokens: Option<u64>,
+    /// `completion_tokens_details.reasoning_tokens`: of the completion tokens, those a reasoning
+    /// model spent thinking (OpenAI's usage; servers that follow it).
+    pub reasoning_tokens: Option<u64>,
 }
 
 /// Parses a chunk; `None` when the data is not JSON (the caller records a protocol error).
@@ -100,11 +103,13 @@ mod wire {
         pub completion_tokens: Option<u64>,
         pub cached_tokens: Option<u64>,
         pub prompt_tokens_details: Option<Object<Details>>,
+        pub completion_tokens_details: Option<Object<Details>>,
     }
 
     #[derive(Deserialize)]
     pub(super) struct Details {
         pub cached_tokens: Option<u64>,
+        pub reasoning_tokens: Option<u64>,
     }
 
     fn present<'de, D: de::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
@@ -122,6 +127,9 @@ impl<'a> wire::Chunk<'a> {
                     .prompt_tokens_details
                     .and_then(|Object(d)| d.cached_tokens)
                     .or(u.cached_tokens),
+                reasoning_tokens: u
+                    .completion_tokens_details
+                    .and_then(|Object(d)| d.reasoning_tokens),
             }),
             ..ChunkEvent::default()
         };
@@ -287,6 +295,7 @@ fn parse_usage(u: &Value) -> Option<Usage> {
         completion_tokens: num(u.get("completion_tokens")),
         cached_tokens: num(u.pointer("/prompt_tokens_details/cached_tokens"))
             .or_else(|| num(u.get("cached_tokens"))),
+        reasoning_tokens: num(u.pointer("/completion_tokens_details/reasoning_tokens")),
     })
 }
 
@@ -397,17 +406,22 @@ mod tests {
     #[test]
     fn usage_chunk_with_cached_tokens() {
         let ev = parse_chunk(
-            r#"{"choices":[],"usage":{"prompt_tokens":1000,"completion_tokens":32,"prompt_tokens_details":{"cached_tokens":512}}}"#,
+            r#"{"choices":[],"usage":{"prompt_tokens":1000,"completion_tokens":32,"prompt_tokens_details":{"cached_tokens":512},"completion_tokens_details":{"reasoning_tokens":20}}}"#,
         )
         .unwrap();
-        assert_eq!(
-            ev.usage,
-            Some(Usage {
-                prompt_tokens: Some(1000),
-                completion_tokens: Some(32),
-                cached_tokens: Some(512)
-            })
-        );
+        let want = Usage {
+            prompt_tokens: Some(1000),
+            completion_tokens: Some(32),
+            cached_tokens: Some(512),
+            reasoning_tokens: Some(20),
+        };
+        assert_eq!(ev.usage, Some(want));
+        // The tree reader, for chunks the typed one does not take, reads the same counts.
+        let tree = parse_chunk_tree(
+            r#"{"choices":[],"usage":{"prompt_tokens":1000,"completion_tokens":32,"prompt_tokens_details":{"cached_tokens":512},"completion_tokens_details":{"reasoning_tokens":20}}}"#,
+        )
+        .unwrap();
+        assert_eq!(tree.usage, Some(want));
         assert!(!ev.token_chunk);
         let null_usage = parse_chunk(r#"{"choices":[{"text":"a"}],"usage":null}"#).unwrap();
         assert_eq!(null_usage.usage, None);

@@ -170,6 +170,7 @@ impl Trace {
     pub fn finish(mut self, end_s: f64, meta: RequestMeta) -> Finished {
         let chunks = self.token_chunks.len() as u64;
         let usage_tokens = self.usage.and_then(|u| u.completion_tokens);
+        let reasoning_tokens = self.usage.and_then(|u| u.reasoning_tokens);
         if self.error.is_none()
             && chunks == 0
             && usage_tokens.is_none()
@@ -209,10 +210,13 @@ impl Trace {
             due: None,
             output_asked: None,
             turn: None,
-            reasoning: (self.reasoning_chunks > 0).then_some(Reasoning {
-                chunks: self.reasoning_chunks,
-                first_answer_s: self.first_answer_s,
-            }),
+            // A server may count reasoning tokens it did not stream (hidden reasoning).
+            reasoning: (self.reasoning_chunks > 0 || reasoning_tokens.is_some_and(|t| t > 0))
+                .then_some(Reasoning {
+                    chunks: self.reasoning_chunks,
+                    first_answer_s: self.first_answer_s,
+                    tokens: reasoning_tokens,
+                }),
         };
         Finished {
             record,
@@ -377,7 +381,7 @@ mod tests {
         feed(
             &mut tr,
             0.55,
-            r#"{"choices":[{"delta":{"content":"."},"finish_reason":"stop"}],"usage":{"prompt_tokens":9,"completion_tokens":5}}"#,
+            r#"{"choices":[{"delta":{"content":"."},"finish_reason":"stop"}],"usage":{"prompt_tokens":9,"completion_tokens":5,"completion_tokens_details":{"reasoning_tokens":3}}}"#,
         );
         let r = tr.finish(0.56, meta()).record;
         assert_eq!(
@@ -388,6 +392,7 @@ mod tests {
         let reasoning = r.reasoning.expect("a reasoning stream says so");
         assert_eq!(reasoning.chunks, 3);
         assert_eq!(reasoning.first_answer_s, Some(0.50));
+        assert_eq!(reasoning.tokens, Some(3), "the server's count of them");
         // A stream without reasoning has no such section.
         let mut plain = Trace::new();
         feed(
