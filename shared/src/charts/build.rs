@@ -868,6 +868,51 @@ mod tests {
     }
 
     #[test]
+    fn a_run_without_its_achieved_rate_puts_every_run_on_the_offered_rate() {
+        use crate::compare::rate_tests::rate_bundle;
+        let a = rate_bundle("a", 1.0, 18);
+        let mut imported = rate_bundle("vllm", 2.0, 18);
+        for p in &mut imported.sweeps[0].points {
+            p.rate.as_mut().unwrap().achieved_rps = None;
+        }
+        let p = build(ChartKind::RateTtft, &[run(&a, 0), run(&imported, 1)]);
+        assert_eq!(
+            p.x_label,
+            "offered requests/s (a run shown does not record its achieved rate)"
+        );
+        for line in &p.lines {
+            let xs: Vec<f64> = line.points.iter().map(|q| q.0).collect();
+            assert_eq!(xs, [1.0, 2.0, 8.0]);
+        }
+        assert!(
+            p.marks
+                .iter()
+                .any(|m| m.hover.starts_with("vllm · 1 req/s offered\n")),
+            "{:?}",
+            p.marks.iter().map(|m| &m.hover).collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn a_max_rate_search_is_ruled_at_the_rate_it_found() {
+        use crate::bundle::RateSearch;
+        use crate::compare::rate_tests::rate_bundle;
+        let mut a = rate_bundle("a", 1.0, 18);
+        a.sweeps[0].rate.as_mut().unwrap().search = Some(RateSearch {
+            slo_fraction: 0.9,
+            precision: 0.05,
+            closed_loop_rps: 2.5,
+            closed_loop_concurrency: 16,
+            found_rps: Some(2.0),
+            failed_rps: Some(2.1),
+        });
+        let g = build(ChartKind::RateGoodput, &[run(&a, 0)]);
+        let rules: Vec<(f64, &str)> = g.rules.iter().map(|r| (r.x, r.text.as_str())).collect();
+        assert_eq!(rules, [(2.0, "max rate meeting the SLO 2")]);
+        assert!(build(ChartKind::RateTtft, &[run(&a, 0)]).rules.is_empty());
+    }
+
+    #[test]
     fn rate_goodput_and_lag_are_drawn_against_the_offered_rate() {
         use crate::compare::rate_tests::rate_bundle;
         let a = rate_bundle("a", 1.0, 10);
