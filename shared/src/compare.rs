@@ -176,6 +176,8 @@ pub fn definition(b: &Bundle, metric: Metric) -> Option<&str> {
         Metric::TtftP50 | Metric::TtftP99 => "ttft_s",
         Metric::E2eP50 | Metric::E2eP99 => "e2e_s",
         Metric::TpotP50 => "tpot_s",
+        // An imported run's achieved rate is the request rate its tool counted.
+        Metric::AchievedRps if b.is_imported() => "request_s",
         Metric::AchievedRps => "achieved_rps",
         Metric::GoodputFraction | Metric::GoodRps => "goodput",
         Metric::LagP99 => "schedule_lag_s",

@@ -104,7 +104,15 @@ impl Metric {
     /// [`Imported`]); `None` when neither has it.
     pub fn of(self, p: &Point) -> Option<f64> {
         let outside = match self {
-            Metric::AchievedRps => Some(p.rate.and_then(|r| r.achieved_rps)),
+            // An imported run's achieved rate is its tool's (completed / duration).
+            Metric::AchievedRps => Some(p.rate.and_then(|r| {
+                r.achieved_rps.or_else(|| {
+                    p.imported
+                        .as_ref()
+                        .filter(|_| p.summary.is_none())
+                        .and_then(|i| i.request_s)
+                })
+            })),
             Metric::LagP99 => Some(p.rate.and_then(|r| r.lag_s).map(|l| l.p99)),
             Metric::GoodputFraction => Some(p.goodput.map(|g| g.fraction)),
             Metric::GoodRps => Some(p.goodput.map(|g| g.good_rps)),

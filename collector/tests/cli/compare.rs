@@ -493,6 +493,7 @@ fn vllm_rate_result(dir: &Path, rate: f64) -> PathBuf {
         ("median_e2el_ms", 2500.0.into()),
         ("p99_e2el_ms", 3000.0.into()),
         ("max_concurrent_requests", 5.into()),
+        ("request_throughput", (rate * 0.95).into()),
     ] {
         o.insert(k.into(), x);
     }
@@ -538,6 +539,16 @@ async fn an_imported_vllm_rate_sweep_is_paired_by_offered_rate_and_gated() {
     );
     assert!(
         out.contains("gated: first against oldvllm: rate sweep at 2, 4 req/s"),
+        "{out}"
+    );
+    // Its achieved rate is vLLM's request_throughput, under vLLM's definition.
+    assert!(
+        out.lines()
+            .any(|l| l.contains("achieved requests/s") && l.contains("1.90")),
+        "{out}"
+    );
+    assert!(
+        out.contains("achieved requests/s: vLLM's request_throughput: completed requests / benchmark duration"),
         "{out}"
     );
     // vLLM's peak concurrency is kept and shown beside the measured one.
