@@ -130,12 +130,19 @@ fn rate_shape(b: &Bundle) -> String {
     };
     let mut parts = Vec::new();
     if let Some(p) = &s.rate {
-        let rates: Vec<String> = p
-            .rates
+        // A search ran its rates in the order it chose them; listed, they read in order.
+        let mut rates = p.rates.clone();
+        rates.sort_by(f64::total_cmp);
+        let rates: Vec<String> = rates
             .iter()
             .map(|&r| crate::charts::axis::format_exact(r))
             .collect();
-        parts.push(format!("{} req/s", rates.join(", ")));
+        let searched = if p.search.is_some() {
+            "max-rate search at "
+        } else {
+            ""
+        };
+        parts.push(format!("{searched}{} req/s", rates.join(", ")));
         let arrival = match p.arrival {
             crate::bundle::Arrival::Constant => "constant".to_string(),
             crate::bundle::Arrival::Poisson => "poisson".to_string(),
