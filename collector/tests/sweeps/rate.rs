@@ -383,21 +383,8 @@ async fn turns_with_rates_make_each_arrival_the_next_turn_of_a_ready_conversatio
     let capped = ["--rates", "100", "--max-concurrency", "1"].as_slice();
     for how in [spaced, capped] {
         let mut args = how.to_vec();
-        args.extend([
-            "--arrival",
-            "constant",
-            "--requests",
-            "9",
-            "--turns",
-            "3",
-            "--input-len",
-            "64",
-            "--output-len",
-            "16",
-            "--warmup",
-            "0",
-        ]);
-        let s = sweep(cfg.clone(), &args).await;
+        args.extend(["--arrival", "constant", "--requests", "9"]);
+        let s = three_turns(cfg.clone(), &args).await;
         let p = &s.bundle.sweeps[0].points[0];
         let turns: Vec<Option<u32>> = p.requests.iter().map(|r| r.turn).collect();
         assert_eq!(turns, [0, 1, 2, 0, 1, 2, 0, 1, 2].map(Some), "{how:?}");
