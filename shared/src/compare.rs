@@ -449,11 +449,24 @@ fn levels(
         .copied()
         .filter(|k| others.iter().any(|o| o.contains(k)))
         .collect();
+    // Levels only one run has, and measured: a level it skipped (beyond the server's
+    // context) was not measured anywhere.
+    let measured = |i: usize, k: u64| {
+        sweep_of(runs[i].bundle, kind).is_some_and(|s| {
+            s.points
+                .iter()
+                .any(|p| level_key(kind, p) == k && p.status != PointStatus::Skipped)
+        })
+    };
     let only_in = compared
         .iter()
         .zip(&keys)
         .filter_map(|(&i, k)| {
-            let left: Vec<u64> = k.difference(&table).copied().collect();
+            let left: Vec<u64> = k
+                .difference(&table)
+                .copied()
+                .filter(|&k| measured(i, k))
+                .collect();
             (!left.is_empty()).then_some((i, left))
         })
         .collect();
@@ -805,6 +818,22 @@ mod tests {
             c.sweeps[1].mismatched[0].reasons,
             ["output lengths differ: 100 vs 50"]
         );
+    }
+
+    #[test]
+    fn a_level_only_one_run_has_is_named_only_when_it_was_measured() {
+        // a's context sweep measured 1000 and 2000 and skipped 8000; b has none.
+        let a = bundle("a");
+        let mut b = bundle("b");
+        b.sweeps.truncate(1);
+        let bs = [a, b];
+        let c = compare(&inputs(&bs), 0);
+        let ctx = c
+            .sweeps
+            .iter()
+            .find(|s| s.kind == SweepKind::Context)
+            .unwrap();
+        assert_eq!(ctx.only_in, [(0, vec![1000, 2000])]);
     }
 
     #[test]

@@ -165,8 +165,13 @@ pub struct ThroughputOpts {
     /// tokens, so TTFT by turn shows what the prefix cache saves. In a closed loop each worker
     /// holds one conversation; with --rates each arrival is the next turn of the oldest
     /// conversation whose last turn has been answered, or the first turn of a new one, so the
-    /// offered rate is unchanged.
-    #[arg(long, default_value_t = 1, value_name = "K", conflicts_with_all = ["find_max_rate", "dataset"])]
+    /// offered rate is unchanged; --find-max-rate then searches for the highest rate of turns.
+    #[arg(
+        long,
+        default_value_t = 1,
+        value_name = "K",
+        conflicts_with = "dataset"
+    )]
     pub turns: u32,
     /// Open loop instead of concurrency levels: one point per offered rate, requests per
     /// second, sent on their schedule whether or not earlier ones finished (e.g. 1,2,4,8).

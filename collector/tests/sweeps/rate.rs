@@ -616,3 +616,58 @@ async fn the_max_rate_search_finds_the_rate_the_simulators_queue_predicts() {
         "{headline}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_max_rate_search_over_conversations_sends_turns_at_every_rate() {
+    // One request at a time, 85 ms each, three-turn conversations throughout the search.
+    let cfg = SimConfig {
+        max_running: 1,
+        prefill_a_s: 0.01,
+        prefill_b_s: 0.0,
+        prefill_c_s: 0.0,
+        decode_d0_s: 0.005,
+        decode_d1_s: 0.0,
+        decode_kv_s: 0.0,
+        ..quick_prefix_cache()
+    };
+    let s = three_turns(
+        cfg,
+        &[
+            "--find-max-rate",
+            "--goodput",
+            "ttft=0.5",
+            "--arrival",
+            "constant",
+            "--requests",
+            "12",
+            "--rate-precision",
+            "0.5",
+        ],
+    )
+    .await;
+    let rate = s
+        .bundle
+        .sweeps
+        .iter()
+        .find(|w| w.kind == SweepKind::Rate)
+        .expect("the search's rate sweep");
+    let search = rate.rate.as_ref().unwrap().search.expect("the search");
+    assert!(search.found_rps.is_some() || search.failed_rps.is_some());
+    // Every request is a turn. The closed loop holds its conversations turn after turn, the
+    // second turns served from the cache; an open-loop point at about the rate one turn takes
+    // may or may not find a turn answered when the next arrives.
+    for p in s.bundle.sweeps.iter().flat_map(|w| &w.points) {
+        assert!(p.requests.iter().all(|r| r.turn.is_some()), "{:?}", p.rate);
+    }
+    let closed = &s.bundle.sweeps[0].points[0];
+    let turns: std::collections::BTreeSet<u32> =
+        closed.requests.iter().filter_map(|r| r.turn).collect();
+    assert_eq!(turns.into_iter().collect::<Vec<_>>(), [0, 1, 2]);
+    assert!(
+        closed
+            .requests
+            .iter()
+            .filter(|r| r.turn == Some(1))
+            .all(|r| r.cached_tokens == Some(64))
+    );
+}
