@@ -436,15 +436,7 @@ fn rate_table(html: &mut String, b: &Bundle) {
                 .map(|v| llmsweep_shared::charts::axis::fixed(v, digits))
                 .unwrap_or_else(dash)
         };
-        let note = match p.status {
-            PointStatus::Ok => p
-                .flags
-                .iter()
-                .map(|f| f.kind.as_str())
-                .collect::<Vec<_>>()
-                .join(", "),
-            _ => p.reason.clone().unwrap_or_default(),
-        };
+        let note = point_note(p);
         let mut cells = vec![
             p.rate.map_or_else(dash, |r| {
                 llmsweep_shared::charts::axis::format_exact(r.offered_rps)
@@ -515,15 +507,7 @@ fn summary_table(html: &mut String, b: &Bundle, kind: SweepKind) {
         } else {
             p.concurrency.to_string()
         };
-        let note = match p.status {
-            PointStatus::Ok => p
-                .flags
-                .iter()
-                .map(|f| f.kind.as_str())
-                .collect::<Vec<_>>()
-                .join(", "),
-            _ => p.reason.clone().unwrap_or_default(),
-        };
+        let note = point_note(p);
         let counts = match (&p.summary, &p.imported) {
             (Some(s), _) => format!("{}/{}", s.ok, s.failed),
             (None, Some(i)) => format!(
@@ -584,6 +568,19 @@ const STATIC_CSS: &str = ".static-report{max-width:820px;margin:2rem auto;font-f
 /// Table cells, already escaped where they need it, as `<td>` elements.
 fn tds(cells: &[String]) -> String {
     cells.iter().map(|c| format!("<td>{c}</td>")).collect()
+}
+
+/// A table row's last cell: a measured point's flags, else why it was not measured.
+fn point_note(p: &llmsweep_shared::bundle::Point) -> String {
+    match p.status {
+        PointStatus::Ok => p
+            .flags
+            .iter()
+            .map(|f| f.kind.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        _ => p.reason.clone().unwrap_or_default(),
+    }
 }
 
 #[cfg(test)]

@@ -268,6 +268,18 @@ fn sweep_sim_with(url: &str, out: &Path, label: &str, extra: &[&str]) -> PathBuf
     written(out, label)
 }
 
+/// The fast simulator with a TTFT of about `prefill_s` and `step_s` between tokens, whatever
+/// the load.
+fn paced(prefill_s: f64, step_s: f64) -> llmsweep::sim::SimConfig {
+    use llmsweep::sim::{Preset, SimConfig};
+    SimConfig {
+        prefill_a_s: prefill_s,
+        decode_d0_s: step_s,
+        decode_d1_s: 0.0,
+        ..SimConfig::preset(Preset::Fast)
+    }
+}
+
 /// The bundle a run labelled `label` wrote into `out`.
 fn written(out: &Path, label: &str) -> std::path::PathBuf {
     std::fs::read_dir(out)
@@ -280,15 +292,10 @@ fn written(out: &Path, label: &str) -> std::path::PathBuf {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_gate_passes_a_rerun_and_fails_a_server_half_as_fast() {
-    use llmsweep::sim::{Preset, SimConfig, SimServer};
+    use llmsweep::sim::{SimConfig, SimServer};
     // Slow enough that a few milliseconds of scheduling on a busy machine are well under 5 %:
     // TTFT about 0.4 s, then 15 tokens 25 ms apart.
-    let cfg = SimConfig {
-        prefill_a_s: 0.4,
-        decode_d0_s: 0.025,
-        decode_d1_s: 0.0,
-        ..SimConfig::preset(Preset::Fast)
-    };
+    let cfg = paced(0.4, 0.025);
     let half = SimConfig {
         prefill_a_s: 0.8,
         decode_d0_s: 0.05,
@@ -394,14 +401,9 @@ fn rate_sweep_sim(url: &str, out: &Path, label: &str) -> PathBuf {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_rate_gate_passes_a_rerun_and_fails_a_server_half_as_fast() {
-    use llmsweep::sim::{Preset, SimConfig, SimServer};
+    use llmsweep::sim::{SimConfig, SimServer};
     // TTFT about 0.2 s, then 15 tokens 20 ms apart: at 2 and 4 req/s a few requests overlap.
-    let cfg = SimConfig {
-        prefill_a_s: 0.2,
-        decode_d0_s: 0.02,
-        decode_d1_s: 0.0,
-        ..SimConfig::preset(Preset::Fast)
-    };
+    let cfg = paced(0.2, 0.02);
     let half = SimConfig {
         prefill_a_s: 0.4,
         decode_d0_s: 0.04,
@@ -502,13 +504,8 @@ fn vllm_rate_result(dir: &Path, rate: f64) -> PathBuf {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_imported_vllm_rate_sweep_is_paired_by_offered_rate_and_gated() {
-    use llmsweep::sim::{Preset, SimConfig, SimServer};
-    let cfg = SimConfig {
-        prefill_a_s: 0.2,
-        decode_d0_s: 0.02,
-        decode_d1_s: 0.0,
-        ..SimConfig::preset(Preset::Fast)
-    };
+    use llmsweep::sim::SimServer;
+    let cfg = paced(0.2, 0.02);
     let dir = tempfile::tempdir().unwrap();
     let sim = SimServer::start(cfg, 0).await.unwrap();
     let new = rate_sweep_sim(&sim.url(), dir.path(), "first");

@@ -42,10 +42,7 @@ async fn a_tiny_scheduled_selftest_gets_every_token_and_small_ttft_errors() {
         "--out",
         &out,
     ]);
-    let code = tokio::time::timeout(Duration::from_secs(60), llmsweep::commands::run(cli))
-        .await
-        .expect("selftest finishes within its bound");
-    assert_eq!(code, std::process::ExitCode::SUCCESS);
+    run_bounded(cli).await;
 
     let bundle = written_bundle(dir.path());
     assert!(bundle.complete);
@@ -148,10 +145,7 @@ async fn an_endpoint_in_another_process_is_measured_on_the_shared_clock() {
         "--out",
         &out,
     ]);
-    let code = tokio::time::timeout(Duration::from_secs(60), llmsweep::commands::run(cli))
-        .await
-        .expect("selftest finishes within its bound");
-    assert_eq!(code, std::process::ExitCode::SUCCESS);
+    run_bounded(cli).await;
     let bundle = written_bundle(dir.path());
     assert!(bundle.target.url.starts_with(&url), "{}", bundle.target.url);
     let levels = bundle.selftest.expect("the selftest section").levels;
@@ -175,4 +169,12 @@ async fn an_endpoint_in_another_process_is_measured_on_the_shared_clock() {
     assert!(killed.success());
     let status = serve.wait().unwrap();
     assert!(status.success(), "{status:?}");
+}
+
+/// Runs a selftest command line, which must succeed within a minute.
+async fn run_bounded(cli: llmsweep::cli::Cli) {
+    let code = tokio::time::timeout(Duration::from_secs(60), llmsweep::commands::run(cli))
+        .await
+        .expect("selftest finishes within its bound");
+    assert_eq!(code, std::process::ExitCode::SUCCESS);
 }
