@@ -5,7 +5,8 @@ use std::process::ExitCode;
 use clap::Args;
 
 use super::args::{ContextOpts, OutputArgs, TargetArgs, parse_len};
-use crate::load::{ContextFlags, ContextPlan, OutputPlan, RunPlan, Sweeps, TargetPlan};
+use super::plan::{self, ContextFlags};
+use crate::load::{RunPlan, Sweeps};
 
 #[derive(Debug, Clone, Args)]
 pub struct ContextArgs {
@@ -35,9 +36,9 @@ pub struct ContextArgs {
 impl ContextArgs {
     /// The checked plan; every error names the flag to fix.
     pub fn plan(&self) -> anyhow::Result<RunPlan> {
-        let target = TargetPlan::from_args(&self.target)?;
-        let output = OutputPlan::from_args(&self.output, &target)?;
-        let context = ContextPlan::new(ContextFlags {
+        let target = plan::target(&self.target)?;
+        let output = plan::output(&self.output, &target)?;
+        let context = plan::context(ContextFlags {
             lengths: &self.lengths,
             output_len: (self.output_len, "--output-len"),
             concurrency: (&self.concurrency, "--concurrency"),

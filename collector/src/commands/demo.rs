@@ -3,10 +3,16 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context;
-use clap::{Args, Parser};
+use std::time::Duration;
 
-use crate::cli::{Cli, Command};
+use anyhow::Context;
+use clap::Args;
+use llmsweep_shared::bundle::{Api, GpuTelemetry};
+
+use crate::load::secrets::Credentials;
+use crate::load::{
+    ContextPlan, OutputPlan, RunPlan, Sweeps, TargetPlan, ThroughputPlan, random_prefix_seed,
+};
 use crate::sim::{Preset, SimConfig, SimServer};
 
 #[derive(Debug, Clone, Args)]
@@ -28,40 +34,8 @@ pub(crate) async fn run(a: DemoArgs) -> anyhow::Result<ExitCode> {
         "demo: llmsweep's simulated server (a test instrument with known timing, not a real engine) on {}\n",
         sim.url()
     );
-    let url = sim.url();
     let out = a.out.to_string_lossy().to_string();
-    let args = [
-        "llmsweep",
-        "run",
-        "--url",
-        &url,
-        "--label",
-        &a.label,
-        "--out",
-        &out,
-        "--seed",
-        "1",
-        "--note",
-        "server=llmsweep serve-sim (simulated)",
-        "--timeout",
-        "60",
-        "--concurrency",
-        "1,2,4,8,16,32,64",
-        "--input-len",
-        "512",
-        "--output-len",
-        "128",
-        "--lengths",
-        "1k,4k,8k,16k,30k,60k",
-        "--context-output-len",
-        "32",
-        "--context-repeats",
-        "2",
-    ];
-    let plan = match Cli::try_parse_from(args).map(|c| c.command) {
-        Ok(Command::Run(r)) => r.plan()?,
-        _ => anyhow::bail!("the demo's own command line does not parse"),
-    };
+    let plan = demo_plan(&sim.url(), &a)?;
     let code = super::sweep(plan).await;
     sim.shutdown().await;
     let code = code?;
@@ -84,4 +58,60 @@ fn demo_sim() -> SimConfig {
         prefill_c_s: 2e-10,
         ..SimConfig::preset(Preset::Fast)
     }
+}
+
+/// The demo's run: both sweeps, short, against the simulator at `url` (on loopback).
+fn demo_plan(url: &str, a: &DemoArgs) -> anyhow::Result<RunPlan> {
+    if a.label.trim().is_empty() {
+        anyhow::bail!("--label must not be empty");
+    }
+    let target = TargetPlan {
+        url: url.to_string(),
+        shown_url: url.to_string(),
+        host: "127.0.0.1".into(),
+        api: Api::Completions,
+        model: None,
+        credentials: Credentials::default(),
+        timeout: Duration::from_secs(60),
+        wait_server: Duration::from_secs(300),
+        cold_connections: false,
+        gpu_telemetry: GpuTelemetry::Local,
+        extra_body: None,
+    };
+    let output = OutputPlan {
+        label: a.label.trim().to_string(),
+        notes: [("server".into(), "llmsweep serve-sim (simulated)".into())].into(),
+        out: a.out.clone(),
+        seed: 1,
+        prefix_seed: random_prefix_seed(),
+        wide: false,
+        slo: None,
+        shared_prefix_len: 0,
+        dataset: None,
+    };
+    let throughput = ThroughputPlan {
+        concurrency: vec![1, 2, 4, 8, 16, 32, 64],
+        input_len: 512,
+        output_len: 128,
+        requests: None,
+        duration: None,
+        repeats: 1,
+        open: None,
+        spread: 0.0,
+        turns: 1,
+    };
+    let context = ContextPlan {
+        lengths: vec![1000, 4000, 8000, 16_000, 30_000, 60_000],
+        output_len: 32,
+        concurrency: vec![1],
+        repeats: 2,
+        force: false,
+    };
+    Ok(RunPlan {
+        target,
+        output,
+        warmup: 2,
+        sweeps: Sweeps::Both(throughput, context),
+        resume: None,
+    })
 }

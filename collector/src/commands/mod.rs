@@ -6,8 +6,10 @@ pub(crate) mod compare;
 pub(crate) mod context;
 pub(crate) mod demo;
 pub(crate) mod import;
+pub(crate) mod plan;
 pub(crate) mod plot;
 pub(crate) mod report;
+pub(crate) mod resume;
 pub(crate) mod run;
 pub(crate) mod selftest;
 pub(crate) mod serve_sim;
@@ -15,10 +17,14 @@ pub(crate) mod throughput;
 pub(crate) mod view;
 
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
+pub use resume::plan as resume_plan;
+
 use crate::cli::{Cli, Command};
-use crate::load::{Interrupt, RunPlan, Signal, redacted_command_line, run_plan};
+use crate::load::{Interrupt, Outcome, RunPlan, Signal, redacted_command_line, run_plan};
+use crate::output::terminal::Printer;
 
 /// Seconds requests in flight get to finish after the first Ctrl-C.
 const GRACE: Duration = Duration::from_secs(5);
@@ -58,7 +64,7 @@ fn plan_or_resume(
     plan: impl FnOnce() -> anyhow::Result<RunPlan>,
 ) -> anyhow::Result<RunPlan> {
     match &output.resume {
-        Some(path) => crate::load::resume_plan(path, &std::env::args().collect::<Vec<_>>()),
+        Some(path) => resume::plan(path, &std::env::args().collect::<Vec<_>>()),
         None => plan(),
     }
 }
@@ -66,8 +72,38 @@ fn plan_or_resume(
 /// Runs a checked sweep plan with signal handling and reports the outcome.
 async fn sweep(plan: RunPlan) -> anyhow::Result<ExitCode> {
     plan.check_workload()?;
-    let outcome = run_plan(&plan, command_line(), watch_signals()).await?;
-    Ok(outcome.report())
+    let printer = Arc::new(Printer::new(plan.output.wide));
+    let outcome = run_plan(&plan, command_line(), watch_signals(), printer).await?;
+    Ok(report(&outcome))
+}
+
+/// Says where the bundle is. Exit status: 128 + the signal's number when interrupted (130 for
+/// Ctrl-C, 143 for SIGTERM), 1 when a level could not be measured, else 0.
+fn report(o: &Outcome) -> ExitCode {
+    if o.interrupted {
+        eprintln!(
+            "interrupted: the results so far are in {} (\"complete\": false)",
+            o.path.display()
+        );
+        return ExitCode::from(o.signal.map_or(130, Signal::exit_code));
+    }
+    println!("\nbundle: {}", o.path.display());
+    if o.points_ok == 0 {
+        eprintln!(
+            "error: no level had a successful request; the server's errors are in the table above and in the bundle"
+        );
+        return ExitCode::from(1);
+    }
+    if !o.failed.is_empty() {
+        eprintln!(
+            "error: {} level{} could not be measured: {} (the reasons are in the table above and in the bundle)",
+            o.failed.len(),
+            if o.failed.len() == 1 { "" } else { "s" },
+            o.failed.join(", ")
+        );
+        return ExitCode::from(1);
+    }
+    ExitCode::SUCCESS
 }
 
 /// The first Ctrl-C, SIGTERM or SIGHUP: stop sending and give requests in flight [`GRACE`] to

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
-use llmsweep_shared::charts::MAX_SIDE;
+use llmsweep_shared::charts::{ChartKind, MAX_SIDE, Theme};
 
 use crate::output::plot;
 
@@ -86,7 +86,18 @@ pub struct PlotArgs {
 
 /// `llmsweep plot`: draw one chart of the bundles into an SVG or PNG file; say where it went.
 pub(crate) fn run(a: PlotArgs) -> anyhow::Result<ExitCode> {
-    let w = plot::run(&a)?;
+    let w = plot::run(&plot::PlotRequest {
+        files: a.files,
+        kind: chart_kind(a.chart),
+        name: chart_name(a.chart),
+        output: a.output,
+        size: (a.width, a.height),
+        theme: match a.theme {
+            ThemeArg::Light => Theme::LIGHT,
+            ThemeArg::Dark => Theme::DARK,
+        },
+        title: a.title,
+    })?;
     for label in &w.left_out {
         eprintln!(
             "note: {label} has no {} sweep; it is left out of this chart",
@@ -105,4 +116,57 @@ pub(crate) fn run(a: PlotArgs) -> anyhow::Result<ExitCode> {
         w.runs.join(", ")
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// The shared chart a `--chart` name stands for.
+fn chart_kind(chart: ChartArg) -> ChartKind {
+    match chart {
+        ChartArg::Throughput => ChartKind::OutputTokS,
+        ChartArg::Decode => ChartKind::DecodeVsConcurrency,
+        ChartArg::Ttft => ChartKind::TtftVsConcurrency,
+        ChartArg::Tradeoff => ChartKind::Tradeoff,
+        ChartArg::Context => ChartKind::TtftVsLength,
+        ChartArg::Prefill => ChartKind::PrefillVsLength,
+        ChartArg::DecodeVsLength => ChartKind::DecodeVsLength,
+        ChartArg::RateTtft => ChartKind::RateTtft,
+        ChartArg::RateTpot => ChartKind::RateTpot,
+        ChartArg::RateE2e => ChartKind::RateE2e,
+        ChartArg::Goodput => ChartKind::RateGoodput,
+        ChartArg::Lag => ChartKind::RateLag,
+    }
+}
+
+/// The name `--chart` was given as, e.g. `context`.
+fn chart_name(chart: ChartArg) -> String {
+    chart
+        .to_possible_value()
+        .map_or_else(|| format!("{chart:?}"), |v| v.get_name().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use llmsweep_shared::bundle::SweepKind;
+
+    #[test]
+    fn every_chart_name_maps_to_its_sweep() {
+        for chart in ChartArg::value_variants() {
+            let kind = chart_kind(*chart);
+            let context = matches!(
+                chart,
+                ChartArg::Context | ChartArg::Prefill | ChartArg::DecodeVsLength
+            );
+            assert_eq!(kind.sweep() == SweepKind::Context, context, "{chart:?}");
+            let rate = matches!(
+                chart,
+                ChartArg::RateTtft
+                    | ChartArg::RateTpot
+                    | ChartArg::RateE2e
+                    | ChartArg::Goodput
+                    | ChartArg::Lag
+            );
+            assert_eq!(kind.sweep() == SweepKind::Rate, rate, "{chart:?}");
+        }
+        assert_eq!(chart_name(ChartArg::DecodeVsLength), "decode-vs-length");
+    }
 }

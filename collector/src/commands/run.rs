@@ -5,9 +5,8 @@ use std::process::ExitCode;
 use clap::{Args, ValueEnum};
 
 use super::args::{ContextOpts, OutputArgs, TargetArgs, ThroughputOpts, parse_len};
-use crate::load::{
-    ContextFlags, ContextPlan, OutputPlan, RunPlan, Sweeps, TargetPlan, ThroughputPlan,
-};
+use super::plan::{self, ContextFlags};
+use crate::load::{RunPlan, Sweeps};
 
 /// Which sweeps `run` does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -49,11 +48,11 @@ pub struct RunArgs {
 impl RunArgs {
     /// The checked plan; every error names the flag to fix.
     pub fn plan(&self) -> anyhow::Result<RunPlan> {
-        let target = TargetPlan::from_args(&self.target)?;
-        let output = OutputPlan::from_args(&self.output, &target)?;
-        let throughput = || ThroughputPlan::new(&self.throughput);
+        let target = plan::target(&self.target)?;
+        let output = plan::output(&self.output, &target)?;
+        let throughput = || plan::throughput(&self.throughput);
         let context = || {
-            ContextPlan::new(ContextFlags {
+            plan::context(ContextFlags {
                 lengths: &self.lengths,
                 output_len: (self.context_output_len, "--context-output-len"),
                 concurrency: (&self.context_concurrency, "--context-concurrency"),

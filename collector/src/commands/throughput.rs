@@ -5,7 +5,8 @@ use std::process::ExitCode;
 use clap::Args;
 
 use super::args::{OutputArgs, TargetArgs, ThroughputOpts};
-use crate::load::{OutputPlan, RunPlan, Sweeps, TargetPlan, ThroughputPlan};
+use super::plan;
+use crate::load::{RunPlan, Sweeps};
 
 #[derive(Debug, Clone, Args)]
 pub struct ThroughputArgs {
@@ -24,13 +25,13 @@ pub struct ThroughputArgs {
 impl ThroughputArgs {
     /// The checked plan; every error names the flag to fix.
     pub fn plan(&self) -> anyhow::Result<RunPlan> {
-        let target = TargetPlan::from_args(&self.target)?;
-        let output = OutputPlan::from_args(&self.output, &target)?;
+        let target = plan::target(&self.target)?;
+        let output = plan::output(&self.output, &target)?;
         Ok(RunPlan {
             target,
             output,
             warmup: self.warmup,
-            sweeps: Sweeps::Throughput(ThroughputPlan::new(&self.sweep)?),
+            sweeps: Sweeps::Throughput(plan::throughput(&self.sweep)?),
             resume: None,
         })
     }

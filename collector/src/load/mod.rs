@@ -16,11 +16,11 @@ pub(crate) mod client;
 pub(crate) mod connect;
 pub(crate) mod conversation;
 pub(crate) mod dataset;
+pub mod events;
 pub(crate) mod generator;
 pub(crate) mod host;
 pub(crate) mod plan;
 pub(crate) mod probe;
-pub(crate) mod resume;
 mod run;
 pub(crate) mod secrets;
 pub(crate) mod session;
@@ -29,10 +29,11 @@ pub(crate) mod sweep;
 pub(crate) mod tokenize;
 pub(crate) mod workload;
 
+pub use events::{Event, Recorded, Recorder, Silent, Sink};
 pub use generator::{Interrupt, Signal};
 pub use plan::{
-    ContextFlags, ContextPlan, OutputPlan, RunPlan, Sweeps, TargetPlan, ThroughputPlan,
+    ContextPlan, MAX_CONCURRENCY, MAX_RATE, MAX_REPEATS, OpenPlan, OutputPlan, Resume, RunPlan,
+    SearchPlan, Sweeps, TargetPlan, ThroughputPlan, is_loopback, random_prefix_seed,
 };
-pub use resume::plan as resume_plan;
 pub use run::{Outcome, run_plan};
 pub use secrets::redacted_command_line;

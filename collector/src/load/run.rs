@@ -2,15 +2,15 @@
 //! final bundle.
 
 use std::path::PathBuf;
-use std::process::ExitCode;
+use std::sync::Arc;
 
 use llmsweep_shared::bundle::{PointStatus, SweepKind};
 
+use super::events::{Event, Sink};
 use super::generator::{Interrupt, Signal};
 use super::plan::{RunPlan, Sweeps};
 use super::session::Session;
 use super::sweep;
-use crate::output::terminal::print_target;
 
 /// Where a run's bundle went and how the run ended.
 #[derive(Debug, Clone)]
@@ -25,42 +25,12 @@ pub struct Outcome {
     pub failed: Vec<String>,
 }
 
-impl Outcome {
-    /// Says where the bundle is. Exit status: 128 + the signal's number when interrupted (130
-    /// for Ctrl-C, 143 for SIGTERM), 1 when a level could not be measured, else 0.
-    pub fn report(&self) -> ExitCode {
-        if self.interrupted {
-            eprintln!(
-                "interrupted: the results so far are in {} (\"complete\": false)",
-                self.path.display()
-            );
-            return ExitCode::from(self.signal.map_or(130, Signal::exit_code));
-        }
-        println!("\nbundle: {}", self.path.display());
-        if self.points_ok == 0 {
-            eprintln!(
-                "error: no level had a successful request; the server's errors are in the table above and in the bundle"
-            );
-            return ExitCode::from(1);
-        }
-        if !self.failed.is_empty() {
-            eprintln!(
-                "error: {} level{} could not be measured: {} (the reasons are in the table above and in the bundle)",
-                self.failed.len(),
-                if self.failed.len() == 1 { "" } else { "s" },
-                self.failed.join(", ")
-            );
-            return ExitCode::from(1);
-        }
-        ExitCode::SUCCESS
-    }
-}
-
 /// Opens the session, warms up, runs the plan's sweeps, and writes the final bundle.
 pub async fn run_plan(
     plan: &RunPlan,
     command_line: Vec<String>,
     interrupt: Interrupt,
+    events: Arc<dyn Sink>,
 ) -> anyhow::Result<Outcome> {
     let mut s = Session::open(
         &plan.target,
@@ -69,16 +39,20 @@ pub async fn run_plan(
         plan.pool(),
         command_line,
         interrupt,
+        events,
     )
     .await?;
     if let Some(r) = &plan.resume {
         s.adopt(r.clone());
     }
-    print_target(&s);
+    s.tell(Event::Target {
+        bundle: &s.bundle,
+        gpus_read: s.gpus_read(),
+    });
     let (input_len, output_len) = plan.warmup_shape();
     s.warmup(plan.warmup, input_len, output_len).await;
     for note in &s.notes {
-        eprintln!("note: {note}");
+        s.note(&format!("note: {note}"));
     }
     // The warm-up is recorded with the sweep it preceded.
     match &plan.sweeps {
@@ -86,7 +60,6 @@ pub async fn run_plan(
         Sweeps::Context(c) => sweep::context(&mut s, c, plan.warmup).await?,
         Sweeps::Both(t, c) => {
             sweep::throughput(&mut s, t, plan.warmup).await?;
-            println!();
             sweep::context(&mut s, c, 0).await?;
         }
     }

@@ -13,15 +13,15 @@ use llmsweep_shared::bundle::{
 use llmsweep_shared::metrics::definitions;
 
 use crate::load::client::{Client, LoadHttp, http_client};
+use crate::load::events::{Event, Sink};
 use crate::load::generator::Interrupt;
+use crate::load::plan::Resume;
 use crate::load::plan::{OutputPlan, TargetPlan};
 use crate::load::probe::{Fingerprint, probe};
-use crate::load::resume::Resume;
 use crate::load::stream::trace::Keep;
 use crate::load::tokenize;
 use crate::load::workload::{PREFIX_WORDS, PromptBuilder, SplitMix64, TokenModel, digest};
 use crate::output::store;
-use crate::output::terminal::{Width, note_line};
 
 /// How long each fingerprint probe may take.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(4);
@@ -48,8 +48,8 @@ pub struct Session {
     pub telemetry_http: reqwest::Client,
     /// What `llmsweep selftest` measured this client to read, when it was run here.
     pub capacity: Option<crate::load::capacity::Capacity>,
-    /// Which columns the live tables show.
-    pub width: Width,
+    /// Where the run's events go.
+    pub events: Arc<dyn Sink>,
     /// Prompt hashes of every recorded request, in order (for the workload digest).
     hashes: Vec<String>,
     /// Things to tell the user before the first level (refused request options, GPU readings).
@@ -62,6 +62,8 @@ pub struct Session {
     write_failing: bool,
     /// The bundle is an interrupted one being finished (`--resume`).
     resuming: bool,
+    /// Sweeps begun so far in this run.
+    sweeps_begun: usize,
 }
 
 impl Session {
@@ -74,6 +76,7 @@ impl Session {
         pool: usize,
         command_line: Vec<String>,
         interrupt: Interrupt,
+        events: Arc<dyn Sink>,
     ) -> anyhow::Result<Session> {
         store::check_out_dir(&output.out)?;
         if let Some(limit) = crate::load::host::open_files_limit() {
@@ -185,13 +188,14 @@ impl Session {
             preopen: !target.cold_connections,
             telemetry_http,
             capacity: crate::load::capacity::load(),
-            width: Width::choose(output.wide, nvidia_smi.is_some()),
+            events,
             hashes: Vec::new(),
             notes,
             nvidia_smi,
             unsaved: Vec::new(),
             write_failing: false,
             resuming: false,
+            sweeps_begun: 0,
         })
     }
 
@@ -285,6 +289,11 @@ impl Session {
     /// short (they run again).
     pub fn start_sweep(&mut self, mut sweep: llmsweep_shared::bundle::Sweep) -> usize {
         sweep.slo = self.slo;
+        self.tell(Event::SweepStarted {
+            kind: sweep.kind,
+            after_another: self.sweeps_begun > 0,
+        });
+        self.sweeps_begun += 1;
         if self.resuming
             && let Some(i) = self.bundle.sweeps.iter().position(|w| w.kind == sweep.kind)
         {
@@ -298,6 +307,21 @@ impl Session {
         self.bundle.sweeps.push(sweep);
         self.checkpoint();
         self.bundle.sweeps.len() - 1
+    }
+
+    /// Tells the run's watcher something now.
+    pub fn note(&self, line: &str) {
+        self.events.event(Event::Note(line));
+    }
+
+    /// Tells the run's watcher an event.
+    pub fn tell(&self, event: Event<'_>) {
+        self.events.event(event);
+    }
+
+    /// Whether this host's GPUs are read during points.
+    pub fn gpus_read(&self) -> bool {
+        self.nvidia_smi.is_some()
     }
 
     /// Whether this run finishes an interrupted bundle (`--resume`).
@@ -347,7 +371,7 @@ impl Session {
         match self.write() {
             Ok(()) => {
                 if self.write_failing {
-                    note_line(&format!(
+                    self.note(&format!(
                         "the bundle is written again: {} holds every level",
                         self.path.display()
                     ));
@@ -362,7 +386,7 @@ impl Session {
                 } else {
                     format!("{} only in memory; ", self.unsaved.join(", "))
                 };
-                note_line(&format!(
+                self.note(&format!(
                     "warning: {e:#}; {only}trying again after the next level, and in {} at the end if it still fails",
                     std::env::temp_dir().display()
                 ));
@@ -385,7 +409,7 @@ impl Session {
         let fallback = std::env::temp_dir().join(name);
         store::write_atomic(&fallback, &self.bundle)
             .with_context(|| format!("{e:#}, and the fallback in the temp folder failed too"))?;
-        note_line(&format!(
+        self.note(&format!(
             "warning: {e:#}; the bundle was written to {} instead",
             fallback.display()
         ));

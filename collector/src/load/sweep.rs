@@ -11,11 +11,11 @@ use llmsweep_shared::metrics::{
 
 use std::time::{Duration, Instant};
 
+use crate::load::events::Event;
 use crate::load::generator::{self, LoadResult, LoadSpec, OpenLoop, Pass, StopRule};
-use crate::load::plan::{ContextPlan, OpenPlan, ThroughputPlan};
+use crate::load::plan::{ContextPlan, OpenPlan, SearchPlan, ThroughputPlan};
 use crate::load::session::Session;
 use crate::load::stream::trace::Finished;
-use crate::output::terminal::{ContextTable, Progress, RateTable, ThroughputTable, note_line};
 use crate::telemetry::{Sampler, with_tokens};
 
 /// How often server metrics and GPUs are sampled during a point.
@@ -37,11 +37,17 @@ pub fn stream_id(kind: SweepKind, concurrency: u32, input_len: u64) -> u64 {
 
 /// Runs a throughput sweep into the session's bundle, writing it after every level.
 pub async fn throughput(s: &mut Session, plan: &ThroughputPlan, warmup: u64) -> anyhow::Result<()> {
-    if let (Some(open), Some(search)) = (&plan.open, plan.search) {
-        return Box::pin(find_max_rate(s, plan, open, search, warmup)).await;
-    }
-    if let Some(open) = &plan.open {
-        return rates(s, plan, open, warmup).await;
+    match &plan.open {
+        Some(
+            open @ OpenPlan {
+                search: Some(search),
+                ..
+            },
+        ) => {
+            return Box::pin(find_max_rate(s, plan, open, *search, warmup)).await;
+        }
+        Some(open) => return rates(s, plan, open, warmup).await,
+        None => {}
     }
     if s.gave_up {
         return Ok(());
@@ -63,7 +69,6 @@ pub async fn throughput(s: &mut Session, plan: &ThroughputPlan, warmup: u64) -> 
         length_spread: plan.length_spread(),
         points: Vec::new(),
     });
-    let table = ThroughputTable(s.width);
     let have: Vec<String> = plan
         .concurrency
         .iter()
@@ -71,14 +76,16 @@ pub async fn throughput(s: &mut Session, plan: &ThroughputPlan, warmup: u64) -> 
         .map(|c| format!("C={c}"))
         .collect();
     resuming_note(s, &have);
-    println!("{}", table.header());
     for (i, &c) in plan.concurrency.iter().enumerate() {
         if let Some(p) = s.bundle.sweeps[sweep]
             .points
             .iter()
             .find(|p| p.concurrency == c && p.input_len == plan.input_len)
         {
-            println!("{}", table.row(p));
+            s.tell(Event::Point {
+                kind: SweepKind::Throughput,
+                point: p,
+            });
             continue;
         }
         let spec = LoadSpec {
@@ -95,10 +102,14 @@ pub async fn throughput(s: &mut Session, plan: &ThroughputPlan, warmup: u64) -> 
         let Some(point) = measure(s, spec, plan.repeats, format!("C={c}")).await else {
             break;
         };
-        println!("{}", table.row(&point));
+        s.tell(Event::Point {
+            kind: SweepKind::Throughput,
+            point: &point,
+        });
         if s.gave_up {
             s.add_point(sweep, point);
             gave_up(
+                s,
                 &plan.concurrency[i + 1..]
                     .iter()
                     .map(|c| format!("C={c}"))
@@ -108,12 +119,11 @@ pub async fn throughput(s: &mut Session, plan: &ThroughputPlan, warmup: u64) -> 
         }
         let rest = &plan.concurrency[i + 1..];
         if let Some((lo, hi)) = remaining_s(plan, &point, rest).filter(|&(_, hi)| hi >= 20.0) {
-            let left = if hi - lo < 1.0 {
-                format!("about {}", duration_words(lo))
-            } else {
-                format!("{} to {}", duration_words(lo), duration_words(hi))
-            };
-            println!("      {left} left for C = {}", join(rest));
+            s.tell(Event::TimeLeft {
+                low_s: lo,
+                high_s: hi,
+                levels: rest,
+            });
         }
         s.add_point(sweep, point);
     }
@@ -121,7 +131,7 @@ pub async fn throughput(s: &mut Session, plan: &ThroughputPlan, warmup: u64) -> 
     let order = |p: &Point| plan.concurrency.iter().position(|&c| c == p.concurrency);
     s.bundle.sweeps[sweep].points.sort_by_key(order);
     if let Some(h) = llmsweep_shared::headline::headline(&s.bundle.sweeps[sweep]) {
-        println!("\n{h}");
+        s.tell(Event::Headline(&h));
     }
     Ok(())
 }
@@ -138,31 +148,34 @@ pub async fn rates(
         return Ok(());
     }
     let sweep = s.start_sweep(rate_sweep(s, plan, open, open.rates.clone(), None, warmup));
-    let table = RateTable(s.width);
-    println!("{}", table.header());
     for (i, &rate) in open.rates.iter().enumerate() {
         let done = s.bundle.sweeps[sweep]
             .points
             .iter()
             .find(|p| p.rate.is_some_and(|r| r.offered_rps == rate));
         if let Some(p) = done {
-            println!("{}", table.row(p));
+            s.tell(Event::Point {
+                kind: SweepKind::Rate,
+                point: p,
+            });
             continue;
         }
         let Some(point) = measure_rate(s, plan, open, rate).await else {
             break;
         };
         s.add_point(sweep, point);
-        let point = s.bundle.sweeps[sweep].points.last();
-        if let Some(p) = point {
-            println!("{}", table.row(p));
+        if let Some(p) = s.bundle.sweeps[sweep].points.last() {
+            s.tell(Event::Point {
+                kind: SweepKind::Rate,
+                point: p,
+            });
         }
         if s.gave_up {
             let rest: Vec<String> = open.rates[i + 1..]
                 .iter()
                 .map(|r| format!("{r} req/s"))
                 .collect();
-            gave_up(&rest);
+            gave_up(s, &rest);
             break;
         }
     }
@@ -267,7 +280,7 @@ pub async fn find_max_rate(
     s: &mut Session,
     plan: &ThroughputPlan,
     open: &OpenPlan,
-    search: crate::load::plan::SearchPlan,
+    search: SearchPlan,
     warmup: u64,
 ) -> anyhow::Result<()> {
     let Some(slo) = s.slo else {
@@ -287,10 +300,9 @@ pub async fn find_max_rate(
         concurrency: vec![c0],
         requests: Some(plan.requests.unwrap_or(0).max(4 * u64::from(c0)).max(32)),
         open: None,
-        search: None,
         ..plan.clone()
     };
-    note_line(&format!(
+    s.note(&format!(
         "finding the highest rate at which {:.0} % of requests meet the SLO: first a closed loop at C={c0}",
         search.slo_fraction * 100.0
     ));
@@ -305,7 +317,7 @@ pub async fn find_max_rate(
         .and_then(|p| p.summary.as_ref())
         .map_or(0.0, |x| x.request_s);
     if closed_rps.is_nan() || closed_rps <= 0.0 || s.gave_up || s.interrupt.is_stopped() {
-        note_line("the closed-loop level completed no requests: no rate to search from");
+        s.note("the closed-loop level completed no requests: no rate to search from");
         return Ok(());
     }
     let mut result = llmsweep_shared::bundle::RateSearch {
@@ -317,8 +329,6 @@ pub async fn find_max_rate(
         failed_rps: None,
     };
     let sweep = s.start_sweep(rate_sweep(s, plan, open, Vec::new(), Some(result), 0));
-    let table = RateTable(s.width);
-    println!("\n{}", table.header());
     // Open loop rarely sustains more than the closed loop completed: start there.
     let mut next = closed_rps;
     for _ in 0..MAX_SEARCH_POINTS {
@@ -341,7 +351,10 @@ pub async fn find_max_rate(
         }
         s.add_point(sweep, point);
         if let Some(p) = s.bundle.sweeps[sweep].points.last() {
-            println!("{}", table.row(p));
+            s.tell(Event::Point {
+                kind: SweepKind::Rate,
+                point: p,
+            });
         }
         if s.gave_up || s.interrupt.is_stopped() {
             break;
@@ -362,10 +375,9 @@ pub async fn find_max_rate(
         .points
         .sort_by(|a, b| rate_of(a).total_cmp(&rate_of(b)));
     s.checkpoint();
-    println!(
-        "\n{}",
-        llmsweep_shared::headline::search_words(&result, &slo)
-    );
+    s.tell(Event::Headline(&llmsweep_shared::headline::search_words(
+        &result, &slo,
+    )));
     Ok(())
 }
 
@@ -376,7 +388,7 @@ fn rate_of(p: &Point) -> f64 {
 /// When resuming, says which levels the bundle has and are not run again.
 fn resuming_note(s: &Session, have: &[String]) {
     if s.is_resuming() && !have.is_empty() {
-        note_line(&format!(
+        s.note(&format!(
             "resuming {}: {} {} in the bundle and {} not run again",
             s.path.display(),
             have.join(", "),
@@ -387,13 +399,13 @@ fn resuming_note(s: &Session, have: &[String]) {
 }
 
 /// Says that the run stops because the server did not come back, and what is left unrun.
-fn gave_up(rest: &[String]) {
+fn gave_up(s: &Session, rest: &[String]) {
     let left = if rest.is_empty() {
         String::new()
     } else {
         format!("; not run: {}", rest.join(", "))
     };
-    note_line(&format!("stopping: the server did not answer again{left}"));
+    s.note(&format!("stopping: the server did not answer again{left}"));
 }
 
 /// How long the levels `rest` will take, as a range. Low end: a level sends its requests in
@@ -427,21 +439,6 @@ fn remaining_s(plan: &ThroughputPlan, last: &Point, rest: &[u32]) -> Option<(f64
     Some((lo * passes, hi * passes))
 }
 
-/// `45 s`, `12 min`, `1.5 h`.
-fn duration_words(s: f64) -> String {
-    if s < 90.0 {
-        format!("{s:.0} s")
-    } else if s < 5400.0 {
-        format!("{:.0} min", s / 60.0)
-    } else {
-        format!("{:.1} h", s / 3600.0)
-    }
-}
-
-fn join(v: &[u32]) -> String {
-    v.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
-}
-
 /// Runs a context sweep: every length at every concurrency; lengths that cannot fit the server's
 /// context are skipped with the reason, then the prefill curve is fitted and predicts them.
 pub async fn context(s: &mut Session, plan: &ContextPlan, warmup: u64) -> anyhow::Result<()> {
@@ -466,8 +463,6 @@ pub async fn context(s: &mut Session, plan: &ContextPlan, warmup: u64) -> anyhow
         points: Vec::new(),
     });
     let max_context = s.bundle.target.max_context;
-    let table = ContextTable(s.width);
-    println!("{}", table.header());
     let have: Vec<String> = plan
         .lengths
         .iter()
@@ -483,7 +478,10 @@ pub async fn context(s: &mut Session, plan: &ContextPlan, warmup: u64) -> anyhow
                 .iter()
                 .find(|p| p.concurrency == c && p.input_len == len)
             {
-                println!("{}", table.row(p));
+                s.tell(Event::Point {
+                    kind: SweepKind::Context,
+                    point: p,
+                });
                 continue;
             }
             let spec = LoadSpec {
@@ -504,10 +502,13 @@ pub async fn context(s: &mut Session, plan: &ContextPlan, warmup: u64) -> anyhow
                     None => break 'lengths,
                 },
             };
-            println!("{}", table.row(&point));
+            s.tell(Event::Point {
+                kind: SweepKind::Context,
+                point: &point,
+            });
             s.add_point(sweep, point);
             if s.gave_up {
-                gave_up(&[]);
+                gave_up(s, &[]);
                 break 'lengths;
             }
         }
@@ -518,11 +519,11 @@ pub async fn context(s: &mut Session, plan: &ContextPlan, warmup: u64) -> anyhow
         (l, c)
     };
     s.bundle.sweeps[sweep].points.sort_by_key(order);
-    let fit = fit_context(&mut s.bundle.sweeps[sweep]);
+    fit_context(&mut s.bundle.sweeps[sweep]);
     s.checkpoint();
-    print_fit(fit.as_ref(), &s.bundle.sweeps[sweep]);
+    s.tell(Event::PrefillFit(&s.bundle.sweeps[sweep]));
     if let Some(h) = llmsweep_shared::headline::headline(&s.bundle.sweeps[sweep]) {
-        println!("{h}");
+        s.tell(Event::Headline(&h));
     }
     Ok(())
 }
@@ -566,29 +567,6 @@ pub fn fit_context(sweep: &mut Sweep) -> Option<PrefillFit> {
     }
     sweep.prefill_fit = Some(fit);
     Some(fit)
-}
-
-fn print_fit(fit: Option<&PrefillFit>, sweep: &Sweep) {
-    let Some(fit) = fit else {
-        println!("\nprefill fit: needs successful points at two or more lengths");
-        return;
-    };
-    println!(
-        "\nprefill fit over {} requests at {}..{} tokens: {} (rms residual {:.3} s)",
-        fit.samples,
-        fit.min_len,
-        fit.max_len,
-        fit.describe(),
-        fit.rms_residual_s
-    );
-    for p in sweep.points.iter().filter(|p| p.predicted_ttft_s.is_some()) {
-        println!(
-            "  predicted, not measured: TTFT at {} tokens ≈ {:.2} s (skipped: {})",
-            p.input_len,
-            p.predicted_ttft_s.unwrap_or_default(),
-            p.reason.as_deref().unwrap_or("")
-        );
-    }
 }
 
 /// Most attempts at one point when the server keeps going away during it.
@@ -644,7 +622,7 @@ async fn measure(s: &mut Session, spec: LoadSpec, passes: u32, label: String) ->
             let reason = format!("{why}, in each of {MAX_ATTEMPTS} attempts");
             return Some(failed_after(&spec, discarded, reason));
         }
-        note_line(&format!(
+        s.note(&format!(
             "{label}: {why}; waiting up to {} s for it to answer again (--wait-server)",
             s.wait_server.as_secs()
         ));
@@ -653,7 +631,7 @@ async fn measure(s: &mut Session, spec: LoadSpec, passes: u32, label: String) ->
             last.waited_s = Some(waited.elapsed_s);
         }
         match waited.back {
-            true => note_line(&format!(
+            true => s.note(&format!(
                 "{label}: the server answers again after {:.1} s; running {label} again from its start",
                 waited.elapsed_s
             )),
@@ -787,13 +765,13 @@ async fn measure_once(
         point.flags.extend(cache_counter_flag(samples, n, shared));
     }
     if shared > 0 {
-        note_line(&format!("{label}: {}", shared_prefix_words(&point, shared)));
+        s.note(&format!("{label}: {}", shared_prefix_words(&point, shared)));
     }
     if let Some(words) = reasoning_words(&point) {
-        note_line(&format!("{label}: {words}"));
+        s.note(&format!("{label}: {words}"));
     }
     if let Some(words) = turn_words(&point) {
-        note_line(&format!("{label}: {words}"));
+        s.note(&format!("{label}: {words}"));
     }
     point.server_samples = server_samples;
     let tokens = point.summary.as_ref().map_or(0, |x| x.output_tokens);
@@ -921,17 +899,25 @@ async fn run_point(s: &Session, spec: LoadSpec, label: String, origin: Instant) 
         StopRule::Count(n) => Some(n),
         StopRule::Deadline(_) => None,
     };
-    let mut progress = Progress::start(label, total);
+    s.tell(Event::Sending {
+        label: &label,
+        total,
+    });
     let result = generator::run(
         s.client.clone(),
         s.prompts.clone(),
         spec,
         origin,
         &s.interrupt,
-        |f| progress.done(f.record.output_tokens, f.record.is_ok()),
+        |f| {
+            s.tell(Event::Finished {
+                output_tokens: f.record.output_tokens,
+                ok: f.record.is_ok(),
+            })
+        },
     )
     .await;
-    progress.finish();
+    s.tell(Event::Sent);
     result
 }
 
@@ -1035,28 +1021,20 @@ fn is_cancelled(r: &RequestRecord) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::commands::args::ThroughputOpts;
 
     #[test]
     fn the_time_left_is_a_range_from_request_rounds_to_tokens_at_the_last_rate() {
-        let plan = ThroughputPlan::new(&ThroughputOpts {
+        let plan = ThroughputPlan {
             concurrency: vec![4, 8, 16],
             input_len: 1000,
             output_len: 500,
             requests: None,
             duration: None,
             repeats: 1,
-            rates: Vec::new(),
-            arrival: crate::commands::args::ArrivalArg::Poisson,
-            burstiness: 1.0,
-            max_concurrency: None,
-            find_max_rate: false,
-            slo_fraction: 0.9,
-            rate_precision: 0.05,
-            length_spread: 0.0,
+            open: None,
+            spread: 0.0,
             turns: 1,
-        })
-        .unwrap();
+        };
         let mut last = Point::empty(4, 1000, 500);
         let mut s = llmsweep_shared::metrics::summarize(&[], 4, 500, &[]);
         s.steady_tok_s = Some(250.0);
@@ -1067,7 +1045,5 @@ mod tests {
         let (lo, hi) = remaining_s(&plan, &last, &[8, 16]).unwrap();
         assert_eq!((lo, hi), (40.0, 96.0));
         assert_eq!(remaining_s(&plan, &last, &[]), None);
-        assert_eq!(duration_words(89.0), "89 s");
-        assert_eq!(duration_words(978.0), "16 min");
     }
 }

@@ -4,13 +4,23 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
-use clap::ValueEnum;
 use llmsweep_shared::bundle::SweepKind;
 use llmsweep_shared::charts::{self, ChartKind, ChartRun, Theme, run_color};
 use llmsweep_shared::compare::kind_name;
 use llmsweep_shared::curves::sweep_of;
 
-use crate::commands::plot::{ChartArg, PlotArgs, ThemeArg};
+/// One chart to draw: which, of which bundles, into which file, how.
+#[derive(Debug, Clone)]
+pub struct PlotRequest {
+    pub files: Vec<PathBuf>,
+    pub kind: ChartKind,
+    /// The name the chart was asked for by, for messages (e.g. `context`).
+    pub name: String,
+    pub output: PathBuf,
+    pub size: (u32, u32),
+    pub theme: Theme,
+    pub title: Option<String>,
+}
 
 /// The image formats `plot` writes, told by the output file's extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,35 +51,6 @@ impl ImageFormat {
     }
 }
 
-/// The shared chart a `--chart` name stands for.
-pub fn chart_kind(chart: ChartArg) -> ChartKind {
-    match chart {
-        ChartArg::Throughput => ChartKind::OutputTokS,
-        ChartArg::Decode => ChartKind::DecodeVsConcurrency,
-        ChartArg::Ttft => ChartKind::TtftVsConcurrency,
-        ChartArg::Tradeoff => ChartKind::Tradeoff,
-        ChartArg::Context => ChartKind::TtftVsLength,
-        ChartArg::Prefill => ChartKind::PrefillVsLength,
-        ChartArg::DecodeVsLength => ChartKind::DecodeVsLength,
-        ChartArg::RateTtft => ChartKind::RateTtft,
-        ChartArg::RateTpot => ChartKind::RateTpot,
-        ChartArg::RateE2e => ChartKind::RateE2e,
-        ChartArg::Goodput => ChartKind::RateGoodput,
-        ChartArg::Lag => ChartKind::RateLag,
-    }
-}
-
-/// The sweep a chart's points come from.
-pub fn sweep_kind(kind: ChartKind) -> SweepKind {
-    if ChartKind::CONTEXT.contains(&kind) {
-        SweepKind::Context
-    } else if ChartKind::RATE.contains(&kind) {
-        SweepKind::Rate
-    } else {
-        SweepKind::Throughput
-    }
-}
-
 /// What `plot` wrote.
 #[derive(Debug, Clone)]
 pub struct Written {
@@ -86,12 +67,12 @@ pub struct Written {
 }
 
 /// Reads the bundles, draws the chart and writes it atomically; nothing is written on an error.
-pub fn run(a: &PlotArgs) -> anyhow::Result<Written> {
+pub fn run(a: &PlotRequest) -> anyhow::Result<Written> {
     let format = ImageFormat::of(&a.output)?;
-    let size = (a.width, a.height);
+    let size = a.size;
     let loaded = crate::output::compare::load_runs(&a.files)?;
-    let kind = chart_kind(a.chart);
-    let sweep = sweep_kind(kind);
+    let kind = a.kind;
+    let sweep = kind.sweep();
     // Colors by the viewer's rule over every run given, so a run left out keeps the others'
     // colors and the argument order changes none.
     let bundles: Vec<&llmsweep_shared::Bundle> = loaded.iter().map(|(_, b)| b).collect();
@@ -107,7 +88,7 @@ pub fn run(a: &PlotArgs) -> anyhow::Result<Written> {
     if runs.is_empty() {
         bail!(
             "--chart {} needs a {} sweep and {}; record one with `llmsweep {}` or `llmsweep run`",
-            chart_name(a.chart),
+            a.name,
             kind_name(sweep),
             none_has(&a.files),
             kind_name(sweep),
@@ -130,10 +111,7 @@ pub fn run(a: &PlotArgs) -> anyhow::Result<Written> {
     if let Some(title) = &a.title {
         plot.title.clone_from(title);
     }
-    let theme = match a.theme {
-        ThemeArg::Light => Theme::LIGHT,
-        ThemeArg::Dark => Theme::DARK,
-    };
+    let theme = a.theme;
     let image = match format {
         ImageFormat::Svg => charts::svg(&plot, &theme, size)?.into_bytes(),
         ImageFormat::Png => charts::png(&plot, &theme, size)?,
@@ -149,13 +127,6 @@ pub fn run(a: &PlotArgs) -> anyhow::Result<Written> {
         runs: runs.iter().map(|r| r.label.to_string()).collect(),
         left_out: left_out.iter().map(|r| r.label.to_string()).collect(),
     })
-}
-
-/// The name `--chart` was given as, e.g. `context`.
-fn chart_name(chart: ChartArg) -> String {
-    chart
-        .to_possible_value()
-        .map_or_else(|| format!("{chart:?}"), |v| v.get_name().to_string())
 }
 
 /// "a.json has none", "neither a.json nor b.json has one", "none of a, b, c has one".
@@ -186,28 +157,6 @@ mod tests {
             let e = ImageFormat::of(Path::new(bad)).unwrap_err().to_string();
             assert!(e.contains(".svg or .png") && e.contains(bad), "{e}");
         }
-    }
-
-    #[test]
-    fn every_chart_name_maps_to_its_sweep() {
-        for chart in ChartArg::value_variants() {
-            let kind = chart_kind(*chart);
-            let context = matches!(
-                chart,
-                ChartArg::Context | ChartArg::Prefill | ChartArg::DecodeVsLength
-            );
-            assert_eq!(sweep_kind(kind) == SweepKind::Context, context, "{chart:?}");
-            let rate = matches!(
-                chart,
-                ChartArg::RateTtft
-                    | ChartArg::RateTpot
-                    | ChartArg::RateE2e
-                    | ChartArg::Goodput
-                    | ChartArg::Lag
-            );
-            assert_eq!(sweep_kind(kind) == SweepKind::Rate, rate, "{chart:?}");
-        }
-        assert_eq!(chart_name(ChartArg::DecodeVsLength), "decode-vs-length");
     }
 
     #[test]

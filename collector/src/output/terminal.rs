@@ -1,9 +1,13 @@
-//! What the terminal shows: a progress bar for the running point and a table row per point.
+//! What the terminal shows of a run: [`Printer`] turns the engine's events into the target's
+//! lines, a table per sweep with a row per point, a progress bar for the running point and notes.
 
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use llmsweep_shared::bundle::{Point, PointStatus, Summary};
+use llmsweep_shared::Bundle;
+use llmsweep_shared::bundle::{Point, PointStatus, Summary, Sweep, SweepKind};
+
+use crate::load::events::{Event, Sink};
 use llmsweep_shared::charts::axis::fixed;
 
 /// A table column: header, width (a cell wider than the width widens only its own row, so
@@ -352,9 +356,107 @@ impl Progress {
     }
 }
 
+/// The run's events on the terminal: the target, a table per sweep with a row per point, a
+/// progress bar for the running point, notes on stderr, the headlines.
+#[derive(Debug)]
+pub struct Printer {
+    /// `--wide`: every column.
+    wide: bool,
+    state: std::sync::Mutex<PrinterState>,
+}
+
+#[derive(Debug, Default)]
+struct PrinterState {
+    width: Width,
+    progress: Option<Progress>,
+}
+
+impl Printer {
+    /// `wide`: every column of the tables, whatever the terminal's width.
+    pub fn new(wide: bool) -> Printer {
+        Printer {
+            wide,
+            state: std::sync::Mutex::new(PrinterState::default()),
+        }
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&mut PrinterState) -> T) -> T {
+        match self.state.lock() {
+            Ok(mut s) => f(&mut s),
+            Err(poisoned) => f(&mut poisoned.into_inner()),
+        }
+    }
+}
+
+impl Sink for Printer {
+    fn event(&self, event: Event<'_>) {
+        match event {
+            Event::Target { bundle, gpus_read } => {
+                self.with(|s| s.width = Width::choose(self.wide, gpus_read));
+                print_target(bundle);
+            }
+            Event::Note(line) => note_line(line),
+            Event::SweepStarted {
+                kind,
+                after_another,
+            } => {
+                let w = self.with(|s| s.width);
+                let header = match kind {
+                    SweepKind::Context => ContextTable(w).header(),
+                    SweepKind::Rate => RateTable(w).header(),
+                    _ => ThroughputTable(w).header(),
+                };
+                if after_another {
+                    println!();
+                }
+                println!("{header}");
+            }
+            Event::Point { kind, point } => {
+                let w = self.with(|s| s.width);
+                let row = match kind {
+                    SweepKind::Context => ContextTable(w).row(point),
+                    SweepKind::Rate => RateTable(w).row(point),
+                    _ => ThroughputTable(w).row(point),
+                };
+                println!("{row}");
+            }
+            Event::Sending { label, total } => {
+                let bar = Progress::start(label.to_string(), total);
+                if let Some(old) = self.with(|s| s.progress.replace(bar)) {
+                    old.finish();
+                }
+            }
+            Event::Finished { output_tokens, ok } => self.with(|s| {
+                if let Some(p) = s.progress.as_mut() {
+                    p.done(output_tokens, ok);
+                }
+            }),
+            Event::Sent => {
+                if let Some(p) = self.with(|s| s.progress.take()) {
+                    p.finish();
+                }
+            }
+            Event::TimeLeft {
+                low_s,
+                high_s,
+                levels,
+            } => {
+                let left = if high_s - low_s < 1.0 {
+                    format!("about {}", duration_words(low_s))
+                } else {
+                    format!("{} to {}", duration_words(low_s), duration_words(high_s))
+                };
+                println!("      {left} left for C = {}", join(levels));
+            }
+            Event::PrefillFit(sweep) => print_fit(sweep),
+            Event::Headline(h) => println!("\n{h}"),
+        }
+    }
+}
+
 /// The lines above a run's table: where it goes, what the server is, how prompts were sized.
-pub(crate) fn print_target(s: &crate::load::session::Session) {
-    let t = &s.bundle.target;
+fn print_target(b: &Bundle) {
+    let t = &b.target;
     let engine = match (&t.engine, &t.engine_version) {
         (Some(e), Some(v)) => format!("{e} {v}"),
         (Some(e), None) => e.clone(),
@@ -372,8 +474,8 @@ pub(crate) fn print_target(s: &crate::load::session::Session) {
     } else {
         format!(", {}", limits.join(", "))
     };
-    println!("llmsweep {} → {} ({engine}{limits})", s.bundle.label, t.url);
-    let calibration = match s.bundle.workload.calibration {
+    println!("llmsweep {} → {} ({engine}{limits})", b.label, t.url);
+    let calibration = match b.workload.calibration {
         llmsweep_shared::bundle::Calibration::Tokenizer => {
             "prompt lengths from the server's tokenizer"
         }
@@ -389,7 +491,7 @@ pub(crate) fn print_target(s: &crate::load::session::Session) {
         "model {} · api {} · {calibration} · seed {}",
         t.model,
         t.api.as_str(),
-        s.bundle.workload.seed
+        b.workload.seed
     );
     if t.simulated {
         println!(
@@ -397,6 +499,44 @@ pub(crate) fn print_target(s: &crate::load::session::Session) {
         );
     }
     println!();
+}
+
+/// `45 s`, `12 min`, `1.5 h`.
+fn duration_words(s: f64) -> String {
+    if s < 90.0 {
+        format!("{s:.0} s")
+    } else if s < 5400.0 {
+        format!("{:.0} min", s / 60.0)
+    } else {
+        format!("{:.1} h", s / 3600.0)
+    }
+}
+
+fn join(v: &[u32]) -> String {
+    v.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+}
+
+fn print_fit(sweep: &Sweep) {
+    let Some(fit) = &sweep.prefill_fit else {
+        println!("\nprefill fit: needs successful points at two or more lengths");
+        return;
+    };
+    println!(
+        "\nprefill fit over {} requests at {}..{} tokens: {} (rms residual {:.3} s)",
+        fit.samples,
+        fit.min_len,
+        fit.max_len,
+        fit.describe(),
+        fit.rms_residual_s
+    );
+    for p in sweep.points.iter().filter(|p| p.predicted_ttft_s.is_some()) {
+        println!(
+            "  predicted, not measured: TTFT at {} tokens ≈ {:.2} s (skipped: {})",
+            p.input_len,
+            p.predicted_ttft_s.unwrap_or_default(),
+            p.reason.as_deref().unwrap_or("")
+        );
+    }
 }
 
 #[cfg(test)]
@@ -432,6 +572,12 @@ mod tests {
         p.summary = Some(summarize(&requests, 100, 500, &[0.0136]));
         p.requests = requests;
         p
+    }
+
+    #[test]
+    fn durations_are_in_the_unit_that_reads() {
+        assert_eq!(duration_words(89.0), "89 s");
+        assert_eq!(duration_words(978.0), "16 min");
     }
 
     #[test]

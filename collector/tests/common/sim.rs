@@ -5,7 +5,7 @@ use std::path::Path;
 use clap::Parser;
 use llmsweep::cli::{Cli, Command};
 use llmsweep::load::Interrupt;
-use llmsweep::load::{Outcome, RunPlan, run_plan};
+use llmsweep::load::{Outcome, Recorded, Recorder, RunPlan, run_plan};
 use llmsweep::sim::{SimConfig, SimServer, SimStats};
 use llmsweep_shared::Bundle;
 
@@ -17,6 +17,8 @@ pub struct Swept {
     pub dir: tempfile::TempDir,
     /// The text prompts the simulator received, in arrival order.
     pub received: Vec<String>,
+    /// What the engine told of the run, in order.
+    pub events: Vec<Recorded>,
 }
 
 /// Parses `llmsweep throughput <args>` into a plan.
@@ -82,7 +84,8 @@ async fn sweep_with(
     let dir = tempfile::tempdir().expect("temp dir");
     let plan = plan(&sim.url(), dir.path(), args);
     on_start();
-    let outcome = run_plan(&plan, vec!["llmsweep".into()], interrupt)
+    let recorder = std::sync::Arc::new(Recorder::default());
+    let outcome = run_plan(&plan, vec!["llmsweep".into()], interrupt, recorder.clone())
         .await
         .expect("sweep runs");
     let stats = sim.stats();
@@ -96,6 +99,7 @@ async fn sweep_with(
         stats,
         dir,
         received,
+        events: recorder.events(),
     }
 }
 
@@ -115,9 +119,15 @@ pub async fn sweep_command(cfg: SimConfig, command: &str, args: &[&str]) -> Swep
         panic!("not a sweep command: {command:?}")
     };
     let plan = plan.expect("valid plan");
-    let outcome = run_plan(&plan, vec!["llmsweep".into()], Interrupt::default())
-        .await
-        .expect("sweep runs");
+    let recorder = std::sync::Arc::new(Recorder::default());
+    let outcome = run_plan(
+        &plan,
+        vec!["llmsweep".into()],
+        Interrupt::default(),
+        recorder.clone(),
+    )
+    .await
+    .expect("sweep runs");
     let stats = sim.stats();
     let received = sim.received_prompts();
     sim.shutdown().await;
@@ -128,6 +138,7 @@ pub async fn sweep_command(cfg: SimConfig, command: &str, args: &[&str]) -> Swep
         stats,
         dir,
         received,
+        events: recorder.events(),
     }
 }
 

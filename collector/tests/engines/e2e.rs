@@ -17,7 +17,14 @@ use llmsweep_shared::metrics::degenerate_text;
 async fn sweep(server: &EngineServer, args: &[&str]) -> Bundle {
     let dir = tempfile::tempdir().unwrap();
     let p = plan(server.url(), dir.path(), args);
-    let outcome = match run_plan(&p, vec![], Interrupt::default()).await {
+    let outcome = match run_plan(
+        &p,
+        vec![],
+        Interrupt::default(),
+        std::sync::Arc::new(llmsweep::load::Silent),
+    )
+    .await
+    {
         Ok(o) => o,
         Err(e) => panic!("sweep failed: {e:#}\nserver log:\n{}", server.log_tail(40)),
     };
@@ -310,7 +317,14 @@ async fn llama_server_context_sweep_knows_the_slot_context_and_samples_its_metri
         panic!()
     };
     let plan = a.plan().unwrap();
-    let outcome = match run_plan(&plan, vec![], Interrupt::default()).await {
+    let outcome = match run_plan(
+        &plan,
+        vec![],
+        Interrupt::default(),
+        std::sync::Arc::new(llmsweep::load::Silent),
+    )
+    .await
+    {
         Ok(o) => o,
         Err(e) => panic!("run failed: {e:#}\nserver log:\n{}", server.log_tail(40)),
     };

@@ -51,9 +51,14 @@ async fn sweep_into(out: &Path, meddle: impl FnOnce() + Send + 'static) -> (Path
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
     });
-    let outcome = run_plan(&p, vec!["llmsweep".into()], Interrupt::default())
-        .await
-        .unwrap();
+    let outcome = run_plan(
+        &p,
+        vec!["llmsweep".into()],
+        Interrupt::default(),
+        std::sync::Arc::new(llmsweep::load::Silent),
+    )
+    .await
+    .unwrap();
     watcher.abort();
     sim.shutdown().await;
     let b = Bundle::from_json(&std::fs::read_to_string(&outcome.path).unwrap()).unwrap();

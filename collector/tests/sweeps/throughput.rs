@@ -80,6 +80,56 @@ async fn every_request_gets_exactly_the_asked_tokens() {
     assert_eq!(b.workload.prompt_digest.len(), 64);
 }
 
+/// The engine prints nothing: it tells a watcher what happens, in order. A two-level sweep of
+/// 3 requests a level is the target, the sweep, then per level its requests and its row (the
+/// time left is told only from 20 s on), then the headline.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_engine_tells_its_run_as_events_in_order() {
+    use llmsweep::load::Recorded;
+    let s = sweep(
+        fast(),
+        &[
+            "--concurrency",
+            "1,2",
+            "--requests",
+            "3",
+            "--input-len",
+            "64",
+            "--output-len",
+            "8",
+        ],
+    )
+    .await;
+    let level = |c: u32| {
+        let mut v = vec![Recorded::Sending(format!("C={c}"), Some(3))];
+        v.extend(std::iter::repeat_n(Recorded::Finished(true), 3));
+        v.extend([
+            Recorded::Sent,
+            Recorded::Point(SweepKind::Throughput, c, 64),
+        ]);
+        v
+    };
+    let mut want = vec![
+        Recorded::Target("sim".into()),
+        Recorded::SweepStarted(SweepKind::Throughput),
+    ];
+    want.extend(level(1));
+    want.extend(level(2));
+    // Notes depend on the host (whether it has nvidia-smi): the rest is exact.
+    let got: Vec<Recorded> = s
+        .events
+        .iter()
+        .filter(|e| !matches!(e, Recorded::Note(_)))
+        .cloned()
+        .collect();
+    assert_eq!(&got[..want.len()], &want[..], "{got:#?}");
+    assert!(
+        matches!(got.last(), Some(Recorded::Headline(h)) if h.contains("tok/s")),
+        "{got:#?}"
+    );
+    assert_eq!(got.len(), want.len() + 1, "{got:#?}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn chat_api_ignores_the_role_chunk_and_counts_exactly() {
     let s = sweep(
@@ -556,9 +606,14 @@ async fn unknown_model_lists_the_served_ones() {
     let sim = SimServer::start(fast(), 0).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let p = plan(&sim.url(), dir.path(), &["--model", "gpt-9"]);
-    let err = llmsweep::load::run_plan(&p, vec![], Interrupt::default())
-        .await
-        .unwrap_err();
+    let err = llmsweep::load::run_plan(
+        &p,
+        vec![],
+        Interrupt::default(),
+        std::sync::Arc::new(llmsweep::load::Silent),
+    )
+    .await
+    .unwrap_err();
     let msg = format!("{err:#}");
     assert!(
         msg.contains("\"gpt-9\"") && msg.contains("sim-fast") && msg.contains("--model"),
@@ -580,9 +635,14 @@ async fn unreachable_url_is_named_within_seconds() {
     let dir = tempfile::tempdir().unwrap();
     let p = plan(&url, dir.path(), &[]);
     let t = std::time::Instant::now();
-    let err = llmsweep::load::run_plan(&p, vec![], Interrupt::default())
-        .await
-        .unwrap_err();
+    let err = llmsweep::load::run_plan(
+        &p,
+        vec![],
+        Interrupt::default(),
+        std::sync::Arc::new(llmsweep::load::Silent),
+    )
+    .await
+    .unwrap_err();
     let msg = format!("{err:#}");
     assert!(msg.contains(&url) && msg.contains("cannot reach"), "{msg}");
     assert!(t.elapsed() < Duration::from_secs(10));
@@ -595,9 +655,14 @@ async fn unwritable_out_dir_fails_before_any_request() {
     let file = dir.path().join("not-a-dir");
     std::fs::write(&file, b"x").unwrap();
     let p = plan(&sim.url(), &file.join("results"), &[]);
-    let err = llmsweep::load::run_plan(&p, vec![], Interrupt::default())
-        .await
-        .unwrap_err();
+    let err = llmsweep::load::run_plan(
+        &p,
+        vec![],
+        Interrupt::default(),
+        std::sync::Arc::new(llmsweep::load::Silent),
+    )
+    .await
+    .unwrap_err();
     assert!(format!("{err:#}").contains("--out"), "{err:#}");
     assert_eq!(sim.stats().requests, 0, "no request was sent");
     sim.shutdown().await;

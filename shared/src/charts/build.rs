@@ -62,6 +62,18 @@ impl ChartKind {
         ChartKind::RateLag,
     ];
 
+    /// The sweep the chart's points come from.
+    pub fn sweep(self) -> crate::bundle::SweepKind {
+        use crate::bundle::SweepKind;
+        if ChartKind::CONTEXT.contains(&self) {
+            SweepKind::Context
+        } else if ChartKind::RATE.contains(&self) {
+            SweepKind::Rate
+        } else {
+            SweepKind::Throughput
+        }
+    }
+
     /// A file-name friendly name, e.g. for exports.
     pub fn slug(self) -> &'static str {
         match self {

@@ -24,13 +24,7 @@ pub fn ChartGrid(ctx: Ctx, kinds: Vec<ChartKind>) -> impl IntoView {
             .unwrap_or(Ok(()));
         note.set(done.err());
     });
-    let sweep = if kinds.contains(&ChartKind::TtftVsLength) {
-        SweepKind::Context
-    } else if kinds.contains(&ChartKind::RateTtft) {
-        SweepKind::Rate
-    } else {
-        SweepKind::Throughput
-    };
+    let sweep = kinds.first().map_or(SweepKind::Throughput, |k| k.sweep());
     let warnings = Memo::new(move |_| state.with(|s| s.workload_warnings(sweep)));
     view! {
         {move || {

@@ -5,22 +5,14 @@
 //! the server (its URL, credentials, timeouts), which the bundle does not keep in clear; a flag
 //! that defines the work must agree with the bundle, or the resume is refused.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::bail;
 use clap::Parser;
-use llmsweep_shared::Bundle;
 
 use crate::cli::Cli;
-use crate::load::plan::{RunPlan, Sweeps};
+use crate::load::{Resume, RunPlan, Sweeps};
 use crate::output::store;
-
-/// An interrupted bundle to finish.
-#[derive(Debug, Clone)]
-pub struct Resume {
-    pub path: PathBuf,
-    pub bundle: Bundle,
-}
 
 /// The plan that finishes `path`: the bundle's own, reached the way `now` (this command line,
 /// `--resume` and all) says. Every refusal names the flag or the file to fix.

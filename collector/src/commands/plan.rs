@@ -1,0 +1,476 @@
+//! Flags into plans: the one place where a flag becomes a checked plan value, every error naming
+//! the flag to fix, before any request is sent. The load engine (`crate::load`) sees only the
+//! plans, never a flag.
+
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use llmsweep_shared::bundle::{Api, Arrival, GpuTelemetry};
+
+use super::args::{
+    ApiArg, ArrivalArg, ContextOpts, GpuArg, OutputArgs, TargetArgs, ThroughputOpts,
+};
+use crate::load::secrets::{Credentials, parse_header, redact_url, split_userinfo};
+use crate::load::{
+    ContextPlan, MAX_CONCURRENCY, MAX_RATE, MAX_REPEATS, OpenPlan, OutputPlan, SearchPlan,
+    TargetPlan, ThroughputPlan, is_loopback, random_prefix_seed,
+};
+
+/// The throughput sweep (closed loop, or open loop with `--rates` / `--find-max-rate`).
+pub(crate) fn throughput(a: &ThroughputOpts) -> anyhow::Result<ThroughputPlan> {
+    check_concurrency(&a.concurrency, "--concurrency")?;
+    if a.input_len == 0 {
+        bail!("--input-len must be at least 1 token");
+    }
+    if a.output_len == 0 {
+        bail!("--output-len must be at least 1 token (2 or more to measure decode speed)");
+    }
+    if a.requests == Some(0) {
+        bail!("--requests must be at least 1");
+    }
+    let duration = match a.duration {
+        Some(d) if !(d.is_finite() && d > 0.0) => {
+            bail!("--duration must be a positive number of seconds, got {d}")
+        }
+        Some(d) => Some(Duration::from_secs_f64(d)),
+        None => None,
+    };
+    if !(1..=MAX_REPEATS).contains(&a.repeats) {
+        bail!(
+            "--repeats must be 1 to {MAX_REPEATS} passes per level, got {}",
+            a.repeats
+        );
+    }
+    Ok(ThroughputPlan {
+        concurrency: a.concurrency.clone(),
+        input_len: a.input_len,
+        output_len: a.output_len,
+        requests: a.requests,
+        duration,
+        repeats: a.repeats as u32,
+        open: open_loop(a)?,
+        spread: match a.length_spread {
+            r if (0.0..1.0).contains(&r) => r,
+            r => bail!(
+                "--length-spread {r} is out of range: use a share from 0 (fixed lengths) to below 1, e.g. 0.5"
+            ),
+        },
+        turns: match a.turns {
+            k @ 1..=100 => k,
+            k => bail!("--turns {k} is out of range: use 1 (no conversations) to 100"),
+        },
+    })
+}
+
+/// `--find-max-rate`'s settings, when it is given.
+fn search(a: &ThroughputOpts) -> anyhow::Result<Option<SearchPlan>> {
+    if !a.find_max_rate {
+        return Ok(None);
+    }
+    if !(a.slo_fraction > 0.0 && a.slo_fraction <= 1.0) {
+        bail!(
+            "--slo-fraction {} is out of range: use a share above 0 and at most 1, e.g. 0.9",
+            a.slo_fraction
+        );
+    }
+    if !(a.rate_precision >= 0.005 && a.rate_precision <= 0.5) {
+        bail!(
+            "--rate-precision {} is out of range: use 0.005 to 0.5, e.g. 0.05",
+            a.rate_precision
+        );
+    }
+    Ok(Some(SearchPlan {
+        slo_fraction: a.slo_fraction,
+        precision: a.rate_precision,
+    }))
+}
+
+/// The rate sweep `--rates` asks for, if any; every error names the flag.
+fn open_loop(a: &ThroughputOpts) -> anyhow::Result<Option<OpenPlan>> {
+    if a.rates.is_empty() && !a.find_max_rate {
+        if a.max_concurrency.is_some() {
+            bail!("--max-concurrency caps an open loop: add --rates or --find-max-rate");
+        }
+        if a.arrival != ArrivalArg::Poisson || a.burstiness != 1.0 {
+            bail!("--arrival and --burstiness shape an open loop: add --rates or --find-max-rate");
+        }
+        return Ok(None);
+    }
+    if let Some(r) = a
+        .rates
+        .iter()
+        .find(|r| !(r.is_finite() && **r > 0.0 && **r <= MAX_RATE))
+    {
+        bail!(
+            "--rates {r} is out of range: use requests per second above 0 and at most {MAX_RATE}"
+        );
+    }
+    if !(a.burstiness.is_finite() && a.burstiness >= 0.01 && a.burstiness <= 100.0) {
+        bail!(
+            "--burstiness {} is out of range: use 0.01 to 100 (1 is Poisson)",
+            a.burstiness
+        );
+    }
+    if a.burstiness != 1.0 && a.arrival != ArrivalArg::Gamma {
+        bail!("--burstiness shapes gamma arrivals: add --arrival gamma");
+    }
+    if let Some(m) = a.max_concurrency {
+        check_concurrency(&[m], "--max-concurrency")?;
+    }
+    Ok(Some(OpenPlan {
+        rates: a.rates.clone(),
+        search: search(a)?,
+        arrival: match a.arrival {
+            ArrivalArg::Poisson => Arrival::Poisson,
+            ArrivalArg::Constant => Arrival::Constant,
+            ArrivalArg::Gamma => Arrival::Gamma,
+        },
+        burstiness: a.burstiness,
+        max_concurrency: a.max_concurrency,
+    }))
+}
+
+/// A context sweep's values as given, with the names of the flags they came from (`context` and
+/// `run` name them differently), for messages.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ContextFlags<'a> {
+    pub(crate) lengths: &'a [u64],
+    pub(crate) output_len: (u64, &'static str),
+    pub(crate) concurrency: (&'a [u32], &'static str),
+    pub(crate) repeats: (u64, &'static str),
+    pub(crate) opts: &'a ContextOpts,
+}
+
+/// The context sweep.
+pub(crate) fn context(f: ContextFlags<'_>) -> anyhow::Result<ContextPlan> {
+    if f.lengths.is_empty() {
+        bail!("--lengths needs at least one input length, e.g. --lengths 1k,8k,30k");
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for &l in f.lengths {
+        if !seen.insert(l) {
+            bail!("--lengths lists {l} twice; each length runs once");
+        }
+    }
+    let (concurrency, flag) = f.concurrency;
+    check_concurrency(concurrency, flag)?;
+    let (output_len, flag) = f.output_len;
+    if output_len == 0 {
+        bail!("{flag} must be at least 1 token");
+    }
+    let (repeats, flag) = f.repeats;
+    if repeats == 0 {
+        bail!("{flag} must be at least 1");
+    }
+    Ok(ContextPlan {
+        lengths: f.lengths.to_vec(),
+        output_len,
+        concurrency: concurrency.to_vec(),
+        repeats,
+        force: f.opts.force,
+    })
+}
+
+fn check_concurrency(list: &[u32], flag: &str) -> anyhow::Result<()> {
+    if list.is_empty() {
+        bail!("{flag} needs at least one level, e.g. {flag} 1,2,4");
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for &c in list {
+        if c == 0 || c > MAX_CONCURRENCY {
+            bail!("{flag} {c} is out of range: use 1 to {MAX_CONCURRENCY}");
+        }
+        if !seen.insert(c) {
+            bail!("{flag} lists {c} twice; each level runs once");
+        }
+    }
+    Ok(())
+}
+
+/// Where to send load, and how.
+pub(crate) fn target(a: &TargetArgs) -> anyhow::Result<TargetPlan> {
+    // A message about the URL never repeats a password in it.
+    let parsed = reqwest::Url::parse(&a.url).with_context(|| {
+        format!(
+            "--url {:?} is not a URL; expected e.g. http://127.0.0.1:30000",
+            redact_url(&a.url)
+        )
+    })?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        bail!(
+            "--url must start with http:// or https://, got {:?}",
+            redact_url(&a.url)
+        );
+    }
+    let host = parsed.host_str().unwrap_or_default().to_string();
+    let split = split_userinfo(&parsed, &a.url);
+    // People paste the OpenAI base URL; the endpoints are added here.
+    let base = |u: &str| {
+        let u = u.trim_end_matches('/');
+        u.strip_suffix("/v1").unwrap_or(u).to_string()
+    };
+    if !(a.timeout.is_finite() && a.timeout > 0.0) {
+        bail!(
+            "--timeout must be a positive number of seconds, got {}",
+            a.timeout
+        );
+    }
+    if !(a.wait_server.is_finite() && a.wait_server >= 0.0) {
+        bail!(
+            "--wait-server must be 0 or more seconds, got {}",
+            a.wait_server
+        );
+    }
+    let credentials = credentials(a, split.basic)?;
+    let gpu_telemetry = match a.gpu_telemetry {
+        GpuArg::Local => GpuTelemetry::Local,
+        GpuArg::Off => GpuTelemetry::Off,
+        GpuArg::Auto if is_loopback(&host) => GpuTelemetry::Local,
+        GpuArg::Auto => GpuTelemetry::NotThisHost,
+    };
+    Ok(TargetPlan {
+        url: base(&split.url),
+        shown_url: base(&split.shown),
+        host,
+        api: match a.api {
+            ApiArg::Completions => Api::Completions,
+            ApiArg::Chat => Api::Chat,
+        },
+        model: a.model.clone(),
+        credentials,
+        timeout: Duration::from_secs_f64(a.timeout),
+        wait_server: Duration::from_secs_f64(a.wait_server),
+        cold_connections: a.cold_connections,
+        gpu_telemetry,
+        extra_body: a.extra_body.clone(),
+    })
+}
+
+/// The API key, the URL's user and password and the `--header`s, checked: two ways of setting
+/// `Authorization` given at once are refused; an API key from the environment gives way to one
+/// given on the command line.
+fn credentials(a: &TargetArgs, basic: Option<(String, String)>) -> anyhow::Result<Credentials> {
+    let headers = a
+        .headers
+        .iter()
+        .map(|h| parse_header(h))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let c = Credentials {
+        api_key: None,
+        basic,
+        headers,
+    };
+    let by_header = c.header_sets_authorization();
+    match (&a.api_key, c.basic.is_some(), by_header) {
+        (Some(_), true, _) => bail!(
+            "--url carries a user name and password and --api-key is given: both are sent as the Authorization header; keep one"
+        ),
+        (Some(_), _, true) | (None, true, true) => bail!(
+            "--header Authorization:*** and {} would both set the Authorization header; keep one",
+            if a.api_key.is_some() {
+                "--api-key"
+            } else {
+                "the user name and password in --url"
+            }
+        ),
+        _ => {}
+    }
+    let api_key = match (&a.api_key, c.basic.is_some() || by_header) {
+        (Some(k), _) => Some(k.clone()),
+        (None, true) => None,
+        (None, false) => std::env::var("LLMSWEEP_API_KEY")
+            .ok()
+            .or_else(|| std::env::var("OPENAI_API_KEY").ok()),
+    }
+    .filter(|k| !k.is_empty());
+    Ok(Credentials { api_key, ..c })
+}
+
+/// Where results go and what they are called.
+pub(crate) fn output(a: &OutputArgs, target: &TargetPlan) -> anyhow::Result<OutputPlan> {
+    let label = match &a.label {
+        Some(l) if l.trim().is_empty() => bail!("--label must not be empty"),
+        Some(l) => l.trim().to_string(),
+        None if target.is_loopback() => crate::load::host::hostname(),
+        None => target.host.clone(),
+    };
+    Ok(OutputPlan {
+        label,
+        notes: a.notes.iter().cloned().collect(),
+        out: a.out.clone(),
+        seed: a.seed,
+        prefix_seed: random_prefix_seed(),
+        wide: a.wide,
+        slo: a.goodput,
+        shared_prefix_len: a.shared_prefix_len,
+        dataset: match &a.dataset {
+            Some(p) => Some(std::sync::Arc::new(crate::load::dataset::Dataset::read(p)?)),
+            None => None,
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::Cli;
+    use crate::load::generator::StopRule;
+    use crate::load::{RunPlan, Sweeps};
+    use clap::Parser;
+    use llmsweep_shared::bundle::GpuTelemetry;
+
+    /// The plan `llmsweep <args>` makes.
+    fn plan_of(args: &[&str]) -> anyhow::Result<RunPlan> {
+        let mut all = vec!["llmsweep"];
+        all.extend_from_slice(args);
+        Cli::try_parse_from(all)
+            .unwrap()
+            .command
+            .sweep_plan()
+            .unwrap()
+    }
+
+    fn plan(args: &[&str]) -> anyhow::Result<RunPlan> {
+        let mut all = vec!["throughput"];
+        all.extend_from_slice(args);
+        plan_of(&all)
+    }
+
+    fn err(args: &[&str]) -> String {
+        format!("{:#}", plan(args).unwrap_err())
+    }
+
+    #[test]
+    fn bad_values_name_the_flag() {
+        assert!(err(&["--concurrency", "0"]).contains("--concurrency 0"));
+        assert!(err(&["--concurrency", "4,4"]).contains("lists 4 twice"));
+        assert!(err(&["--input-len", "0"]).contains("--input-len"));
+        assert!(err(&["--output-len", "0"]).contains("--output-len"));
+        assert!(err(&["--requests", "0"]).contains("--requests"));
+        assert!(err(&["--repeats", "0"]).contains("--repeats must be 1 to 100"));
+        assert!(err(&["--repeats", "101"]).contains("got 101"));
+        assert!(err(&["--duration=-1"]).contains("--duration"));
+        assert!(err(&["--url", "nonsense"]).contains("--url"));
+        assert!(err(&["--url", "ftp://x"]).contains("http://"));
+        assert!(err(&["--timeout", "0"]).contains("--timeout"));
+        assert!(err(&["--wait-server=-1"]).contains("--wait-server must be 0 or more"));
+        assert!(err(&["--label", " "]).contains("--label"));
+    }
+
+    #[test]
+    fn context_and_run_values_are_checked() {
+        let ctx = |args: &[&str]| {
+            let mut all = vec!["context"];
+            all.extend_from_slice(args);
+            plan_of(&all).map_err(|e| format!("{e:#}"))
+        };
+        assert!(
+            ctx(&["--lengths", "1k,1000"])
+                .unwrap_err()
+                .contains("--lengths lists 1000 twice")
+        );
+        assert!(ctx(&["--repeats", "0"]).unwrap_err().contains("--repeats"));
+        assert!(
+            ctx(&["--concurrency", "0"])
+                .unwrap_err()
+                .contains("--concurrency 0")
+        );
+        let run = |args: &[&str]| {
+            let mut all = vec!["run"];
+            all.extend_from_slice(args);
+            plan_of(&all).map_err(|e| format!("{e:#}"))
+        };
+        assert!(
+            run(&["--context-output-len", "0"])
+                .unwrap_err()
+                .contains("--context-output-len")
+        );
+        assert!(
+            run(&["--context-concurrency", "0"])
+                .unwrap_err()
+                .contains("--context-concurrency 0")
+        );
+        assert!(
+            run(&["--context-repeats", "0"])
+                .unwrap_err()
+                .contains("--context-repeats must be at least 1")
+        );
+        let only = run(&["--only", "throughput"]).unwrap();
+        assert!(matches!(only.sweeps, Sweeps::Throughput(_)));
+        assert_eq!((only.kind(), only.warmup), ("throughput", 2));
+        let both = run(&[]).unwrap();
+        assert!(matches!(both.sweeps, Sweeps::Both(..)));
+        assert_eq!(both.kind(), "run");
+    }
+
+    #[test]
+    fn default_request_budget_is_max_8_or_twice_c() {
+        let p = plan(&[]).unwrap();
+        let t = p.throughput().unwrap();
+        assert_eq!(t.requests_at(1), 8);
+        assert_eq!(t.requests_at(4), 8);
+        assert_eq!(t.requests_at(32), 64);
+        let fixed = plan(&["--requests", "3"]).unwrap();
+        assert_eq!(fixed.throughput().unwrap().requests_at(32), 3);
+        assert_eq!(
+            plan(&["--duration", "2.5"])
+                .unwrap()
+                .throughput()
+                .unwrap()
+                .stop_at(4),
+            StopRule::Deadline(Duration::from_millis(2500))
+        );
+    }
+
+    #[test]
+    fn url_forms_are_normalised_and_label_defaults_to_the_host() {
+        let p = plan(&["--url", "http://kpro5:30000/v1/"]).unwrap();
+        assert_eq!(p.target.url, "http://kpro5:30000");
+        assert_eq!(p.output.label, "kpro5");
+        let local = plan(&["--url", "http://127.0.0.1:8080"]).unwrap();
+        assert_eq!(local.output.label, crate::load::host::hostname());
+    }
+
+    #[test]
+    fn gpus_are_read_only_when_they_can_be_the_servers() {
+        let gpu = |args: &[&str]| plan(args).unwrap().target.gpu_telemetry;
+        assert_eq!(
+            gpu(&["--url", "http://127.0.0.1:8080"]),
+            GpuTelemetry::Local
+        );
+        assert_eq!(
+            gpu(&["--url", "http://kpro5:30000"]),
+            GpuTelemetry::NotThisHost
+        );
+        assert_eq!(
+            gpu(&["--url", "http://kpro5:30000", "--gpu-telemetry", "local"]),
+            GpuTelemetry::Local
+        );
+        assert_eq!(
+            gpu(&["--url", "http://[::1]:8080", "--gpu-telemetry", "off"]),
+            GpuTelemetry::Off
+        );
+    }
+
+    #[test]
+    fn credentials_in_the_url_are_kept_apart_and_conflicts_refused() {
+        let p = plan(&["--url", "http://user:pw@kpro5:8000/v1"]).unwrap();
+        assert_eq!(p.target.url, "http://kpro5:8000");
+        assert_eq!(p.target.shown_url, "http://***@kpro5:8000");
+        assert_eq!(p.output.label, "kpro5");
+        assert_eq!(
+            p.target.credentials.basic,
+            Some(("user".into(), "pw".into()))
+        );
+        let e = err(&["--url", "http://u:pw@h", "--api-key", "k"]);
+        assert!(e.contains("keep one") && !e.contains("pw"), "{e}");
+        let e = err(&["--header", "Authorization:Bearer x", "--api-key", "k"]);
+        assert!(e.contains("--api-key would both"), "{e}");
+        assert!(err(&["--header", "novalue"]).contains("needs NAME:VALUE"));
+        let e = err(&["--url", "ftp://u:pw@h"]);
+        assert!(e.contains("ftp://***@h") && !e.contains("pw"), "{e}");
+        let h = plan(&["--header", "X-Token:abc", "--header", "X-Token:def"]).unwrap();
+        let map = h.target.credentials.header_map().unwrap();
+        assert_eq!(map.get_all("x-token").iter().count(), 2);
+    }
+}
