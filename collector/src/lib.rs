@@ -41,7 +41,7 @@ mod prop_config;
 /// The hot path's parts, for `collector/benches/` only: not a stable interface.
 #[doc(hidden)]
 pub mod bench_api {
-    pub use crate::load::api::{ChunkEvent, parse_chunk};
-    pub use crate::load::stream::sse::{SseDecoder, SseEvent};
-    pub use crate::load::stream::trace::{Finished, RequestMeta, Trace};
+    pub use crate::load::run::api::{ChunkEvent, parse_chunk};
+    pub use crate::load::run::stream::sse::{SseDecoder, SseEvent};
+    pub use crate::load::run::stream::trace::{Finished, RequestMeta, Trace};
 }

@@ -9,7 +9,7 @@ use anyhow::Context;
 use clap::Args;
 use llmsweep_shared::bundle::{Api, GpuTelemetry};
 
-use crate::load::secrets::Credentials;
+use crate::load::plan::secrets::Credentials;
 use crate::load::{
     ContextPlan, OutputPlan, RunPlan, Sweeps, TargetPlan, ThroughputPlan, random_prefix_seed,
 };

@@ -10,7 +10,7 @@ use llmsweep_shared::bundle::{Api, Arrival, GpuTelemetry};
 use super::args::{
     ApiArg, ArrivalArg, ContextOpts, GpuArg, OutputArgs, TargetArgs, ThroughputOpts,
 };
-use crate::load::secrets::{Credentials, parse_header, redact_url, split_userinfo};
+use crate::load::plan::secrets::{Credentials, parse_header, redact_url, split_userinfo};
 use crate::load::{
     ContextPlan, MAX_CONCURRENCY, MAX_RATE, MAX_REPEATS, OpenPlan, OutputPlan, SearchPlan,
     TargetPlan, ThroughputPlan, is_loopback, random_prefix_seed,
@@ -291,7 +291,7 @@ pub(crate) fn output(a: &OutputArgs, target: &TargetPlan) -> anyhow::Result<Outp
     let label = match &a.label {
         Some(l) if l.trim().is_empty() => bail!("--label must not be empty"),
         Some(l) => l.trim().to_string(),
-        None if target.is_loopback() => crate::load::host::hostname(),
+        None if target.is_loopback() => crate::load::server::host::hostname(),
         None => target.host.clone(),
     };
     Ok(OutputPlan {
@@ -304,7 +304,9 @@ pub(crate) fn output(a: &OutputArgs, target: &TargetPlan) -> anyhow::Result<Outp
         slo: a.goodput,
         shared_prefix_len: a.shared_prefix_len,
         dataset: match &a.dataset {
-            Some(p) => Some(std::sync::Arc::new(crate::load::dataset::Dataset::read(p)?)),
+            Some(p) => Some(std::sync::Arc::new(
+                crate::load::workload::dataset::Dataset::read(p)?,
+            )),
             None => None,
         },
     })
@@ -314,7 +316,7 @@ pub(crate) fn output(a: &OutputArgs, target: &TargetPlan) -> anyhow::Result<Outp
 mod tests {
     use super::*;
     use crate::cli::Cli;
-    use crate::load::generator::StopRule;
+    use crate::load::run::generator::StopRule;
     use crate::load::{RunPlan, Sweeps};
     use clap::Parser;
     use llmsweep_shared::bundle::GpuTelemetry;
@@ -428,7 +430,7 @@ mod tests {
         assert_eq!(p.target.url, "http://kpro5:30000");
         assert_eq!(p.output.label, "kpro5");
         let local = plan(&["--url", "http://127.0.0.1:8080"]).unwrap();
-        assert_eq!(local.output.label, crate::load::host::hostname());
+        assert_eq!(local.output.label, crate::load::server::host::hostname());
     }
 
     #[test]

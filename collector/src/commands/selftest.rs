@@ -13,8 +13,8 @@ use llmsweep_shared::charts::axis::fixed;
 use llmsweep_shared::metrics::Stats;
 use llmsweep_shared::selftest::millis;
 
-use crate::load::capacity::{self, Capacity};
 use crate::load::plan::MAX_CONCURRENCY;
+use crate::load::server::capacity::{self, Capacity};
 use crate::output::store;
 use crate::selftest::{Endpoint, EndpointAt, LevelSpec, Pacing, PacingJson, run_level, wire};
 
@@ -253,11 +253,14 @@ pub(crate) async fn run(a: SelftestArgs) -> anyhow::Result<ExitCode> {
         None => (EndpointAt::Own, None),
     };
     let levels = a.levels(external)?;
-    if let Some(limit) = crate::load::host::open_files_limit() {
+    if let Some(limit) = crate::load::server::host::open_files_limit() {
         check_open_files(&levels, &at, limit)?;
     }
     store::check_out_dir(&a.out)?;
-    let label = a.label.clone().unwrap_or_else(crate::load::host::hostname);
+    let label = a
+        .label
+        .clone()
+        .unwrap_or_else(crate::load::server::host::hostname);
     let created = chrono::Utc::now();
     let path = store::bundle_path(&a.out, &label, "selftest", &created);
     let mut bundle = store::new_bundle(
@@ -284,7 +287,7 @@ pub(crate) async fn run(a: SelftestArgs) -> anyhow::Result<ExitCode> {
         },
     );
     bundle.hosts = Hosts {
-        client: crate::load::host::client_facts(),
+        client: crate::load::server::host::client_facts(),
         ..Hosts::default()
     };
     bundle.selftest = Some(Selftest { levels: Vec::new() });
@@ -352,7 +355,7 @@ fn check_open_files(levels: &[LevelSpec], at: &EndpointAt, limit: u64) -> anyhow
         return Ok(());
     };
     if *at == EndpointAt::Own {
-        let needed = 2 * most + crate::load::host::FILES_BESIDE_STREAMS;
+        let needed = 2 * most + crate::load::server::host::FILES_BESIDE_STREAMS;
         if needed > limit {
             bail!(
                 "--concurrency {most} with the endpoint in this process needs about {needed} open files (both ends of every connection), and this process may open {limit}; run the endpoint as a process of its own, `llmsweep selftest --serve 127.0.0.1:18400 --mode flat-out`, and measure it from here with --url http://127.0.0.1:18400"
@@ -360,7 +363,7 @@ fn check_open_files(levels: &[LevelSpec], at: &EndpointAt, limit: u64) -> anyhow
         }
         return Ok(());
     }
-    crate::load::host::check_open_files(most, limit)
+    crate::load::server::host::check_open_files(most, limit)
 }
 
 /// Columns: header and width.

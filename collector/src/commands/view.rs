@@ -36,10 +36,11 @@ pub struct ViewArgs {
 
 /// The names requests may give (this machine's name, then `--allow-host`), checked.
 fn access(a: &ViewArgs) -> anyhow::Result<view::Access> {
-    let mut allow_hosts: Vec<String> = Some(crate::load::host::hostname().to_ascii_lowercase())
-        .filter(|h| !h.is_empty())
-        .into_iter()
-        .collect();
+    let mut allow_hosts: Vec<String> =
+        Some(crate::load::server::host::hostname().to_ascii_lowercase())
+            .filter(|h| !h.is_empty())
+            .into_iter()
+            .collect();
     for h in &a.allow_host {
         let name = h.trim().trim_end_matches('.').to_ascii_lowercase();
         let valid = !name.is_empty()

@@ -1,5 +1,5 @@
 //! What the engine tells as a run goes, as typed events to a sink it is given. The engine never
-//! writes to the terminal: `output::terminal::Printer` is one sink, a recorder in tests another.
+//! writes to the terminal: the terminal printer of `output` is one sink, a recorder in tests another.
 
 use std::sync::Mutex;
 

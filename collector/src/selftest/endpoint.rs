@@ -114,7 +114,7 @@ fn serve(
     stopped: oneshot::Receiver<()>,
     ready: oneshot::Sender<std::io::Result<SocketAddr>>,
 ) -> std::io::Result<()> {
-    crate::load::host::exclude_current_thread();
+    crate::load::server::host::exclude_current_thread();
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -8,11 +8,11 @@ use std::time::{Duration, Instant};
 use llmsweep_shared::bundle::{Api, SelftestLevel, SelftestMode};
 use llmsweep_shared::metrics::Stats;
 
-use crate::load::client::{Client, LoadHttp};
-use crate::load::generator::{self, Interrupt, LoadSpec, StopRule};
-use crate::load::host;
-use crate::load::secrets::Credentials;
-use crate::load::stream::trace::Finished;
+use crate::load::plan::secrets::Credentials;
+use crate::load::run::client::{Client, LoadHttp};
+use crate::load::run::generator::{self, Interrupt, LoadSpec, StopRule};
+use crate::load::run::stream::trace::Finished;
+use crate::load::server::host;
 use crate::load::workload::{PromptBuilder, TokenModel};
 
 use super::endpoint::{Endpoint, Pacing};

@@ -151,7 +151,7 @@ mod tests {
             let json = frame
                 .strip_prefix("data: ")
                 .and_then(|s| s.strip_suffix("\n\n"));
-            let ev = crate::load::api::parse_chunk(json.expect("one frame")).expect("parses");
+            let ev = crate::load::run::api::parse_chunk(json.expect("one frame")).expect("parses");
             assert!(ev.has_text());
         }
     }

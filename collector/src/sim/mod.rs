@@ -343,7 +343,7 @@ pub struct SimServer {
 impl SimServer {
     /// Binds 127.0.0.1:port (0 = free port) and serves from a thread of its own, with its own
     /// runtime, so the sim never shares the collector's worker threads and its CPU time is not
-    /// counted as the client's (see [`crate::load::host::exclude_current_thread`]).
+    /// counted as the client's (see [`crate::load::server::host::exclude_current_thread`]).
     ///
     /// Fails with `InvalidInput` when `cfg` does not pass [`SimConfig::validate`].
     pub async fn start(cfg: SimConfig, port: u16) -> std::io::Result<SimServer> {
@@ -416,7 +416,7 @@ fn serve_on_own_runtime(
     stopped: oneshot::Receiver<()>,
     ready: oneshot::Sender<std::io::Result<Arc<Shared>>>,
 ) -> std::io::Result<()> {
-    crate::load::host::exclude_current_thread();
+    crate::load::server::host::exclude_current_thread();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;

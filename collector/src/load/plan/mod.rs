@@ -9,8 +9,10 @@ use std::time::Duration;
 use anyhow::bail;
 use llmsweep_shared::bundle::{Api, GpuTelemetry};
 
-use crate::load::generator::StopRule;
-use crate::load::secrets::Credentials;
+pub(crate) mod secrets;
+
+use crate::load::run::generator::StopRule;
+use secrets::Credentials;
 
 /// Most concurrent requests one level may ask for.
 pub const MAX_CONCURRENCY: u32 = 16_384;
@@ -58,7 +60,7 @@ pub struct OutputPlan {
     /// `--shared-prefix-len`: tokens every prompt of the run starts with.
     pub shared_prefix_len: u64,
     /// `--dataset`, read and checked.
-    pub dataset: Option<std::sync::Arc<crate::load::dataset::Dataset>>,
+    pub dataset: Option<std::sync::Arc<crate::load::workload::dataset::Dataset>>,
 }
 
 /// A checked throughput sweep: its own values only (the target and output are the run's).

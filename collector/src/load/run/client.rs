@@ -10,11 +10,11 @@ use futures_util::StreamExt;
 use llmsweep_shared::bundle::{Api, ErrorKind};
 use tokio_util::sync::CancellationToken;
 
-use crate::load::api::{self, RequestOptions};
-use crate::load::connect::{ConnectLog, TimeConnects, source_addresses};
-use crate::load::secrets::Credentials;
-use crate::load::stream::sse::SseDecoder;
-use crate::load::stream::trace::{Finished, Keep, RequestMeta, Trace};
+use crate::load::plan::secrets::Credentials;
+use crate::load::run::api::{self, RequestOptions};
+use crate::load::run::connect::{ConnectLog, TimeConnects, source_addresses};
+use crate::load::run::stream::sse::SseDecoder;
+use crate::load::run::stream::trace::{Finished, Keep, RequestMeta, Trace};
 use crate::load::workload::Prompt;
 
 /// One shared client for a run: connection pools, base URL, API key, dialect.

@@ -8,7 +8,7 @@ use llmsweep_shared::bundle::{
 };
 use llmsweep_shared::metrics::Stats;
 
-use crate::load::api::{ChunkEvent, Usage};
+use crate::load::run::api::{ChunkEvent, Usage};
 
 /// Generated text kept per request for the output sample and the degenerate-output check.
 const TEXT_KEEP: usize = 2000;
@@ -252,7 +252,7 @@ impl Trace {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::load::api::parse_chunk;
+    use crate::load::run::api::parse_chunk;
 
     fn meta() -> RequestMeta {
         RequestMeta {

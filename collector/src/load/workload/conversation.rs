@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use llmsweep_shared::bundle::Api;
 
-use crate::load::stream::trace::{Finished, Keep};
+use crate::load::run::stream::trace::{Finished, Keep};
 use crate::load::workload::{Prompt, prompt_hash};
 
 /// One conversation: its questions and answers so far.

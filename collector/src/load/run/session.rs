@@ -12,14 +12,14 @@ use llmsweep_shared::bundle::{
 };
 use llmsweep_shared::metrics::definitions;
 
-use crate::load::client::{Client, LoadHttp, http_client};
 use crate::load::events::{Event, Sink};
-use crate::load::generator::Interrupt;
 use crate::load::plan::Resume;
 use crate::load::plan::{OutputPlan, TargetPlan};
-use crate::load::probe::{Fingerprint, probe};
-use crate::load::stream::trace::Keep;
-use crate::load::tokenize;
+use crate::load::run::client::{Client, LoadHttp, http_client};
+use crate::load::run::generator::Interrupt;
+use crate::load::run::stream::trace::Keep;
+use crate::load::server::probe::{Fingerprint, probe};
+use crate::load::server::tokenize;
 use crate::load::workload::{PREFIX_WORDS, PromptBuilder, SplitMix64, TokenModel, digest};
 use crate::output::store;
 
@@ -47,7 +47,7 @@ pub struct Session {
     /// The client that scrapes `/metrics` during levels, apart from the load's pool.
     pub telemetry_http: reqwest::Client,
     /// What `llmsweep selftest` measured this client to read, when it was run here.
-    pub capacity: Option<crate::load::capacity::Capacity>,
+    pub capacity: Option<crate::load::server::capacity::Capacity>,
     /// Where the run's events go.
     pub events: Arc<dyn Sink>,
     /// Prompt hashes of every recorded request, in order (for the workload digest).
@@ -79,8 +79,8 @@ impl Session {
         events: Arc<dyn Sink>,
     ) -> anyhow::Result<Session> {
         store::check_out_dir(&output.out)?;
-        if let Some(limit) = crate::load::host::open_files_limit() {
-            crate::load::host::check_open_files(pool as u64, limit)?;
+        if let Some(limit) = crate::load::server::host::open_files_limit() {
+            crate::load::server::host::check_open_files(pool as u64, limit)?;
         }
         let http = LoadHttp::new(&target.credentials, pool, &target.url)?;
         // Its own connections, so a probe or a scrape never leaves one in the level's pool
@@ -138,7 +138,7 @@ impl Session {
             _ => None,
         };
         bundle.hosts = Hosts {
-            client: crate::load::host::client_facts(),
+            client: crate::load::server::host::client_facts(),
             notes: output.notes.clone(),
             gpus: match nvidia_smi {
                 Some(p) => crate::telemetry::gpu::inventory_with(p).await,
@@ -187,7 +187,7 @@ impl Session {
             gave_up: false,
             preopen: !target.cold_connections,
             telemetry_http,
-            capacity: crate::load::capacity::load(),
+            capacity: crate::load::server::capacity::load(),
             events,
             hashes: Vec::new(),
             notes,

@@ -7,7 +7,7 @@ use futures_util::future::join_all;
 use llmsweep_shared::bundle::Probe;
 use serde_json::Value;
 
-use crate::load::client::error_chain;
+use crate::load::run::client::error_chain;
 
 /// Endpoints asked, none required: OpenAI, vLLM, SGLang, llama.cpp, TGI.
 pub const PROBES: &[&str] = &[
@@ -56,13 +56,13 @@ impl Fingerprint {
         let p = self.probes.get("/v1/models")?;
         let body = p.body.as_ref()?.as_str()?;
         let some_json = PROBES.iter().any(|path| self.probe_json(path).is_some());
-        if !crate::load::api::is_html(body) || some_json {
+        if !crate::load::run::api::is_html(body) || some_json {
             return None;
         }
         let status = p.status.map(|s| format!(" (HTTP {s})")).unwrap_or_default();
         Some(format!(
             "{url}/v1/models{status}: {}\n  --url takes the address of the OpenAI-compatible API, the one whose /v1/models lists the models (e.g. http://127.0.0.1:30000), not a web page's.",
-            crate::load::api::html_page(body)
+            crate::load::run::api::html_page(body)
         ))
     }
 

@@ -13,10 +13,10 @@ use tokio_util::sync::CancellationToken;
 
 use llmsweep_shared::bundle::{Due, ErrorKind, RequestRecord};
 
-use crate::load::client::Client;
-use crate::load::conversation::{Conversation, Ready};
-use crate::load::stream::trace::{Finished, Keep};
+use crate::load::run::client::Client;
+use crate::load::run::stream::trace::{Finished, Keep};
 use crate::load::workload::PromptBuilder;
+use crate::load::workload::conversation::{Conversation, Ready};
 
 /// When a point stops sending.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -316,7 +316,7 @@ async fn run_open(
     interrupt: &Interrupt,
     mut on_done: impl FnMut(&Finished),
 ) -> LoadResult {
-    use crate::load::arrivals::{Span, schedule};
+    use crate::load::workload::arrivals::{Span, schedule};
     let started_at = chrono::Utc::now();
     let span = match spec.stop {
         StopRule::Count(n) => Span::Count(n),

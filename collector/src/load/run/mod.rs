@@ -1,16 +1,25 @@
-//! One run from its plan to its bundle: open the session, warm up, run the sweeps, write the
-//! final bundle.
+//! How load is sent and measured: one run from its plan to its bundle. [`session`] reaches the
+//! server, warms up and keeps the bundle; [`sweep`] runs the levels; [`generator`] is the closed
+//! and the open loop; [`client`] sends one request ([`connect`] times its connection, [`api`]
+//! shapes it) and [`stream`] turns its bytes into a request record.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use llmsweep_shared::bundle::{PointStatus, SweepKind};
 
-use super::events::{Event, Sink};
-use super::generator::{Interrupt, Signal};
-use super::plan::{RunPlan, Sweeps};
-use super::session::Session;
-use super::sweep;
+pub(crate) mod api;
+pub(crate) mod client;
+pub(crate) mod connect;
+pub(crate) mod generator;
+pub(crate) mod session;
+pub(crate) mod stream;
+pub(crate) mod sweep;
+
+use crate::load::events::{Event, Sink};
+use crate::load::plan::{RunPlan, Sweeps};
+use generator::{Interrupt, Signal};
+use session::Session;
 
 /// Where a run's bundle went and how the run ended.
 #[derive(Debug, Clone)]

@@ -1,0 +1,165 @@
+//! The closed-loop throughput sweep: one level per concurrency, in the plan's order, with the
+//! time the levels still to run will take.
+
+use llmsweep_shared::bundle::{Point, Sweep, SweepKind};
+
+use crate::load::events::Event;
+use crate::load::plan::ThroughputPlan;
+use crate::load::run::generator::LoadSpec;
+use crate::load::run::session::Session;
+
+use super::point::{gave_up, measure, resuming_note, stream_id};
+
+/// Runs a throughput sweep into the session's bundle, writing it after every level.
+pub(crate) async fn levels(
+    s: &mut Session,
+    plan: &ThroughputPlan,
+    warmup: u64,
+) -> anyhow::Result<()> {
+    if s.gave_up {
+        return Ok(());
+    }
+    let sweep = s.start_sweep(Sweep {
+        kind: SweepKind::Throughput,
+        concurrency: plan.concurrency.clone(),
+        input_lens: vec![plan.input_len],
+        output_len: plan.output_len,
+        requests: plan.requests,
+        duration_s: plan.duration.map(|d| d.as_secs_f64()),
+        warmup,
+        timeout_s: s.timeout.as_secs_f64(),
+        repeats: (plan.repeats > 1).then_some(u64::from(plan.repeats)),
+        prefill_fit: None,
+        preopened: Some(s.preopen),
+        rate: None,
+        slo: None,
+        length_spread: plan.length_spread(),
+        points: Vec::new(),
+    });
+    let have: Vec<String> = plan
+        .concurrency
+        .iter()
+        .filter(|&&c| s.has_point(sweep, c, plan.input_len))
+        .map(|c| format!("C={c}"))
+        .collect();
+    resuming_note(s, &have);
+    for (i, &c) in plan.concurrency.iter().enumerate() {
+        if let Some(p) = s.bundle.sweeps[sweep]
+            .points
+            .iter()
+            .find(|p| p.concurrency == c && p.input_len == plan.input_len)
+        {
+            s.tell(Event::Point {
+                kind: SweepKind::Throughput,
+                point: p,
+            });
+            continue;
+        }
+        let spec = LoadSpec {
+            concurrency: c,
+            stop: plan.stop_at(c),
+            input_len: plan.input_len,
+            output_len: plan.output_len,
+            stream: stream_id(SweepKind::Throughput, c, plan.input_len),
+            pass: None,
+            open: None,
+            spread: plan.spread,
+            turns: plan.turns,
+        };
+        let Some(point) = measure(s, spec, plan.repeats, format!("C={c}")).await else {
+            break;
+        };
+        s.tell(Event::Point {
+            kind: SweepKind::Throughput,
+            point: &point,
+        });
+        if s.gave_up {
+            s.add_point(sweep, point);
+            gave_up(
+                s,
+                &plan.concurrency[i + 1..]
+                    .iter()
+                    .map(|c| format!("C={c}"))
+                    .collect::<Vec<_>>(),
+            );
+            break;
+        }
+        let rest = &plan.concurrency[i + 1..];
+        if let Some((lo, hi)) = remaining_s(plan, &point, rest).filter(|&(_, hi)| hi >= 20.0) {
+            s.tell(Event::TimeLeft {
+                low_s: lo,
+                high_s: hi,
+                levels: rest,
+            });
+        }
+        s.add_point(sweep, point);
+    }
+    // A resumed sweep's levels in the plan's order, whatever order they were measured in.
+    let order = |p: &Point| plan.concurrency.iter().position(|&c| c == p.concurrency);
+    s.bundle.sweeps[sweep].points.sort_by_key(order);
+    if let Some(h) = llmsweep_shared::headline::headline(&s.bundle.sweeps[sweep]) {
+        s.tell(Event::Headline(&h));
+    }
+    Ok(())
+}
+
+/// How long the levels `rest` will take, as a range. Low end: a level sends its requests in
+/// rounds of `c`, and a request takes at least as long as one of `last`'s (its median). High
+/// end: a level's tokens at the last level's rate, which a server only grows on until it
+/// saturates. A `--duration` level takes its duration.
+fn remaining_s(plan: &ThroughputPlan, last: &Point, rest: &[u32]) -> Option<(f64, f64)> {
+    if rest.is_empty() {
+        return None;
+    }
+    let passes = f64::from(plan.repeats);
+    if let Some(d) = plan.duration {
+        let t = d.as_secs_f64() * rest.len() as f64 * passes;
+        return Some((t, t));
+    }
+    let s = last.summary.as_ref()?;
+    let e2e = s.e2e_s?.p50;
+    let rate = s.steady_tok_s.unwrap_or(s.agg_tok_s);
+    let lo: f64 = rest
+        .iter()
+        .map(|&c| plan.requests_at(c).div_ceil(u64::from(c)) as f64 * e2e)
+        .sum();
+    let hi: f64 = if rate > 0.0 {
+        rest.iter()
+            .map(|&c| (plan.requests_at(c) * plan.output_len) as f64 / rate)
+            .sum::<f64>()
+            .max(lo)
+    } else {
+        lo
+    };
+    Some((lo * passes, hi * passes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_time_left_is_a_range_from_request_rounds_to_tokens_at_the_last_rate() {
+        let plan = ThroughputPlan {
+            concurrency: vec![4, 8, 16],
+            input_len: 1000,
+            output_len: 500,
+            requests: None,
+            duration: None,
+            repeats: 1,
+            open: None,
+            spread: 0.0,
+            turns: 1,
+        };
+        let mut last = Point::empty(4, 1000, 500);
+        let mut s = llmsweep_shared::metrics::summarize(&[], 4, 500, &[]);
+        s.steady_tok_s = Some(250.0);
+        s.e2e_s = llmsweep_shared::metrics::Stats::from_values([10.0]);
+        last.summary = Some(s);
+        // C=8 and C=16 send 16 and 32 requests: 2 rounds each at ≥ 10 s, and 24,000 tokens at
+        // ≤ 250 tok/s.
+        let (lo, hi) = remaining_s(&plan, &last, &[8, 16]).unwrap();
+        assert_eq!((lo, hi), (40.0, 96.0));
+        assert_eq!(remaining_s(&plan, &last, &[]), None);
+    }
+}

@@ -1,0 +1,12 @@
+//! What to send: prompts of the asked length from a seed ([`builder`]), one prompt and its
+//! hashes ([`prompt`]), a dataset's lines ([`dataset`]), conversations whose turns resend their
+//! history ([`conversation`]), and the open loop's arrival times ([`arrivals`]).
+
+pub(crate) mod arrivals;
+pub(crate) mod builder;
+pub(crate) mod conversation;
+pub(crate) mod dataset;
+pub(crate) mod prompt;
+
+pub use builder::{PREFIX_WORDS, PromptBuilder, TokenModel, WORDS};
+pub use prompt::{Prompt, SplitMix64, digest, prompt_hash};
