@@ -85,11 +85,12 @@ impl SelftestArgs {
     pub fn serve_pacing(&self) -> anyhow::Result<Pacing> {
         match self.mode {
             ModeArg::All => bail!(
-                "--serve serves one pacing: add --mode flat-out (with one --per-event) or --mode scheduled"
+                "--serve serves one pacing: add --mode flat-out (at the first --per-event) or --mode scheduled"
             ),
-            ModeArg::FlatOut => match self.per_event[..] {
-                [n] if n > 0 => Ok(Pacing::FlatOut { per_event: n }),
-                _ => bail!("--serve --mode flat-out needs one --per-event count of at least 1"),
+            // The first count: its default lists two, and the advice printed elsewhere gives none.
+            ModeArg::FlatOut => match self.per_event.first() {
+                Some(&n) if n > 0 => Ok(Pacing::FlatOut { per_event: n }),
+                _ => bail!("--serve --mode flat-out needs a --per-event count of at least 1"),
             },
             ModeArg::Scheduled if self.interval_ms == 0 => {
                 bail!("--interval-ms must be at least 1")
@@ -420,6 +421,7 @@ pub fn row(l: &SelftestLevel) -> String {
 #[cfg(test)]
 mod tests {
     use crate::cli::{Cli, Command};
+    use crate::selftest::Pacing;
     use clap::Parser;
 
     fn args(extra: &[&str]) -> super::SelftestArgs {
@@ -460,5 +462,31 @@ mod tests {
         assert!(super::check_open_files(&levels, &far, 20_000).is_ok());
         let e = args(&["--per-event", "0"]).levels(None).unwrap_err();
         assert!(e.to_string().contains("--per-event"));
+    }
+
+    #[test]
+    fn the_serve_command_the_advice_gives_works_as_written() {
+        // `selftest --serve 127.0.0.1:18400 --mode flat-out`, as two messages advise.
+        let a = args(&["--serve", "127.0.0.1:18400", "--mode", "flat-out"]);
+        assert!(matches!(
+            a.serve_pacing().unwrap(),
+            Pacing::FlatOut { per_event: 1 }
+        ));
+        let a = args(&[
+            "--serve",
+            "127.0.0.1:18400",
+            "--mode",
+            "flat-out",
+            "--per-event",
+            "8,1",
+        ]);
+        assert!(matches!(
+            a.serve_pacing().unwrap(),
+            Pacing::FlatOut { per_event: 8 }
+        ));
+        let e = args(&["--serve", "127.0.0.1:18400"])
+            .serve_pacing()
+            .unwrap_err();
+        assert!(e.to_string().contains("--mode flat-out"), "{e}");
     }
 }

@@ -15,6 +15,7 @@ pub(crate) mod generator;
 pub(crate) mod session;
 pub(crate) mod stream;
 pub(crate) mod sweep;
+pub(crate) mod writer;
 
 use crate::load::events::{Event, Sink};
 use crate::load::plan::{RunPlan, Sweeps};
@@ -55,7 +56,7 @@ pub async fn run_plan(
         s.adopt(r.clone());
     }
     s.tell(Event::Target {
-        bundle: &s.bundle,
+        bundle: s.writer.bundle(),
         gpus_read: s.gpus_read(),
     });
     let (input_len, output_len) = plan.warmup_shape();
@@ -79,11 +80,10 @@ pub async fn run_plan(
 fn finish(mut s: Session) -> anyhow::Result<Outcome> {
     let interrupted = s.interrupt.is_stopped();
     // Interrupted, or stopped because the server went away: not every level was run.
-    s.bundle.complete = !interrupted && !s.gave_up;
-    s.refresh_digest();
-    s.final_write()?;
+    let path = s.writer.finish(!interrupted && !s.gave_up)?;
+    let bundle = s.writer.bundle();
     let points = || {
-        s.bundle
+        bundle
             .sweeps
             .iter()
             .flat_map(|w| w.points.iter().map(move |p| (w, p)))
@@ -100,7 +100,7 @@ fn finish(mut s: Session) -> anyhow::Result<Outcome> {
         .collect();
     Ok(Outcome {
         signal: s.interrupt.signal.get().copied(),
-        path: s.path,
+        path,
         interrupted,
         points_ok,
         failed,

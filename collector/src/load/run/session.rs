@@ -1,15 +1,11 @@
 //! Everything before the first measured request: reach the server, read its fingerprint, pick
 //! the model, calibrate prompts, warm up, and open the bundle.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, bail};
-use llmsweep_shared::bundle::{
-    Bundle, Calibration, DatasetFacts, ErrorKind, FlagKind, GpuTelemetry, Hosts, PointStatus,
-    SweepKind, Target, Workload,
-};
+use anyhow::bail;
+use llmsweep_shared::bundle::{Calibration, DatasetFacts, GpuTelemetry, Hosts, Target, Workload};
 use llmsweep_shared::metrics::definitions;
 
 use crate::load::events::{Event, Sink};
@@ -18,6 +14,7 @@ use crate::load::plan::{OutputPlan, TargetPlan};
 use crate::load::run::client::{Client, LoadHttp, http_client};
 use crate::load::run::generator::Interrupt;
 use crate::load::run::stream::trace::Keep;
+use crate::load::run::writer::{BundleWriter, SweepHandle};
 use crate::load::server::probe::{Fingerprint, probe};
 use crate::load::server::tokenize;
 use crate::load::workload::{PREFIX_WORDS, PromptBuilder, SplitMix64, TokenModel, digest};
@@ -26,42 +23,46 @@ use crate::output::store;
 /// How long each fingerprint probe may take.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(4);
 
-/// A run in progress: the client, the prompts, and the bundle being filled.
+/// How the server is reached and watched during a run.
 #[derive(Debug)]
-pub struct Session {
+pub struct ServerHandle {
+    /// The load's client: its connection pool, the model, the request options.
+    pub client: Arc<Client>,
+    /// The client that scrapes `/metrics` during levels, apart from the load's pool.
+    pub telemetry_http: reqwest::Client,
+    /// The `nvidia-smi` read during points, when this host's GPUs are the server's.
+    pub nvidia_smi: Option<&'static std::path::Path>,
+    /// What `llmsweep selftest` measured this client to read, when it was run here.
+    pub capacity: Option<crate::load::server::capacity::Capacity>,
+}
+
+/// The run's settings every sweep follows.
+#[derive(Debug, Clone, Copy)]
+pub struct RunOptions {
     /// `--goodput`: every sweep and point of the run counts goodput against it.
     pub slo: Option<llmsweep_shared::bundle::Slo>,
-    pub client: Arc<Client>,
-    pub prompts: Arc<PromptBuilder>,
-    pub bundle: Bundle,
-    pub path: PathBuf,
-    pub interrupt: Interrupt,
     /// How long one request may take.
     pub timeout: Duration,
     /// How long to wait for a server that stopped answering.
     pub wait_server: Duration,
-    /// The server stopped answering and did not come back: no more levels are run.
-    pub gave_up: bool,
     /// Open each level's connections before it (not with `--cold-connections`).
     pub preopen: bool,
-    /// The client that scrapes `/metrics` during levels, apart from the load's pool.
-    pub telemetry_http: reqwest::Client,
-    /// What `llmsweep selftest` measured this client to read, when it was run here.
-    pub capacity: Option<crate::load::server::capacity::Capacity>,
-    /// Where the run's events go.
-    pub events: Arc<dyn Sink>,
-    /// Prompt hashes of every recorded request, in order (for the workload digest).
-    hashes: Vec<String>,
+}
+
+/// A run in progress: the server, the prompts, the bundle being filled, and how it goes.
+#[derive(Debug)]
+pub struct Session {
+    pub server: ServerHandle,
+    pub prompts: Arc<PromptBuilder>,
+    pub writer: BundleWriter,
+    pub options: RunOptions,
+    pub interrupt: Interrupt,
+    /// The server stopped answering and did not come back: no more levels are run.
+    pub gave_up: bool,
     /// Things to tell the user before the first level (refused request options, GPU readings).
     pub notes: Vec<String>,
-    /// The `nvidia-smi` read during points, when this host's GPUs are the server's.
-    pub nvidia_smi: Option<&'static std::path::Path>,
-    /// Levels measured since the last write that succeeded.
-    unsaved: Vec<String>,
-    /// The last write failed.
-    write_failing: bool,
-    /// The bundle is an interrupted one being finished (`--resume`).
-    resuming: bool,
+    /// Where the run's events go.
+    events: Arc<dyn Sink>,
     /// Sweeps begun so far in this run.
     sweeps_begun: usize,
 }
@@ -172,29 +173,28 @@ impl Session {
         };
         bundle.definitions = definitions();
         Ok(Session {
-            slo: output.slo,
-            client: Arc::new(client),
+            server: ServerHandle {
+                client: Arc::new(client),
+                telemetry_http,
+                nvidia_smi,
+                capacity: crate::load::server::capacity::load(),
+            },
             prompts: Arc::new(PromptBuilder {
                 shared_prefix: output.shared_prefix_len,
                 dataset: output.dataset.clone(),
                 ..PromptBuilder::new(output.seed, Some(output.prefix_seed), token_model)
             }),
-            bundle,
-            path,
+            writer: BundleWriter::new(bundle, path, output.slo, events.clone()),
+            options: RunOptions {
+                slo: output.slo,
+                timeout: target.timeout,
+                wait_server: target.wait_server,
+                preopen: !target.cold_connections,
+            },
             interrupt,
-            timeout: target.timeout,
-            wait_server: target.wait_server,
             gave_up: false,
-            preopen: !target.cold_connections,
-            telemetry_http,
-            capacity: crate::load::server::capacity::load(),
-            events,
-            hashes: Vec::new(),
             notes,
-            nvidia_smi,
-            unsaved: Vec::new(),
-            write_failing: false,
-            resuming: false,
+            events,
             sweeps_begun: 0,
         })
     }
@@ -202,7 +202,7 @@ impl Session {
     /// Sends `n` unrecorded requests one at a time. They warm the server, drop request options
     /// the server refuses, and measure the tokens the server adds to every prompt.
     pub async fn warmup(&mut self, n: u64, input_len: u64, output_len: u64) {
-        let mut client = (*self.client).clone();
+        let mut client = (*self.server.client).clone();
         let mut prompts = (*self.prompts).clone();
         let mut sent = 0;
         let mut index = 0;
@@ -233,41 +233,23 @@ impl Session {
             } else if let Some(counted) = r.prompt_tokens {
                 learn_added_tokens(
                     &mut prompts.model,
-                    &mut self.bundle.workload.calibration,
+                    &mut self.writer.bundle_mut().workload.calibration,
                     &prompt,
                     counted,
                 );
             }
             sent += 1;
         }
-        self.client = Arc::new(client);
+        self.server.client = Arc::new(client);
         self.prompts = Arc::new(prompts);
-    }
-
-    /// The workload digest over every kept point's prompts, in bundle order (after a resume put
-    /// its levels in order and dropped the ones it ran again).
-    pub fn refresh_digest(&mut self) {
-        self.hashes = self
-            .bundle
-            .sweeps
-            .iter()
-            .flat_map(|w| &w.points)
-            .flat_map(|p| &p.requests)
-            .map(|r| r.prompt_hash.clone())
-            .collect();
-        self.bundle.workload.prompt_digest = digest(self.hashes.iter().map(String::as_str));
-    }
-
-    /// Records prompt hashes of a finished point, in request order.
-    pub fn add_hashes<'a>(&mut self, hashes: impl IntoIterator<Item = &'a str>) {
-        self.hashes.extend(hashes.into_iter().map(String::from));
-        self.bundle.workload.prompt_digest = digest(self.hashes.iter().map(String::as_str));
     }
 
     /// Takes over an interrupted bundle (`--resume`): its levels so far, its path, its workload.
     pub fn adopt(&mut self, resume: Resume) {
-        let mut b = resume.bundle;
-        let (was, now) = (&b.target.engine_version, &self.bundle.target.engine_version);
+        let (was, now) = (
+            &resume.bundle.target.engine_version,
+            &self.writer.bundle().target.engine_version,
+        );
         if was != now {
             let name =
                 |v: &Option<String>| v.clone().unwrap_or_else(|| "an unstated version".into());
@@ -277,36 +259,18 @@ impl Session {
                 name(was)
             ));
         }
-        b.complete = false;
-        self.bundle = b;
-        self.refresh_digest();
-        self.path = resume.path;
-        self.resuming = true;
+        self.writer.adopt(resume.bundle, resume.path);
     }
 
-    /// Adds a sweep to the bundle and writes it; returns the sweep's index. When resuming, the
-    /// bundle's own sweep of that kind, without the levels an interruption or an outage cut
-    /// short (they run again).
-    pub fn start_sweep(&mut self, mut sweep: llmsweep_shared::bundle::Sweep) -> usize {
-        sweep.slo = self.slo;
+    /// Adds a sweep to the bundle, writes it and tells the watcher; see
+    /// [`BundleWriter::start_sweep`].
+    pub fn start_sweep(&mut self, sweep: llmsweep_shared::bundle::Sweep) -> SweepHandle {
         self.tell(Event::SweepStarted {
             kind: sweep.kind,
             after_another: self.sweeps_begun > 0,
         });
         self.sweeps_begun += 1;
-        if self.resuming
-            && let Some(i) = self.bundle.sweeps.iter().position(|w| w.kind == sweep.kind)
-        {
-            self.bundle.sweeps[i].points.retain(|p| match p.status {
-                PointStatus::Ok => !p.flags.iter().any(|f| f.kind == FlagKind::Interrupted),
-                PointStatus::Skipped => true,
-                _ => false,
-            });
-            return i;
-        }
-        self.bundle.sweeps.push(sweep);
-        self.checkpoint();
-        self.bundle.sweeps.len() - 1
+        self.writer.start_sweep(sweep)
     }
 
     /// Tells the run's watcher something now.
@@ -321,100 +285,7 @@ impl Session {
 
     /// Whether this host's GPUs are read during points.
     pub fn gpus_read(&self) -> bool {
-        self.nvidia_smi.is_some()
-    }
-
-    /// Whether this run finishes an interrupted bundle (`--resume`).
-    pub fn is_resuming(&self) -> bool {
-        self.resuming
-    }
-
-    /// Whether sweep `sweep` already has the level at concurrency `c` and input length `len`
-    /// (a resumed bundle's).
-    pub fn has_point(&self, sweep: usize, c: u32, len: u64) -> bool {
-        self.bundle.sweeps[sweep]
-            .points
-            .iter()
-            .any(|p| p.concurrency == c && p.input_len == len)
-    }
-
-    /// Adds a finished point to sweep `sweep` and writes the bundle, so a crash loses nothing.
-    pub fn add_point(&mut self, sweep: usize, mut point: llmsweep_shared::bundle::Point) {
-        let name = match self.bundle.sweeps[sweep].kind {
-            SweepKind::Context => format!("{} tokens at C={}", point.input_len, point.concurrency),
-            SweepKind::Rate => format!("{} req/s", point.rate.map_or(0.0, |r| r.offered_rps)),
-            _ => format!("C={}", point.concurrency),
-        };
-        if let (Some(slo), Some(summary)) = (&self.slo, &point.summary) {
-            // As in the summary, requests an interrupt aborted are not the server's doing.
-            let counted: Vec<_> = point
-                .requests
-                .iter()
-                .filter(|r| {
-                    r.error
-                        .as_ref()
-                        .is_none_or(|e| e.kind != ErrorKind::Cancelled)
-                })
-                .cloned()
-                .collect();
-            point.goodput = llmsweep_shared::metrics::goodput(&counted, slo, summary.wall_s);
-        }
-        self.bundle.sweeps[sweep].points.push(point);
-        self.unsaved.push(name);
-        self.checkpoint();
-    }
-
-    /// Writes the bundle as it stands. A write that fails (a full disk, a folder gone) is tried
-    /// once more; then the bundle stays in memory, the terminal says which levels are only
-    /// there, and the next checkpoint tries again. The sweep goes on either way.
-    pub fn checkpoint(&mut self) {
-        match self.write() {
-            Ok(()) => {
-                if self.write_failing {
-                    self.note(&format!(
-                        "the bundle is written again: {} holds every level",
-                        self.path.display()
-                    ));
-                }
-                self.write_failing = false;
-                self.unsaved.clear();
-            }
-            Err(e) => {
-                self.write_failing = true;
-                let only = if self.unsaved.is_empty() {
-                    String::new()
-                } else {
-                    format!("{} only in memory; ", self.unsaved.join(", "))
-                };
-                self.note(&format!(
-                    "warning: {e:#}; {only}trying again after the next level, and in {} at the end if it still fails",
-                    std::env::temp_dir().display()
-                ));
-            }
-        }
-    }
-
-    fn write(&self) -> anyhow::Result<()> {
-        store::write_atomic(&self.path, &self.bundle)
-            .or_else(|_| store::write_atomic(&self.path, &self.bundle))
-    }
-
-    /// The last write: to the bundle's path, else to a file of the same name in the temp
-    /// folder. Returns where the bundle is; fails only when neither can be written.
-    pub fn final_write(&mut self) -> anyhow::Result<PathBuf> {
-        let Err(e) = self.write() else {
-            return Ok(self.path.clone());
-        };
-        let name = self.path.file_name().unwrap_or_default();
-        let fallback = std::env::temp_dir().join(name);
-        store::write_atomic(&fallback, &self.bundle)
-            .with_context(|| format!("{e:#}, and the fallback in the temp folder failed too"))?;
-        self.note(&format!(
-            "warning: {e:#}; the bundle was written to {} instead",
-            fallback.display()
-        ));
-        self.path = fallback.clone();
-        Ok(fallback)
+        self.server.nvidia_smi.is_some()
     }
 }
 

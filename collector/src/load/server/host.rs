@@ -179,11 +179,16 @@ mod tests {
 
     #[test]
     fn client_cpu_grows_with_work() {
+        // Work until the reading moves, however busy the machine (a wall-clock budget would
+        // measure the scheduler); it must move within 10 s of spinning.
         let Some(before) = client_cpu_s() else { return };
         let mut x = 0u64;
         let t = std::time::Instant::now();
-        while t.elapsed() < std::time::Duration::from_millis(300) {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+        while client_cpu_s().unwrap() <= before && t.elapsed() < std::time::Duration::from_secs(10)
+        {
+            for _ in 0..100_000 {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+            }
         }
         std::hint::black_box(x);
         assert!(client_cpu_s().unwrap() > before);
@@ -194,10 +199,22 @@ mod tests {
         let Some(before) = client_cpu_fine_s() else {
             return;
         };
+        // 30 ms of this thread's own CPU time, told by the thread's clock (not the process's
+        // fine reading under test, nor the wall clock, which a busy machine stretches).
+        let own = || -> f64 {
+            let s = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap_or_default();
+            s.split_whitespace()
+                .next()
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(0.0)
+                / 1e9
+        };
         let mut x = 0u64;
-        let t = std::time::Instant::now();
-        while t.elapsed() < std::time::Duration::from_millis(30) {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+        let (start, t) = (own(), std::time::Instant::now());
+        while own() - start < 0.03 && t.elapsed() < std::time::Duration::from_secs(10) {
+            for _ in 0..10_000 {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+            }
         }
         std::hint::black_box(x);
         assert!(client_cpu_fine_s().unwrap() - before >= 0.02);

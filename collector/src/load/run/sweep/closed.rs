@@ -27,10 +27,10 @@ pub(crate) async fn levels(
         requests: plan.requests,
         duration_s: plan.duration.map(|d| d.as_secs_f64()),
         warmup,
-        timeout_s: s.timeout.as_secs_f64(),
+        timeout_s: s.options.timeout.as_secs_f64(),
         repeats: (plan.repeats > 1).then_some(u64::from(plan.repeats)),
         prefill_fit: None,
-        preopened: Some(s.preopen),
+        preopened: Some(s.options.preopen),
         rate: None,
         slo: None,
         length_spread: plan.length_spread(),
@@ -39,16 +39,12 @@ pub(crate) async fn levels(
     let have: Vec<String> = plan
         .concurrency
         .iter()
-        .filter(|&&c| s.has_point(sweep, c, plan.input_len))
+        .filter(|&&c| s.writer.point(sweep, c, plan.input_len).is_some())
         .map(|c| format!("C={c}"))
         .collect();
     resuming_note(s, &have);
     for (i, &c) in plan.concurrency.iter().enumerate() {
-        if let Some(p) = s.bundle.sweeps[sweep]
-            .points
-            .iter()
-            .find(|p| p.concurrency == c && p.input_len == plan.input_len)
-        {
+        if let Some(p) = s.writer.point(sweep, c, plan.input_len) {
             s.tell(Event::Point {
                 kind: SweepKind::Throughput,
                 point: p,
@@ -74,7 +70,7 @@ pub(crate) async fn levels(
             point: &point,
         });
         if s.gave_up {
-            s.add_point(sweep, point);
+            s.writer.add_point(sweep, point);
             gave_up(
                 s,
                 &plan.concurrency[i + 1..]
@@ -92,12 +88,12 @@ pub(crate) async fn levels(
                 levels: rest,
             });
         }
-        s.add_point(sweep, point);
+        s.writer.add_point(sweep, point);
     }
     // A resumed sweep's levels in the plan's order, whatever order they were measured in.
     let order = |p: &Point| plan.concurrency.iter().position(|&c| c == p.concurrency);
-    s.bundle.sweeps[sweep].points.sort_by_key(order);
-    if let Some(h) = llmsweep_shared::headline::headline(&s.bundle.sweeps[sweep]) {
+    s.writer.sweep_mut(sweep).points.sort_by_key(order);
+    if let Some(h) = llmsweep_shared::headline::headline(s.writer.sweep(sweep)) {
         s.tell(Event::Headline(&h));
     }
     Ok(())

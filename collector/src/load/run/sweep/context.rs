@@ -25,31 +25,27 @@ pub async fn context(s: &mut Session, plan: &ContextPlan, warmup: u64) -> anyhow
         requests: None,
         duration_s: None,
         warmup,
-        timeout_s: s.timeout.as_secs_f64(),
+        timeout_s: s.options.timeout.as_secs_f64(),
         repeats: Some(plan.repeats),
         prefill_fit: None,
-        preopened: Some(s.preopen),
+        preopened: Some(s.options.preopen),
         rate: None,
         slo: None,
         length_spread: None,
         points: Vec::new(),
     });
-    let max_context = s.bundle.target.max_context;
+    let max_context = s.writer.bundle().target.max_context;
     let have: Vec<String> = plan
         .lengths
         .iter()
         .flat_map(|&len| plan.concurrency.iter().map(move |&c| (len, c)))
-        .filter(|&(len, c)| s.has_point(sweep, c, len))
+        .filter(|&(len, c)| s.writer.point(sweep, c, len).is_some())
         .map(|(len, c)| format!("{len} tokens at C={c}"))
         .collect();
     resuming_note(s, &have);
     'lengths: for &len in &plan.lengths {
         for &c in &plan.concurrency {
-            if let Some(p) = s.bundle.sweeps[sweep]
-                .points
-                .iter()
-                .find(|p| p.concurrency == c && p.input_len == len)
-            {
+            if let Some(p) = s.writer.point(sweep, c, len) {
                 s.tell(Event::Point {
                     kind: SweepKind::Context,
                     point: p,
@@ -78,7 +74,7 @@ pub async fn context(s: &mut Session, plan: &ContextPlan, warmup: u64) -> anyhow
                 kind: SweepKind::Context,
                 point: &point,
             });
-            s.add_point(sweep, point);
+            s.writer.add_point(sweep, point);
             if s.gave_up {
                 gave_up(s, &[]);
                 break 'lengths;
@@ -90,11 +86,11 @@ pub async fn context(s: &mut Session, plan: &ContextPlan, warmup: u64) -> anyhow
         let c = plan.concurrency.iter().position(|&c| c == p.concurrency);
         (l, c)
     };
-    s.bundle.sweeps[sweep].points.sort_by_key(order);
-    fit_context(&mut s.bundle.sweeps[sweep]);
-    s.checkpoint();
-    s.tell(Event::PrefillFit(&s.bundle.sweeps[sweep]));
-    if let Some(h) = llmsweep_shared::headline::headline(&s.bundle.sweeps[sweep]) {
+    s.writer.sweep_mut(sweep).points.sort_by_key(order);
+    fit_context(s.writer.sweep_mut(sweep));
+    s.writer.checkpoint();
+    s.tell(Event::PrefillFit(s.writer.sweep(sweep)));
+    if let Some(h) = llmsweep_shared::headline::headline(s.writer.sweep(sweep)) {
         s.tell(Event::Headline(&h));
     }
     Ok(())

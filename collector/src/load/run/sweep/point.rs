@@ -35,10 +35,10 @@ pub(crate) fn stream_id(kind: SweepKind, concurrency: u32, input_len: u64) -> u6
 
 /// When resuming, says which levels the bundle has and are not run again.
 pub(crate) fn resuming_note(s: &Session, have: &[String]) {
-    if s.is_resuming() && !have.is_empty() {
+    if s.writer.is_resuming() && !have.is_empty() {
         s.note(&format!(
             "resuming {}: {} {} in the bundle and {} not run again",
-            s.path.display(),
+            s.writer.path().display(),
             have.join(", "),
             if have.len() == 1 { "is" } else { "are" },
             if have.len() == 1 { "is" } else { "are" },
@@ -87,7 +87,7 @@ pub(crate) async fn measure(
         let Some(why) = outage else {
             let hashes = point.requests.iter().map(|r| r.prompt_hash.clone());
             let hashes: Vec<String> = hashes.collect();
-            s.add_hashes(hashes.iter().map(String::as_str));
+            s.writer.add_hashes(hashes.iter().map(String::as_str));
             if let Some(last) = discarded.last() {
                 let waited: f64 = discarded.iter().filter_map(|d| d.waited_s).sum();
                 point.flags.push(Flag {
@@ -116,7 +116,7 @@ pub(crate) async fn measure(
         }
         s.note(&format!(
             "{label}: {why}; waiting up to {} s for it to answer again (--wait-server)",
-            s.wait_server.as_secs()
+            s.options.wait_server.as_secs()
         ));
         let waited = wait_for_server(s).await;
         if let Some(last) = discarded.last_mut() {
@@ -135,7 +135,7 @@ pub(crate) async fn measure(
                 s.gave_up = true;
                 let reason = format!(
                     "{why} and did not answer again within {} s (--wait-server)",
-                    s.wait_server.as_secs()
+                    s.options.wait_server.as_secs()
                 );
                 return Some(failed_after(&spec, discarded, reason));
             }
@@ -164,13 +164,13 @@ struct Waited {
 async fn wait_for_server(s: &Session) -> Waited {
     let began = Instant::now();
     loop {
-        if generator::server_answers(&s.client).await {
+        if generator::server_answers(&s.server.client).await {
             return Waited {
                 back: true,
                 elapsed_s: began.elapsed().as_secs_f64(),
             };
         }
-        let left = s.wait_server.saturating_sub(began.elapsed());
+        let left = s.options.wait_server.saturating_sub(began.elapsed());
         if left.is_zero() || s.interrupt.is_stopped() {
             return Waited {
                 back: false,
@@ -195,21 +195,21 @@ async fn measure_once(
     if s.interrupt.is_stopped() {
         return None;
     }
-    if s.preopen {
+    if s.options.preopen {
         // Open loop: the cap's worth of connections, else about a second's arrivals.
         let n = match spec.open {
             Some(o) if spec.concurrency == 0 => (o.rate.ceil() as u32).min(1024),
             _ => spec.concurrency,
         };
-        s.client.preopen(n).await;
+        s.server.client.preopen(n).await;
     }
     let origin = Instant::now();
     let sampler = Sampler::start_with(
-        s.telemetry_http.clone(),
-        &s.client.url(""),
+        s.server.telemetry_http.clone(),
+        &s.server.client.url(""),
         origin,
         SAMPLE_EVERY,
-        s.nvidia_smi,
+        s.server.nvidia_smi,
     )
     .await;
     let cpu_before = crate::load::server::host::client_cpu_s();
@@ -268,7 +268,7 @@ async fn measure_once(
     point.server_samples = server_samples;
     let tokens = point.summary.as_ref().map_or(0, |x| x.output_tokens);
     point.gpu_samples = gpu_samples.map(|g| with_tokens(g, tokens));
-    let near = s.capacity.as_ref().and_then(|c| {
+    let near = s.server.capacity.as_ref().and_then(|c| {
         let events: u64 = point
             .requests
             .iter()
@@ -397,7 +397,7 @@ async fn run_point(s: &Session, spec: LoadSpec, label: String, origin: Instant) 
         total,
     });
     let result = generator::run(
-        s.client.clone(),
+        s.server.client.clone(),
         s.prompts.clone(),
         spec,
         origin,

@@ -23,7 +23,9 @@ pub async fn rates(
     }
     let sweep = s.start_sweep(rate_sweep(s, plan, open, open.rates.clone(), None, warmup));
     for (i, &rate) in open.rates.iter().enumerate() {
-        let done = s.bundle.sweeps[sweep]
+        let done = s
+            .writer
+            .sweep(sweep)
             .points
             .iter()
             .find(|p| p.rate.is_some_and(|r| r.offered_rps == rate));
@@ -37,8 +39,8 @@ pub async fn rates(
         let Some(point) = measure_rate(s, plan, open, rate).await else {
             break;
         };
-        s.add_point(sweep, point);
-        if let Some(p) = s.bundle.sweeps[sweep].points.last() {
+        s.writer.add_point(sweep, point);
+        if let Some(p) = s.writer.sweep(sweep).points.last() {
             s.tell(Event::Point {
                 kind: SweepKind::Rate,
                 point: p,
@@ -74,15 +76,15 @@ fn rate_sweep(
         requests: plan.requests,
         duration_s: plan.duration.map(|d| d.as_secs_f64()),
         warmup,
-        timeout_s: s.timeout.as_secs_f64(),
+        timeout_s: s.options.timeout.as_secs_f64(),
         repeats: None,
         prefill_fit: None,
-        preopened: Some(s.preopen),
+        preopened: Some(s.options.preopen),
         rate: Some(RatePlan {
             rates,
             arrival: open.arrival,
             burstiness: open.burstiness,
-            seed: Some(s.bundle.workload.seed),
+            seed: Some(s.writer.bundle().workload.seed),
             max_concurrency: open.max_concurrency,
             search,
         }),
@@ -117,7 +119,7 @@ async fn measure_rate(
             rate,
             arrival: open.arrival,
             burstiness: open.burstiness,
-            seed: s.bundle.workload.seed,
+            seed: s.writer.bundle().workload.seed,
         }),
     };
     let mut point = measure(s, spec, 1, format!("{} req/s", rate_text(rate))).await?;
@@ -157,11 +159,12 @@ pub async fn find_max_rate(
     search: SearchPlan,
     warmup: u64,
 ) -> anyhow::Result<()> {
-    let Some(slo) = s.slo else {
+    let Some(slo) = s.options.slo else {
         anyhow::bail!("--find-max-rate needs --goodput bounds to search against");
     };
     let c0 = s
-        .bundle
+        .writer
+        .bundle()
         .target
         .max_running_requests
         .map_or(32, |m| m as u32)
@@ -182,7 +185,8 @@ pub async fn find_max_rate(
     ));
     super::closed::levels(s, &closed, warmup).await?;
     let closed_rps = s
-        .bundle
+        .writer
+        .bundle()
         .sweeps
         .iter()
         .rev()
@@ -219,12 +223,12 @@ pub async fn find_max_rate(
         } else {
             result.failed_rps = Some(result.failed_rps.map_or(next, |f| f.min(next)));
         }
-        if let Some(rp) = s.bundle.sweeps[sweep].rate.as_mut() {
+        if let Some(rp) = s.writer.sweep_mut(sweep).rate.as_mut() {
             rp.rates.push(next);
             rp.search = Some(result);
         }
-        s.add_point(sweep, point);
-        if let Some(p) = s.bundle.sweeps[sweep].points.last() {
+        s.writer.add_point(sweep, point);
+        if let Some(p) = s.writer.sweep(sweep).points.last() {
             s.tell(Event::Point {
                 kind: SweepKind::Rate,
                 point: p,
@@ -245,10 +249,11 @@ pub async fn find_max_rate(
             break;
         }
     }
-    s.bundle.sweeps[sweep]
+    s.writer
+        .sweep_mut(sweep)
         .points
         .sort_by(|a, b| rate_of(a).total_cmp(&rate_of(b)));
-    s.checkpoint();
+    s.writer.checkpoint();
     s.tell(Event::Headline(&llmsweep_shared::headline::search_words(
         &result, &slo,
     )));
