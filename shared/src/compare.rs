@@ -3,6 +3,7 @@
 //! The viewer's compare tab and the terminal's `compare` command both render a [`Comparison`],
 //! so they can never disagree about a delta or about whether two runs are comparable.
 
+pub mod gate;
 pub mod interval;
 mod meta;
 mod rate;

@@ -11,6 +11,7 @@ pub mod charts;
 pub mod compare;
 pub mod curves;
 pub mod folder;
+pub mod hash;
 pub mod headline;
 pub mod metrics;
 pub mod selftest;

@@ -146,14 +146,14 @@ fn sample() -> Bundle {
 #[test]
 fn write_then_read_is_equal() {
     let b = sample();
-    let back = Bundle::from_json(&b.to_json()).unwrap();
+    let back = Bundle::from_json(&b.to_json().unwrap()).unwrap();
     assert_eq!(back, b);
 }
 
 #[test]
 fn a_selftest_section_round_trips_and_is_absent_from_other_bundles() {
     let mut b = sample();
-    assert!(!b.to_json().contains("\"selftest\""));
+    assert!(!b.to_json().unwrap().contains("\"selftest\""));
     assert!(Bundle::from_json(GOLDEN_V1).unwrap().selftest.is_none());
     let errors = llmsweep_shared::metrics::Stats::from_values([0.0001, 0.0002, 0.0004]);
     b.selftest = Some(Selftest {
@@ -182,7 +182,7 @@ fn a_selftest_section_round_trips_and_is_absent_from_other_bundles() {
             first_event_lag_s: errors,
         }],
     });
-    let json = b.to_json();
+    let json = b.to_json().unwrap();
     let raw: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(raw["selftest"]["levels"][0]["mode"], "scheduled");
     assert_eq!(raw["selftest"]["levels"][0]["source_addresses"], 2);
@@ -228,7 +228,7 @@ fn a_rate_sweep_round_trips_with_its_schedule_lag_and_goodput() {
         due_s: 0.0,
         queued_s: 0.0,
     });
-    let json = b.to_json();
+    let json = b.to_json().unwrap();
     let raw: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(raw["sweeps"][0]["kind"], "rate");
     assert_eq!(raw["sweeps"][0]["rate"]["arrival"], "gamma");
@@ -240,7 +240,7 @@ fn a_rate_sweep_round_trips_with_its_schedule_lag_and_goodput() {
 
 #[test]
 fn unknown_fields_and_variants_are_ignored() {
-    let mut v: serde_json::Value = serde_json::from_str(&sample().to_json()).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&sample().to_json().unwrap()).unwrap();
     v["added_in_a_later_minor"] = serde_json::json!({"x": 1});
     v["sweeps"][0]["points"][0]["flags"] =
         serde_json::json!([{"kind": "thermal_throttle", "message": "hot"}]);
@@ -254,6 +254,7 @@ fn unknown_fields_and_variants_are_ignored() {
 fn newer_major_schema_is_refused_with_a_message() {
     let text = sample()
         .to_json()
+        .unwrap()
         .replace("llmsweep.bundle/1", "llmsweep.bundle/2");
     let err = Bundle::from_json(&text).unwrap_err();
     assert!(matches!(err, BundleError::NewerSchema { .. }));
@@ -282,7 +283,7 @@ fn other_json_is_not_a_bundle() {
 
 #[test]
 fn truncated_bundle_is_damaged_not_a_panic() {
-    let text = sample().to_json();
+    let text = sample().to_json().unwrap();
     for cut in [text.len() / 3, text.len() / 2, text.len() - 2] {
         assert!(Bundle::from_json(&text[..cut]).is_err());
     }
@@ -396,5 +397,32 @@ fn golden_imported_bundle_reads_with_its_source_and_nothing_invented() {
         "29 of 32 asked tokens"
     );
     // Writing it again changes nothing.
-    assert_eq!(Bundle::from_json(&b.to_json()).unwrap(), b);
+    assert_eq!(Bundle::from_json(&b.to_json().unwrap()).unwrap(), b);
+}
+
+#[test]
+fn a_bundle_streams_from_a_reader_plain_or_gzip_and_a_bad_one_is_refused() {
+    use std::io::Write;
+    let b = sample();
+    let text = b.to_json().unwrap();
+    assert_eq!(Bundle::from_reader(text.as_bytes()).unwrap(), b);
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    enc.write_all(text.as_bytes()).unwrap();
+    let gz = enc.finish().unwrap();
+    assert_eq!(Bundle::from_reader(&gz[..]).unwrap(), b);
+    assert!(matches!(
+        Bundle::from_reader(&b""[..]),
+        Err(BundleError::Empty)
+    ));
+    assert!(matches!(
+        Bundle::from_reader(&b"[1, 2]"[..]),
+        Err(BundleError::Invalid(_))
+    ));
+    let newer = text.replace("llmsweep.bundle/1", "llmsweep.bundle/2");
+    assert!(matches!(
+        Bundle::from_reader(newer.as_bytes()),
+        Err(BundleError::NewerSchema { .. })
+    ));
+    // Cut short: the gzip stream ends early, which is an error, not half a bundle.
+    assert!(Bundle::from_reader(&gz[..gz.len() / 2]).is_err());
 }

@@ -199,7 +199,7 @@ proptest! {
             bytes = e.finish().unwrap();
         }
         if let Ok(b) = Bundle::from_bytes(&bytes) {
-            prop_assert_eq!(Bundle::from_json(&b.to_json()).unwrap(), b);
+            prop_assert_eq!(Bundle::from_json(&b.to_json().unwrap()).unwrap(), b);
         }
     }
 

@@ -154,7 +154,7 @@ async fn main() {
     for n in SIZES {
         let big = inflate(made.a.clone(), n);
         let path = made.dir.path().join(format!("big-{n}.json"));
-        std::fs::write(&path, big.to_json()).unwrap();
+        std::fs::write(&path, big.to_json().unwrap()).unwrap();
         sizes.push((
             n,
             std::fs::metadata(&path).unwrap().len(),

@@ -177,7 +177,10 @@ pub fn import(req: &Request) -> anyhow::Result<Bundle> {
         simulated: false,
         probes: BTreeMap::new(),
     };
-    let id = fnv(&format!("{}{created_at}{:?}", req.label, req.files));
+    // A stable id from the label, date and files.
+    let id = llmsweep_shared::hash::fnv1a(
+        format!("{}{created_at}{:?}", req.label, req.files).as_bytes(),
+    );
     let mut bundle = new_bundle(
         format!("imported-{id:016x}"),
         req.label.clone(),
@@ -537,13 +540,6 @@ fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
-/// FNV-1a: a stable id from the label, date and files.
-fn fnv(s: &str) -> u64 {
-    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
-}
-
 /// The source's definitions, under the names llmsweep's own definitions use, so a reader sees
 /// side by side what each number means in each run.
 pub fn definitions(format: ImportFormat) -> BTreeMap<String, String> {
@@ -748,7 +744,7 @@ mod tests {
         assert_eq!(b.source.as_ref().unwrap().measured_at, None);
         assert_eq!(b.run_date(), None);
         // A round trip keeps every imported number.
-        let back = Bundle::from_json(&b.to_json()).unwrap();
+        let back = Bundle::from_json(&b.to_json().unwrap()).unwrap();
         assert_eq!(back, b);
     }
 
@@ -919,7 +915,7 @@ mod tests {
         );
         assert!(b.definitions["offered_rps"].starts_with("vLLM's --request-rate"));
         assert!(b.definitions["goodput"].starts_with("vLLM's request_goodput"));
-        let back = Bundle::from_json(&b.to_json()).unwrap();
+        let back = Bundle::from_json(&b.to_json().unwrap()).unwrap();
         assert_eq!(back, b);
     }
 

@@ -68,7 +68,7 @@ fn import_text(format: ImportFormat, text: &str) -> Option<Bundle> {
 
 /// What imported reads back as itself, and charts and compares with itself within 20 s.
 fn check_imported(b: Bundle) {
-    let back = Bundle::from_json(&b.to_json()).expect("an imported bundle reads back");
+    let back = Bundle::from_json(&b.to_json().unwrap()).expect("an imported bundle reads back");
     assert_eq!(back, b);
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {

@@ -2,7 +2,7 @@
 //! collector writes (bundles after every point, so a crash loses nothing; reports; images).
 
 use std::fs;
-use std::io::{self, BufRead, Read, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -46,30 +46,13 @@ pub fn read_bundle_plain(path: &Path) -> Result<Bundle, String> {
             MAX_INFLATED_BYTES / (1024 * 1024)
         ));
     }
-    if let Some(b) = stream_bundle(path) {
+    let file = fs::File::open(path).map_err(|e| format!("cannot be read: {e}"))?;
+    if let Ok(b) = Bundle::from_reader(io::BufReader::with_capacity(1 << 20, file)) {
         return Ok(b);
     }
     // Read whole again, only to say exactly what is wrong.
     let raw = fs::read(path).map_err(|e| format!("cannot be read: {e}"))?;
     Bundle::from_bytes(&raw).map_err(|e| e.to_string())
-}
-
-/// Parses a bundle file as it is read (inflating it on the way when it is gzip), so the file's
-/// text is never held whole beside the bundle: a bundle of a million requests is then read in
-/// about the memory its records take. `None` on any problem; the caller reads the file again
-/// for the message.
-fn stream_bundle(path: &Path) -> Option<Bundle> {
-    let mut file = io::BufReader::with_capacity(1 << 20, fs::File::open(path).ok()?);
-    let gzip = llmsweep_shared::bundle::is_gzip(file.fill_buf().ok()?);
-    let limit = MAX_INFLATED_BYTES as u64;
-    let bundle: Bundle = if gzip {
-        let inflated = flate2::read::MultiGzDecoder::new(file).take(limit);
-        serde_json::from_reader(io::BufReader::with_capacity(1 << 20, inflated)).ok()?
-    } else {
-        serde_json::from_reader(file).ok()?
-    };
-    bundle.check_schema().ok()?;
-    Some(bundle)
 }
 
 /// Makes sure `dir` exists and takes files, before any request is sent.
@@ -122,7 +105,9 @@ pub fn bundle_path(
 
 /// Writes `bundle` to `path` atomically (see [`write_file_atomic`]).
 pub fn write_atomic(path: &Path, bundle: &Bundle) -> anyhow::Result<()> {
-    let mut text = bundle.to_json();
+    let mut text = bundle
+        .to_json()
+        .context("the bundle cannot be written as JSON")?;
     text.push('\n');
     write_file_atomic(path, text.as_bytes())
         .with_context(|| format!("cannot write the bundle {}", path.display()))
@@ -175,10 +160,11 @@ mod tests {
         );
         let plain = dir.path().join("a.json");
         write_atomic(&plain, &b).unwrap();
-        assert_eq!(stream_bundle(&plain).as_ref(), Some(&b));
+        let streamed = Bundle::from_reader(io::BufReader::new(fs::File::open(&plain).unwrap()));
+        assert_eq!(streamed.unwrap(), b);
         let gz = dir.path().join("a.json.gz");
         let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-        enc.write_all(b.to_json().as_bytes()).unwrap();
+        enc.write_all(b.to_json().unwrap().as_bytes()).unwrap();
         fs::write(&gz, enc.finish().unwrap()).unwrap();
         assert_eq!(read_bundle(&gz).unwrap(), b);
         // Not streamable: read again whole for the message.
@@ -186,10 +172,12 @@ mod tests {
         fs::write(
             &nan,
             b.to_json()
+                .unwrap()
                 .replace("\"complete\": false", "\"complete\": NaN"),
         )
         .unwrap();
-        assert_eq!(stream_bundle(&nan), None);
+        let streamed = Bundle::from_reader(io::BufReader::new(fs::File::open(&nan).unwrap()));
+        assert!(streamed.is_err());
         let e = read_bundle_plain(&nan).unwrap_err();
         assert!(e.contains("NaN"), "{e}");
         let array = dir.path().join("array.json");

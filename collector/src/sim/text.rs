@@ -27,10 +27,7 @@ pub fn token_ids(text: &str) -> Vec<u32> {
 
 /// A word's id: FNV-1a of its bytes folded into `0..VOCAB_SIZE`.
 fn word_id(word: &str) -> u32 {
-    let hash = word.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    });
-    (hash % u64::from(VOCAB_SIZE)) as u32
+    (llmsweep_shared::hash::fnv1a(word.as_bytes()) % u64::from(VOCAB_SIZE)) as u32
 }
 
 pub use crate::load::workload::SplitMix64;

@@ -423,7 +423,10 @@ fn build_tiny_model() -> Result<PathBuf, Problem> {
     let dir = cache_dir();
     fs::create_dir_all(&dir)
         .map_err(|e| Problem::Broken(format!("cannot create cache dir {}: {e}", dir.display())))?;
-    let path = dir.join(format!("tiny-{:016x}.gguf", fnv1a(MODEL_SCRIPT)));
+    let path = dir.join(format!(
+        "tiny-{:016x}.gguf",
+        llmsweep_shared::hash::fnv1a(MODEL_SCRIPT)
+    ));
     if path.is_file() {
         return Ok(path);
     }
@@ -839,11 +842,4 @@ fn show_command(command: &[OsString]) -> String {
         .map(|a| a.to_string_lossy().into_owned())
         .collect::<Vec<_>>()
         .join(" ")
-}
-
-/// 64-bit FNV-1a: a stable name for the cached model, no dependency needed.
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| {
-        (hash ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
 }

@@ -2,7 +2,7 @@
 //! plain JSON by its magic bytes, inflated up to a cap, the schema checked, older majors
 //! migrated, and every refusal a sentence a person can act on.
 
-use std::io::Read;
+use std::io::{BufRead, Read};
 
 use super::{Bundle, SCHEMA_MAJOR, SCHEMA_PREFIX};
 
@@ -189,10 +189,32 @@ impl Bundle {
         serde_json::from_value(value).map_err(|e| BundleError::Invalid(e.to_string()))
     }
 
+    /// Reads a bundle as it streams from `reader` (plain or gzip JSON, told by its magic
+    /// bytes), so the file's text is never held whole beside the bundle: a bundle of a million
+    /// requests is read in about the memory its records take. At most [`MAX_INFLATED_BYTES`]
+    /// are read; a longer stream is cut there and fails to parse.
+    pub fn from_reader(mut reader: impl BufRead) -> Result<Bundle, BundleError> {
+        let head = reader
+            .fill_buf()
+            .map_err(|e| BundleError::Invalid(e.to_string()))?;
+        if head.is_empty() {
+            return Err(BundleError::Empty);
+        }
+        let limit = MAX_INFLATED_BYTES as u64;
+        let parsed: Result<Bundle, _> = if is_gzip(head) {
+            let inflated = flate2::read::MultiGzDecoder::new(reader).take(limit);
+            serde_json::from_reader(std::io::BufReader::with_capacity(1 << 20, inflated))
+        } else {
+            serde_json::from_reader(reader.take(limit))
+        };
+        let bundle = parsed.map_err(|e| BundleError::Invalid(e.to_string()))?;
+        bundle.check_schema()?;
+        Ok(bundle)
+    }
+
     /// Serialises the bundle as pretty JSON (the on-disk form).
-    pub fn to_json(&self) -> String {
-        // Serialising plain data with string keys cannot fail.
-        serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+    pub fn to_json(&self) -> Result<String, serde_json::Error> {
+        serde_json::to_string_pretty(self)
     }
 }
 

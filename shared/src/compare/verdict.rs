@@ -5,6 +5,7 @@
 use crate::bundle::SweepKind;
 use crate::charts::axis::fixed;
 use crate::curves::Metric;
+use crate::hash::{FNV_START, fnv1a_extend};
 
 use super::{Change, Comparison, SweepComparison, kind_name};
 
@@ -474,7 +475,7 @@ pub fn workload_checks(runs: &[super::RunInput], cmp: &Comparison) -> Vec<Worklo
                         if contains_all(big, small) {
                             compared += small.len();
                             for x in small {
-                                digest = fnv(digest, x.as_bytes());
+                                digest = fnv1a_extend(digest, x.as_bytes());
                             }
                             if a.len() != b.len() {
                                 more.push(format!(
@@ -554,14 +555,6 @@ pub fn workload_checks(runs: &[super::RunInput], cmp: &Comparison) -> Vec<Worklo
 fn contains_all(big: &[&str], small: &[&str]) -> bool {
     let mut it = big.iter();
     small.iter().all(|x| it.by_ref().any(|y| y == x))
-}
-
-const FNV_START: u64 = 0xcbf2_9ce4_8422_2325;
-
-fn fnv(h: u64, bytes: &[u8]) -> u64 {
-    bytes
-        .iter()
-        .fold(h, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
 }
 
 #[cfg(test)]

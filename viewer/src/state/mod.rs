@@ -720,7 +720,7 @@ mod tests {
     fn a_report_with_a_selftest_opens_on_its_runs() {
         let file = |name: &str, text: String| (name.to_string(), text.into_bytes());
         let st = || file("st.json", SELFTEST.to_string());
-        let run = |l: &str| file(&format!("{l}.json"), run_on(l, "kpro5").to_json());
+        let run = |l: &str| file(&format!("{l}.json"), run_on(l, "kpro5").to_json().unwrap());
         let mut s = ViewerState::default();
         s.open_embedded(vec![run("a"), st()], None);
         assert_eq!((s.runs().len(), s.selftests().len()), (1, 1));

@@ -48,9 +48,9 @@ pub async fn make() -> Made {
     let a_path = dir.path().join("kpro5.json");
     let b_path = dir.path().join("kpro6.json.gz");
     let broken_path = dir.path().join("broken.json");
-    let a_text = a.to_json();
+    let a_text = a.to_json().unwrap();
     std::fs::write(&a_path, &a_text).expect("write a");
-    std::fs::write(&b_path, gzip(b.to_json().as_bytes())).expect("write b");
+    std::fs::write(&b_path, gzip(b.to_json().unwrap().as_bytes())).expect("write b");
     std::fs::write(&broken_path, &a_text[..a_text.len() / 2]).expect("write broken");
     Made {
         dir,
@@ -98,9 +98,14 @@ async fn run(cfg: SimConfig, label: &str, note: &str) -> Bundle {
         panic!("not a run command")
     };
     let plan = a.plan().expect("valid plan");
-    let outcome = run_plan(&plan, vec!["llmsweep".into()], Interrupt::default())
-        .await
-        .expect("sweep runs");
+    let outcome = run_plan(
+        &plan,
+        vec!["llmsweep".into()],
+        Interrupt::default(),
+        std::sync::Arc::new(llmsweep::load::Silent),
+    )
+    .await
+    .expect("sweep runs");
     sim.shutdown().await;
     let text = std::fs::read_to_string(&outcome.path).expect("bundle written");
     Bundle::from_json(&text).expect("bundle reads back")

@@ -37,7 +37,7 @@ async fn an_enormous_throughput_draws_in_the_viewer() {
     };
     let _one = ONE_AT_A_TIME.lock().await;
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("huge.json"), huge().to_json()).unwrap();
+    std::fs::write(dir.path().join("huge.json"), huge().to_json().unwrap()).unwrap();
     std::fs::copy(
         dist_dir().join("sample.json"),
         dir.path().join("sample.json"),

@@ -44,7 +44,7 @@ async fn an_imported_table_sits_next_to_a_measured_run() {
         command_line: vec!["llmsweep".into(), "import".into()],
     })
     .unwrap();
-    std::fs::write(dir.path().join("kpro6.json"), bundle.to_json()).unwrap();
+    std::fs::write(dir.path().join("kpro6.json"), bundle.to_json().unwrap()).unwrap();
     std::fs::copy(
         dist_dir().join("sample.json"),
         dir.path().join("sample.json"),

@@ -45,9 +45,14 @@ async fn throughput_run(cfg: SimConfig, label: &str, flags: &[&str]) -> Bundle {
     let Command::Throughput(a) = Cli::try_parse_from(args).expect("valid flags").command else {
         panic!("not throughput")
     };
-    let outcome = run_plan(&a.plan().expect("plan"), vec![], Interrupt::default())
-        .await
-        .expect("sweep runs");
+    let outcome = run_plan(
+        &a.plan().expect("plan"),
+        vec![],
+        Interrupt::default(),
+        std::sync::Arc::new(llmsweep::load::Silent),
+    )
+    .await
+    .expect("sweep runs");
     sim.shutdown().await;
     Bundle::from_json(&std::fs::read_to_string(&outcome.path).unwrap()).unwrap()
 }
@@ -66,8 +71,8 @@ async fn a_rate_sweep_has_its_view_of_five_charts_and_compares_by_offered_rate()
     };
     let (a, b) = tokio::join!(rate_run(fast, "fast"), rate_run(slow, "slow"));
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("fast.json"), a.to_json()).unwrap();
-    std::fs::write(dir.path().join("slow.json"), b.to_json()).unwrap();
+    std::fs::write(dir.path().join("fast.json"), a.to_json().unwrap()).unwrap();
+    std::fs::write(dir.path().join("slow.json"), b.to_json().unwrap()).unwrap();
     let server = FileServer::start(dist_dir(), dir.path().to_path_buf());
     let s = Session::start(&browser, (1400, 1800), &[]).await;
     open_runs(
@@ -154,7 +159,7 @@ async fn a_max_rate_search_is_named_on_its_card_and_ruled_on_the_goodput_chart()
         .found_rps
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("single.json"), b.to_json()).unwrap();
+    std::fs::write(dir.path().join("single.json"), b.to_json().unwrap()).unwrap();
     let server = FileServer::start(dist_dir(), dir.path().to_path_buf());
     let s = Session::start(&browser, (1400, 1800), &[]).await;
     open_runs(&s, &server.url("index.html?bundle=bundles/single.json"), 1).await;

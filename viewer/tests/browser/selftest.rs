@@ -17,7 +17,7 @@ fn run_on(label: &str, host: &str) -> String {
     let mut b = Bundle::from_json(GOLDEN_RUN).unwrap();
     b.label = label.into();
     b.hosts.client.hostname = host.into();
-    b.to_json()
+    b.to_json().unwrap()
 }
 
 /// Every row of the `mode` table, as its cells' text.

@@ -20,7 +20,7 @@ async fn delta_chart_server_charts_and_peaks() {
     for p in plain.sweeps.iter_mut().flat_map(|s| &mut s.points) {
         p.server_samples = None;
     }
-    std::fs::write(made.dir.path().join("plain.json"), plain.to_json()).unwrap();
+    std::fs::write(made.dir.path().join("plain.json"), plain.to_json().unwrap()).unwrap();
     let server = FileServer::start(dist_dir(), made.dir.path().to_path_buf());
     let s = Session::start(&browser, (1400, 1800), &[]).await;
     open_runs(

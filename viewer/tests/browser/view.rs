@@ -126,7 +126,7 @@ async fn the_folder_list_opens_bundles_and_a_reload_shows_new_ones() {
     // A new bundle appears when the page is reloaded; the open run stays open.
     let mut newer = made.a.clone();
     newer.label = "kpro7".into();
-    std::fs::write(made.dir.path().join("kpro7.json"), newer.to_json()).unwrap();
+    std::fs::write(made.dir.path().join("kpro7.json"), newer.to_json().unwrap()).unwrap();
     let address = s.js("return location.search").await;
     assert!(
         address.as_str().unwrap().contains("kpro6.json.gz"),

@@ -1,0 +1,143 @@
+//! The CI gate (`compare --fail-if-slower`): pure logic over a [`Comparison`], beside the
+//! verdict it shares its rule with (a change counts beyond the noise and the threshold).
+
+use crate::bundle::SweepKind;
+use crate::compare::verdict::{change_text, level_list, level_text};
+use crate::compare::{Comparison, Level, SweepComparison, kind_name};
+use crate::curves::Metric;
+
+/// What the gate found.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct GateResult {
+    /// Changes worse than the threshold and beyond the noise, one line each.
+    pub regressions: Vec<String>,
+    /// What was gated, one line per run and sweep.
+    pub gated: Vec<String>,
+    /// What was not gated and why, one line each.
+    pub not_gated: Vec<String>,
+}
+
+/// Why the gate refuses to judge: the runs ran different workloads, or nothing could be gated.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct GateError(pub String);
+
+/// The gate: at every level both runs measured, steady throughput (aggregate against an imported
+/// run, which has no steady window) lower, or TTFT p50 higher, by more than `pct` and beyond the
+/// noise; in a rate sweep, at every offered rate, TTFT p50, TPOT p50 or e2e p99 higher (an open
+/// loop's "slower" is latency: the rate is the same by construction). A sweep or level only one run has is named and not gated. It refuses (exit 2) only when
+/// a run ran a different workload, or nothing at all could be gated.
+pub fn gate(cmp: &Comparison, pct: f64, only: Option<SweepKind>) -> Result<GateResult, GateError> {
+    let mut r = GateResult::default();
+    for s in &cmp.sweeps {
+        let name = kind_name(s.kind);
+        if only.is_some_and(|k| k != s.kind) {
+            r.not_gated
+                .push(format!("{name} sweep: not gated (--gate)"));
+            continue;
+        }
+        if let Some(m) = s.mismatched.first() {
+            return Err(GateError(format!(
+                "refusing to gate on {} against {}: they ran different {name} workloads ({})",
+                cmp.labels[m.run],
+                cmp.labels[cmp.baseline],
+                m.reasons.join("; ")
+            )));
+        }
+        for &i in &s.absent {
+            r.not_gated
+                .push(format!("{} has no {name} sweep — not gated", cmp.labels[i]));
+        }
+        for (i, keys) in &s.only_in {
+            r.not_gated.push(format!(
+                "only in {}: {} — not gated",
+                cmp.labels[*i],
+                level_list(s.kind, keys)
+            ));
+        }
+        if s.levels.is_empty() {
+            continue;
+        }
+        for (n, &run) in s.runs.iter().enumerate().skip(1) {
+            let keys: Vec<u64> = s.levels.iter().map(|l| l.key).collect();
+            r.gated.push(format!(
+                "{} against {}: {name} sweep at {}",
+                cmp.labels[run],
+                cmp.labels[cmp.baseline],
+                level_list(s.kind, &keys)
+            ));
+            for level in &s.levels {
+                gate_level(&mut r, cmp, s, level, n, run, pct);
+            }
+        }
+    }
+    if r.gated.is_empty() {
+        return Err(GateError(format!(
+            "nothing to gate: no sweep{} has a level in common with the baseline{}",
+            only.map(|k| format!(" of kind {}", kind_name(k)))
+                .unwrap_or_default(),
+            if r.not_gated.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", r.not_gated.join("; "))
+            }
+        )));
+    }
+    Ok(r)
+}
+
+/// What the gate checks at each offered rate of a rate sweep.
+pub const RATE_GATED: [Metric; 3] = [Metric::TtftP50, Metric::TpotP50, Metric::E2eP99];
+
+fn gate_level(
+    r: &mut GateResult,
+    cmp: &Comparison,
+    s: &SweepComparison,
+    level: &Level,
+    n: usize,
+    run: usize,
+    pct: f64,
+) {
+    let change = |m: Metric| {
+        level
+            .rows
+            .iter()
+            .find(|row| row.metric == m)
+            .and_then(|row| row.cells.get(n)?.change)
+    };
+    let at = match s.kind {
+        SweepKind::Context => format!("input {}", level.key),
+        _ => level_text(s.kind, level.key),
+    };
+    if s.kind == SweepKind::Rate {
+        for m in RATE_GATED {
+            if let Some(c) = change(m)
+                && c.significant(pct)
+                && !m.improved_by(c.pct)
+            {
+                r.regressions.push(format!(
+                    "{}: {} {} at {at}",
+                    cmp.labels[run],
+                    m.label(),
+                    change_text(&c)
+                ));
+            }
+        }
+        return;
+    }
+    // Steady throughput when both runs have it; an imported run has only the aggregate.
+    let throughput = change(Metric::SteadyTokS)
+        .map(|c| (Metric::SteadyTokS, c))
+        .or_else(|| change(Metric::AggTokS).map(|c| (Metric::AggTokS, c)));
+    let ttft = change(Metric::TtftP50).map(|c| (Metric::TtftP50, c));
+    for (m, c) in [throughput, ttft].into_iter().flatten() {
+        if c.significant(pct) && !m.improved_by(c.pct) {
+            r.regressions.push(format!(
+                "{}: {} {} at {at}",
+                cmp.labels[run],
+                m.label(),
+                change_text(&c)
+            ));
+        }
+    }
+}
