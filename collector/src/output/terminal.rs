@@ -545,28 +545,8 @@ mod tests {
     use llmsweep_shared::metrics::summarize;
 
     fn point() -> Point {
-        let rec = |start: f64| llmsweep_shared::bundle::RequestRecord {
-            start_s: start,
-            ttft_s: Some(0.153),
-            e2e_s: 6.95,
-            input_tokens: 1000,
-            prompt_tokens: Some(1000),
-            output_tokens: 500,
-            tokens_estimated: false,
-            cached_tokens: None,
-            finish_reason: Some("length".into()),
-            error: None,
-            prompt_hash: String::new(),
-            content_hash: None,
-            chunks: 500,
-            itl: None,
-            repeat: None,
-            setup: None,
-            due: None,
-            output_asked: None,
-            reasoning: None,
-            turn: None,
-        };
+        let rec =
+            |start: f64| llmsweep_shared::bundle::RequestRecord::test_ok(start, 0.153, 6.95, 500);
         let requests: Vec<_> = (0..64).map(|i| rec(f64::from(i) * 0.1)).collect();
         let mut p = Point::empty(100, 1000, 500);
         p.summary = Some(summarize(&requests, 100, 500, &[0.0136]));

@@ -3,9 +3,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use crate::support::{llmsweep, text};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use llmsweep_shared::Bundle;
 use llmsweep_shared::bundle::RequestRecord;
@@ -13,17 +13,6 @@ use llmsweep_shared::metrics::summarize;
 use serde_json::Value;
 
 const GOLDEN: &str = include_str!("../../../shared/tests/fixtures/bundle-v1-run.json");
-
-fn llmsweep(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_llmsweep"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
 
 /// The golden bundle relabelled, its throughput levels (C = 1, 2) replaced by 40 requests each
 /// with known timing: TTFT `0.2 s × ttft` (± 5 % in a fixed pattern, the same in every variant),

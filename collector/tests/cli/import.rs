@@ -4,8 +4,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use crate::support::{llmsweep, text};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use llmsweep_shared::Bundle;
 use llmsweep_shared::bundle::{Api, FlagKind, PointStatus, SweepKind};
@@ -14,18 +15,6 @@ const GOLDEN: &str = "../shared/tests/fixtures/bundle-v1-run.json";
 
 fn fixture(name: &str) -> String {
     format!("tests/fixtures/import/{name}")
-}
-
-fn llmsweep(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_llmsweep"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 /// The text with every run of spaces made one, so table rows read the same at any width.

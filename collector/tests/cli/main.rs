@@ -12,3 +12,4 @@ mod plot;
 mod run;
 mod secrets;
 mod signals;
+mod support;

@@ -3,25 +3,14 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use crate::support::{llmsweep, text};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use llmsweep_shared::charts::{Rgb, Theme, run_color};
 use serde_json::Value;
 
 const GOLDEN: &str = include_str!("../../../shared/tests/fixtures/bundle-v1-run.json");
-
-fn llmsweep(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_llmsweep"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
 
 /// The golden bundle (a throughput and a context sweep) relabelled, every measured number it
 /// plots scaled by `k` so runs do not hide each other; `context: false` drops its context sweep.

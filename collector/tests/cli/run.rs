@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use crate::support::text;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -10,19 +11,13 @@ use llmsweep::sim::{Preset, SimConfig, SimServer};
 use llmsweep_shared::Bundle;
 
 fn llmsweep(args: &[&str], path_prefix: Option<&Path>) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_llmsweep"));
-    cmd.args(args)
-        .env_remove("LLMSWEEP_API_KEY")
-        .env_remove("OPENAI_API_KEY");
+    let mut cmd = crate::support::command();
+    cmd.args(args);
     if let Some(dir) = path_prefix {
         let path = std::env::var("PATH").unwrap_or_default();
         cmd.env("PATH", format!("{}:{path}", dir.display()));
     }
     cmd.output().expect("llmsweep runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 fn only_bundle(dir: &Path) -> (String, Bundle) {

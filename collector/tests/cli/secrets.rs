@@ -2,9 +2,10 @@
 //! reach the server on every request and appear nowhere else: not in the terminal, the bundle,
 //! the report (inside its compressed payload too) or what `view` serves.
 
+use crate::support::{llmsweep, text};
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
 use base64::Engine as _;
 use llmsweep::sim::{Preset, SimConfig, SimServer};
@@ -12,19 +13,6 @@ use llmsweep_shared::Bundle;
 
 const PASSWORD: &str = "s3cretpw";
 const TOKEN: &str = "t0psecret";
-
-fn llmsweep(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_llmsweep"))
-        .args(args)
-        .env_remove("LLMSWEEP_API_KEY")
-        .env_remove("OPENAI_API_KEY")
-        .output()
-        .expect("llmsweep runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
 
 /// Fails naming `what` when `haystack` holds either secret.
 fn assert_clean(what: &str, haystack: &str) {

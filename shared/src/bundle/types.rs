@@ -904,6 +904,54 @@ pub struct RequestRecord {
     pub due: Option<Due>,
 }
 
+#[cfg(any(test, feature = "test-support"))]
+impl RequestRecord {
+    /// A successful request for tests: from a 1000-token prompt, `tokens` output tokens asked
+    /// and produced in as many chunks, the first at `ttft_s` and the last at `e2e_s` after
+    /// `start_s`; nothing else known.
+    pub fn test_ok(start_s: f64, ttft_s: f64, e2e_s: f64, tokens: u64) -> RequestRecord {
+        RequestRecord {
+            start_s,
+            ttft_s: Some(ttft_s),
+            e2e_s,
+            input_tokens: 1000,
+            prompt_tokens: Some(1000),
+            output_tokens: tokens,
+            tokens_estimated: false,
+            cached_tokens: None,
+            finish_reason: Some("length".into()),
+            error: None,
+            prompt_hash: String::new(),
+            content_hash: None,
+            chunks: tokens,
+            itl: None,
+            repeat: None,
+            setup: None,
+            due: None,
+            output_asked: None,
+            reasoning: None,
+            turn: None,
+        }
+    }
+
+    /// A request for tests that failed with HTTP 500 after `e2e_s`, no token streamed.
+    pub fn test_failed(start_s: f64, e2e_s: f64) -> RequestRecord {
+        RequestRecord {
+            ttft_s: None,
+            output_tokens: 0,
+            prompt_tokens: None,
+            chunks: 0,
+            finish_reason: None,
+            error: Some(RequestError {
+                kind: ErrorKind::Http,
+                status: Some(500),
+                message: "boom".into(),
+            }),
+            ..RequestRecord::test_ok(start_s, 0.0, e2e_s, 0)
+        }
+    }
+}
+
 /// What a reasoning model streamed before its answer.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Reasoning {

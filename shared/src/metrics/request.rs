@@ -37,48 +37,15 @@ pub fn end_s(r: &RequestRecord) -> f64 {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::bundle::{ErrorKind, RequestError};
 
     /// A successful record for tests: `n` output tokens asked and produced.
     pub(crate) fn rec(start: f64, ttft: f64, e2e: f64, n: u64) -> RequestRecord {
-        RequestRecord {
-            start_s: start,
-            ttft_s: Some(ttft),
-            e2e_s: e2e,
-            input_tokens: 1000,
-            prompt_tokens: Some(1000),
-            output_tokens: n,
-            tokens_estimated: false,
-            cached_tokens: None,
-            finish_reason: Some("length".into()),
-            error: None,
-            prompt_hash: String::new(),
-            content_hash: None,
-            chunks: n,
-            itl: None,
-            repeat: None,
-            setup: None,
-            due: None,
-            output_asked: None,
-            reasoning: None,
-            turn: None,
-        }
+        RequestRecord::test_ok(start, ttft, e2e, n)
     }
 
+    /// A record for tests that failed with HTTP 500.
     pub(crate) fn failed(start: f64, e2e: f64) -> RequestRecord {
-        RequestRecord {
-            ttft_s: None,
-            output_tokens: 0,
-            prompt_tokens: None,
-            chunks: 0,
-            finish_reason: None,
-            error: Some(RequestError {
-                kind: ErrorKind::Http,
-                status: Some(500),
-                message: "boom".into(),
-            }),
-            ..rec(start, 0.0, e2e, 0)
-        }
+        RequestRecord::test_failed(start, e2e)
     }
 
     #[test]

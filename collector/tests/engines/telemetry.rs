@@ -2,15 +2,11 @@
 //! servers without metrics, and a fake `nvidia-smi` whose numbers make the energy integral
 //! checkable by hand.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
-
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use common::engines::{self, Engine};
+use crate::common::engines::{self, Engine};
 use futures_util::future::join_all;
 use llmsweep::sim::{Preset, SimConfig, SimServer};
 use llmsweep::telemetry::{Sampler, gpu, with_tokens};
