@@ -5,7 +5,7 @@ use proptest::test_runner::{Config, RngSeed};
 /// `cases` per property from a fixed seed, so every `cargo test` (and CI) tries the same
 /// inputs; a long run (`PROPTEST_CASES=N`) asks for another number of cases from a random seed,
 /// to find new ones.
-pub fn config(cases: u32) -> Config {
+pub(crate) fn config(cases: u32) -> Config {
     let long: Option<u32> = std::env::var("PROPTEST_CASES")
         .ok()
         .and_then(|v| v.parse().ok());

@@ -11,7 +11,7 @@ use crate::web::{files, panic, theme};
 
 /// What every component needs; all signals, so it is `Copy`.
 #[derive(Debug, Clone, Copy)]
-pub struct Ctx {
+pub(crate) struct Ctx {
     pub state: RwSignal<ViewerState>,
     /// `true` while the system prefers dark colors.
     pub dark: RwSignal<bool>,
@@ -28,7 +28,7 @@ pub fn start() {
 }
 
 /// Loads files one after the other, so runs appear (and get colors) in the order given.
-pub fn load_files(ctx: Ctx, list: Vec<File>) {
+pub(crate) fn load_files(ctx: Ctx, list: Vec<File>) {
     ctx.pending.update(|n| *n += list.len() as u32);
     spawn_local(async move {
         for f in list {
@@ -41,7 +41,7 @@ pub fn load_files(ctx: Ctx, list: Vec<File>) {
 
 /// Fetches bundles from URLs, in order; a URL of another site is refused unless the page allows
 /// it. A bundle of the served folder is named by its file name.
-pub fn load_urls(ctx: Ctx, urls: Vec<String>) {
+pub(crate) fn load_urls(ctx: Ctx, urls: Vec<String>) {
     ctx.pending.update(|n| *n += urls.len() as u32);
     spawn_local(async move {
         for url in urls {
@@ -58,7 +58,7 @@ pub fn load_urls(ctx: Ctx, urls: Vec<String>) {
 }
 
 /// Reads the served folder's listing (again); the list shown until then stays.
-pub fn read_folder(ctx: Ctx) {
+pub(crate) fn read_folder(ctx: Ctx) {
     let Some(url) = files::folder_listing_url() else {
         return;
     };

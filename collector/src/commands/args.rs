@@ -68,7 +68,7 @@ pub struct TargetArgs {
 }
 
 /// Fields of a request body `--extra-body` may not set: the measurement depends on them.
-pub const OWN_FIELDS: &[&str] = &["model", "prompt", "messages", "stream", "max_tokens"];
+pub(crate) const OWN_FIELDS: &[&str] = &["model", "prompt", "messages", "stream", "max_tokens"];
 
 /// Parses `--extra-body`: a JSON object without the fields llmsweep sets itself.
 pub(crate) fn parse_extra_body(

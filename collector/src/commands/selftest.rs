@@ -387,7 +387,7 @@ fn header() -> String {
 }
 
 /// One level's row, cells right-aligned (a wider cell widens only its row).
-pub fn row(l: &SelftestLevel) -> String {
+pub(crate) fn row(l: &SelftestLevel) -> String {
     let mode = match l.mode {
         SelftestMode::FlatOut => format!("flat×{}", l.tokens_per_event),
         SelftestMode::Scheduled => "scheduled".into(),

@@ -14,13 +14,13 @@ use llmsweep_shared::bundle::{Api, Arrival, Imported, Quantiles};
 
 /// Which benchmark wrote the file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Bench {
+pub(crate) enum Bench {
     Vllm,
     Sglang,
 }
 
 impl Bench {
-    pub fn tool(self) -> &'static str {
+    pub(crate) fn tool(self) -> &'static str {
         match self {
             Bench::Vllm => "vllm bench serve",
             Bench::Sglang => "sglang.bench_serving",
@@ -38,7 +38,7 @@ impl Bench {
 
 /// One run of the benchmark, as the importer needs it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Run {
+pub(crate) struct Run {
     /// 1-based position in the file.
     pub index: usize,
     pub concurrency: u32,
@@ -62,7 +62,7 @@ pub struct Run {
 /// How an open-loop run (vLLM's `--request-rate` below `inf`) paced its requests, as its
 /// result file records it.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct OpenLoop {
+pub(crate) struct OpenLoop {
     /// `request_rate`, requests per second.
     pub offered_rps: f64,
     /// Gamma gaps for a `burstiness` other than 1, exponential (Poisson) for 1, evenly spaced
@@ -84,7 +84,7 @@ pub struct OpenLoop {
 
 impl OpenLoop {
     /// `4 req/s offered, Poisson arrivals (burstiness 1), max_concurrency 16`.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let arrival = match self.arrival {
             Arrival::Poisson => "Poisson arrivals (burstiness 1)".to_string(),
             Arrival::Constant => "evenly spaced arrivals (burstiness Infinity)".to_string(),
@@ -101,7 +101,7 @@ impl OpenLoop {
 
 /// A length and how it is known.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LenSource {
+pub(crate) enum LenSource {
     /// The run states it as asked.
     Asked(u64),
     /// Mean over the run's requests (rounded): what they got, not necessarily what was asked.
@@ -110,7 +110,7 @@ pub enum LenSource {
 }
 
 impl LenSource {
-    pub fn value(self) -> Option<u64> {
+    pub(crate) fn value(self) -> Option<u64> {
         match self {
             LenSource::Asked(v) | LenSource::Mean(v) => Some(v),
             LenSource::Unknown => None,
@@ -120,7 +120,7 @@ impl LenSource {
 
 /// A `NaN`, `Infinity` or `-Infinity` that Python's `json` module wrote where JSON has no value.
 #[derive(Debug, Clone, PartialEq)]
-pub struct PyLiteral {
+pub(crate) struct PyLiteral {
     pub literal: &'static str,
     /// 1-based, in the original text.
     pub line: usize,
@@ -156,7 +156,7 @@ impl PyLiteral {
 /// `text` with every `NaN`, `Infinity` and `-Infinity` outside strings replaced by `null`
 /// (vLLM's `--save-result` writes them with `json.dump` when a statistic has no value), and
 /// where each was.
-pub fn python_literals(text: &str) -> (String, Vec<PyLiteral>) {
+pub(crate) fn python_literals(text: &str) -> (String, Vec<PyLiteral>) {
     let mut out = String::with_capacity(text.len());
     let mut found = Vec::new();
     let (mut line, mut line_start) = (1, 0);
@@ -209,7 +209,7 @@ pub fn python_literals(text: &str) -> (String, Vec<PyLiteral>) {
 
 /// Reads every run in `text`: JSON objects one after another (JSON lines or concatenated).
 /// Python's `NaN` and `Infinity` are read as missing, each with a note that says where.
-pub fn parse(bench: Bench, text: &str) -> Result<Vec<Run>, String> {
+pub(crate) fn parse(bench: Bench, text: &str) -> Result<Vec<Run>, String> {
     let mut runs = Vec::new();
     let (clean, literals) = python_literals(text);
     let mut stream = serde_json::Deserializer::from_str(&clean).into_iter::<Value>();
@@ -519,7 +519,7 @@ fn api_of(backend: &str) -> Api {
 }
 
 /// `20250101-120000` → `2025-01-01T12:00:00`, when it has that shape.
-pub fn vllm_date(date: &str) -> Option<String> {
+pub(crate) fn vllm_date(date: &str) -> Option<String> {
     let d = chrono::NaiveDateTime::parse_from_str(date, "%Y%m%d-%H%M%S").ok()?;
     Some(d.format("%Y-%m-%dT%H:%M:%SZ").to_string())
 }

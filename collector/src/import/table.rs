@@ -16,7 +16,7 @@ use llmsweep_shared::bundle::{Imported, PointStatus, Quantiles};
 
 /// What a column holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Col {
+pub(crate) enum Col {
     Concurrency,
     Input,
     OutputTokS,
@@ -35,7 +35,7 @@ pub enum Col {
 
 /// Which statistic a latency column says it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stat {
+pub(crate) enum Stat {
     Mean,
     P50,
     P90,
@@ -46,7 +46,7 @@ pub enum Stat {
 
 /// A recognised column: what it holds, its header as printed, and its unit factor to seconds.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Column {
+pub(crate) struct Column {
     pub col: Col,
     pub header: String,
     /// Divide by this to get seconds (1000 for a `ms` column); 1 for counts and rates.
@@ -55,7 +55,7 @@ pub struct Column {
 
 /// Which parameter a table varies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TableKind {
+pub(crate) enum TableKind {
     /// Keyed by concurrency.
     Throughput,
     /// Keyed by input length.
@@ -64,7 +64,7 @@ pub enum TableKind {
 
 /// One table row as read: its key and what the source reported.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Row {
+pub(crate) struct Row {
     pub line: usize,
     pub concurrency: Option<u32>,
     pub input_len: Option<u64>,
@@ -78,7 +78,7 @@ pub struct Row {
 
 /// One table: its columns as recognised and its rows.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Table {
+pub(crate) struct Table {
     pub kind: TableKind,
     pub columns: Vec<Column>,
     pub rows: Vec<Row>,
@@ -86,7 +86,7 @@ pub struct Table {
 
 /// Everything read from one file.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct Parsed {
+pub(crate) struct Parsed {
     pub tables: Vec<Table>,
     /// The lengths a line above the first table states, e.g. `input=1000, output=500` or the
     /// script's own `--input-len 1000 --output-len 500`.
@@ -97,7 +97,7 @@ pub struct Parsed {
 }
 
 /// Reads every table in `text`; errors only when there is no table at all.
-pub fn parse(text: &str) -> Result<Parsed, String> {
+pub(crate) fn parse(text: &str) -> Result<Parsed, String> {
     let mut out = Parsed::default();
     // The current table: its header cells (recognised or not) and how its cells are separated.
     let mut current: Option<(Vec<Option<Column>>, Sep, Table)> = None;
@@ -232,7 +232,7 @@ fn header_with(line: &str, sep: Sep) -> Option<(Vec<Option<Column>>, Sep, TableK
 }
 
 /// Recognises a header cell.
-pub fn column(header: &str) -> Option<Column> {
+pub(crate) fn column(header: &str) -> Option<Column> {
     let lower = header.to_lowercase();
     let c: String = lower
         .chars()

@@ -17,7 +17,7 @@ use llmsweep_shared::compare::{
 use llmsweep_shared::curves::Metric;
 
 /// Loaded runs with labels that tell them apart (a repeated label gets its file name).
-pub fn load_runs(files: &[PathBuf]) -> anyhow::Result<Vec<(String, Bundle)>> {
+pub(crate) fn load_runs(files: &[PathBuf]) -> anyhow::Result<Vec<(String, Bundle)>> {
     let mut runs: Vec<(String, Bundle)> = Vec::new();
     for f in files {
         let b = crate::output::store::read_bundle(f)?;
@@ -36,7 +36,7 @@ pub fn load_runs(files: &[PathBuf]) -> anyhow::Result<Vec<(String, Bundle)>> {
 
 /// What `compare` was asked.
 #[derive(Debug, Clone)]
-pub struct CompareRequest {
+pub(crate) struct CompareRequest {
     pub files: Vec<PathBuf>,
     pub baseline: Option<PathBuf>,
     pub fail_if_slower: Option<f64>,
@@ -45,7 +45,7 @@ pub struct CompareRequest {
 }
 
 /// Renders the comparison, the verdict first; with `--fail-if-slower`, also the gate's result.
-pub fn run(req: &CompareRequest) -> anyhow::Result<(String, Option<GateResult>)> {
+pub(crate) fn run(req: &CompareRequest) -> anyhow::Result<(String, Option<GateResult>)> {
     let mut files = req.files.clone();
     let baseline = match &req.baseline {
         None => 0,

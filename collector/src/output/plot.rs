@@ -11,7 +11,7 @@ use llmsweep_shared::curves::sweep_of;
 
 /// One chart to draw: which, of which bundles, into which file, how.
 #[derive(Debug, Clone)]
-pub struct PlotRequest {
+pub(crate) struct PlotRequest {
     pub files: Vec<PathBuf>,
     pub kind: ChartKind,
     /// The name the chart was asked for by, for messages (e.g. `context`).
@@ -24,14 +24,14 @@ pub struct PlotRequest {
 
 /// The image formats `plot` writes, told by the output file's extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ImageFormat {
+pub(crate) enum ImageFormat {
     Svg,
     Png,
 }
 
 impl ImageFormat {
     /// The format `path` names by its extension, in any case; an error names both choices.
-    pub fn of(path: &Path) -> anyhow::Result<ImageFormat> {
+    pub(crate) fn of(path: &Path) -> anyhow::Result<ImageFormat> {
         let ext = path.extension().and_then(|e| e.to_str());
         match ext.map(str::to_ascii_lowercase).as_deref() {
             Some("svg") => Ok(ImageFormat::Svg),
@@ -43,7 +43,7 @@ impl ImageFormat {
         }
     }
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             ImageFormat::Svg => "SVG",
             ImageFormat::Png => "PNG",
@@ -53,7 +53,7 @@ impl ImageFormat {
 
 /// What `plot` wrote.
 #[derive(Debug, Clone)]
-pub struct Written {
+pub(crate) struct Written {
     pub path: PathBuf,
     pub format: ImageFormat,
     pub size: (u32, u32),
@@ -67,7 +67,7 @@ pub struct Written {
 }
 
 /// Reads the bundles, draws the chart and writes it atomically; nothing is written on an error.
-pub fn run(a: &PlotRequest) -> anyhow::Result<Written> {
+pub(crate) fn run(a: &PlotRequest) -> anyhow::Result<Written> {
     let format = ImageFormat::of(&a.output)?;
     let size = a.size;
     let loaded = crate::output::compare::load_runs(&a.files)?;

@@ -27,7 +27,7 @@ pub(crate) fn new_bundle(
 
 /// Reads a bundle file (`.json` or `.json.gz`, told apart by content) with `shared`'s reader;
 /// every error names the file.
-pub fn read_bundle(path: &Path) -> anyhow::Result<Bundle> {
+pub(crate) fn read_bundle(path: &Path) -> anyhow::Result<Bundle> {
     read_bundle_plain(path).map_err(|e| match e.strip_prefix("cannot be read: ") {
         Some(why) => anyhow::anyhow!("{} cannot be read: {why}", path.display()),
         None => anyhow::anyhow!("{} cannot be read: {e}", path.display()),
@@ -35,7 +35,7 @@ pub fn read_bundle(path: &Path) -> anyhow::Result<Bundle> {
 }
 
 /// Like [`read_bundle`], the reason in the words the viewer shows beside a file's name.
-pub fn read_bundle_plain(path: &Path) -> Result<Bundle, String> {
+pub(crate) fn read_bundle_plain(path: &Path) -> Result<Bundle, String> {
     let size = fs::metadata(path)
         .map_err(|e| format!("cannot be read: {e}"))?
         .len();
@@ -56,7 +56,7 @@ pub fn read_bundle_plain(path: &Path) -> Result<Bundle, String> {
 }
 
 /// Makes sure `dir` exists and takes files, before any request is sent.
-pub fn check_out_dir(dir: &Path) -> anyhow::Result<()> {
+pub(crate) fn check_out_dir(dir: &Path) -> anyhow::Result<()> {
     fs::create_dir_all(dir)
         .with_context(|| format!("cannot create the output folder {} (--out)", dir.display()))?;
     let probe = dir.join(format!(".llmsweep-write-test-{}", std::process::id()));
@@ -71,7 +71,7 @@ pub fn check_out_dir(dir: &Path) -> anyhow::Result<()> {
 }
 
 /// `<label>-<kind>-<UTC timestamp>.json`, with the label made safe for a file name.
-pub fn bundle_path(
+pub(crate) fn bundle_path(
     dir: &Path,
     label: &str,
     kind: &str,
@@ -104,7 +104,7 @@ pub fn bundle_path(
 }
 
 /// Writes `bundle` to `path` atomically (see [`write_file_atomic`]).
-pub fn write_atomic(path: &Path, bundle: &Bundle) -> anyhow::Result<()> {
+pub(crate) fn write_atomic(path: &Path, bundle: &Bundle) -> anyhow::Result<()> {
     let mut text = bundle
         .to_json()
         .context("the bundle cannot be written as JSON")?;
@@ -115,7 +115,7 @@ pub fn write_atomic(path: &Path, bundle: &Bundle) -> anyhow::Result<()> {
 
 /// Writes `bytes` to `path` through a temporary file in the same folder (`<name>.tmp`) and a
 /// rename, so a reader never sees half a file and a failed write leaves an older file as it was.
-pub fn write_file_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub(crate) fn write_file_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let mut name = path.file_name().unwrap_or_default().to_os_string();
     name.push(".tmp");
     let tmp = path.with_file_name(name);

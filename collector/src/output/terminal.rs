@@ -64,7 +64,7 @@ const RATE: &[Col] = &[
 
 /// Which columns the live tables show: the narrow table fits a 100-column terminal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Width {
+pub(crate) enum Width {
     #[default]
     Narrow,
     /// The narrow table and tokens per joule, when the GPUs are read.
@@ -76,7 +76,7 @@ pub enum Width {
 impl Width {
     /// Wide when asked, or when standard output is a terminal wide enough for every column;
     /// `gpu`: the GPUs are read, so tokens per joule is worth a column.
-    pub fn choose(wide: bool, gpu: bool) -> Width {
+    pub(crate) fn choose(wide: bool, gpu: bool) -> Width {
         let fits = console::Term::stdout()
             .size_checked()
             .is_some_and(|(_, cols)| usize::from(cols) >= table_width(THROUGHPUT, Width::Wide));
@@ -103,15 +103,15 @@ fn table_width(cols: &[Col], w: Width) -> usize {
 
 /// Prints the throughput table, a row at a time.
 #[derive(Debug, Default)]
-pub struct ThroughputTable(pub Width);
+pub(crate) struct ThroughputTable(pub Width);
 
 impl ThroughputTable {
-    pub fn header(&self) -> String {
+    pub(crate) fn header(&self) -> String {
         header(THROUGHPUT, self.0)
     }
 
     /// The row for a point, followed by one indented line per flag or failure reason.
-    pub fn row(&self, p: &Point) -> String {
+    pub(crate) fn row(&self, p: &Point) -> String {
         let cells = match &p.summary {
             Some(s) => throughput_cells(p, s),
             None => vec![p.concurrency.to_string()],
@@ -122,16 +122,16 @@ impl ThroughputTable {
 
 /// Prints the rate table, a row at a time.
 #[derive(Debug, Default)]
-pub struct RateTable(pub Width);
+pub(crate) struct RateTable(pub Width);
 
 impl RateTable {
-    pub fn header(&self) -> String {
+    pub(crate) fn header(&self) -> String {
         header(RATE, self.0)
     }
 
     /// Offered and achieved rate, latency, the client's schedule lag (the proof it kept up),
     /// the concurrency reached and, with `--goodput`, good requests per second and their share.
-    pub fn row(&self, p: &Point) -> String {
+    pub(crate) fn row(&self, p: &Point) -> String {
         let r = p.rate;
         let mut cells = vec![r.map_or("-".into(), |r| fixed(r.offered_rps, 2))];
         if let (Some(s), Some(r)) = (&p.summary, r) {
@@ -167,14 +167,14 @@ impl RateTable {
 
 /// Prints the context table, a row at a time.
 #[derive(Debug, Default)]
-pub struct ContextTable(pub Width);
+pub(crate) struct ContextTable(pub Width);
 
 impl ContextTable {
-    pub fn header(&self) -> String {
+    pub(crate) fn header(&self) -> String {
         header(CONTEXT, self.0)
     }
 
-    pub fn row(&self, p: &Point) -> String {
+    pub(crate) fn row(&self, p: &Point) -> String {
         let mut cells = vec![p.input_len.to_string(), p.concurrency.to_string()];
         if let Some(s) = &p.summary {
             let p50 = |x: Option<llmsweep_shared::metrics::Stats>, scale: f64, prec: usize| {
@@ -284,7 +284,7 @@ static ACTIVE: std::sync::Mutex<Option<ProgressBar>> = std::sync::Mutex::new(Non
 
 /// Prints `line` on stderr; with a progress bar on screen, the bar steps aside for it and is
 /// drawn again below.
-pub fn note_line(line: &str) {
+pub(crate) fn note_line(line: &str) {
     let active = ACTIVE
         .lock()
         .map(|a| a.clone())
@@ -304,7 +304,7 @@ fn set_active(bar: Option<ProgressBar>) {
 
 /// The live progress bar of one point.
 #[derive(Debug)]
-pub struct Progress {
+pub(crate) struct Progress {
     bar: ProgressBar,
     tokens: u64,
     failed: u64,
@@ -312,7 +312,7 @@ pub struct Progress {
 
 impl Progress {
     /// `total`: requests in the point when known.
-    pub fn start(label: String, total: Option<u64>) -> Progress {
+    pub(crate) fn start(label: String, total: Option<u64>) -> Progress {
         let bar = match total {
             Some(n) => ProgressBar::new(n),
             None => ProgressBar::no_length(),
@@ -336,7 +336,7 @@ impl Progress {
     }
 
     /// Counts one finished request.
-    pub fn done(&mut self, output_tokens: u64, ok: bool) {
+    pub(crate) fn done(&mut self, output_tokens: u64, ok: bool) {
         self.tokens += output_tokens;
         if !ok {
             self.failed += 1;
@@ -350,7 +350,7 @@ impl Progress {
         self.bar.inc(1);
     }
 
-    pub fn finish(self) {
+    pub(crate) fn finish(self) {
         set_active(None);
         self.bar.finish_and_clear();
     }
@@ -359,7 +359,7 @@ impl Progress {
 /// The run's events on the terminal: the target, a table per sweep with a row per point, a
 /// progress bar for the running point, notes on stderr, the headlines.
 #[derive(Debug)]
-pub struct Printer {
+pub(crate) struct Printer {
     /// `--wide`: every column.
     wide: bool,
     state: std::sync::Mutex<PrinterState>,
@@ -373,7 +373,7 @@ struct PrinterState {
 
 impl Printer {
     /// `wide`: every column of the tables, whatever the terminal's width.
-    pub fn new(wide: bool) -> Printer {
+    pub(crate) fn new(wide: bool) -> Printer {
         Printer {
             wide,
             state: std::sync::Mutex::new(PrinterState::default()),

@@ -38,7 +38,7 @@ const FRAME_BYTES: usize = 16 * 1024;
 
 /// A running selftest endpoint; stops when dropped.
 #[derive(Debug)]
-pub struct Endpoint {
+pub(crate) struct Endpoint {
     pub addr: SocketAddr,
     stop: Option<oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<std::io::Result<()>>>,
@@ -53,7 +53,7 @@ struct Shared {
 impl Endpoint {
     /// Binds `bind` (port 0: a free one) and serves from a thread of its own, whose CPU time
     /// is not counted as the client's.
-    pub async fn start(pacing: Pacing, bind: SocketAddr) -> std::io::Result<Endpoint> {
+    pub(crate) async fn start(pacing: Pacing, bind: SocketAddr) -> std::io::Result<Endpoint> {
         let shared = Arc::new(Shared {
             pacing,
             rendered: Mutex::new(HashMap::new()),
@@ -80,12 +80,12 @@ impl Endpoint {
     }
 
     /// `http://127.0.0.1:PORT`
-    pub fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         format!("http://{}", self.addr)
     }
 
     /// Stops serving and joins the thread.
-    pub async fn shutdown(mut self) {
+    pub(crate) async fn shutdown(mut self) {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
@@ -173,7 +173,7 @@ async fn models() -> impl IntoResponse {
 /// `{"mode":"scheduled","first_s":0.3,"interval_s":0.01}`.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "mode", rename_all = "snake_case")]
-pub enum PacingJson {
+pub(crate) enum PacingJson {
     FlatOut { per_event: u32 },
     Scheduled { first_s: f64, interval_s: f64 },
 }
@@ -192,7 +192,7 @@ impl From<Pacing> for PacingJson {
 
 impl PacingJson {
     /// The pacing, or what is wrong with the numbers.
-    pub fn pacing(self) -> Result<Pacing, String> {
+    pub(crate) fn pacing(self) -> Result<Pacing, String> {
         let secs = |s: f64, what: &str| {
             Duration::try_from_secs_f64(s).map_err(|_| format!("{what} {s} is not a duration"))
         };

@@ -32,7 +32,7 @@ pub struct LevelSpec {
 
 /// Where a level's endpoint is.
 #[derive(Debug, Clone, PartialEq)]
-pub enum EndpointAt {
+pub(crate) enum EndpointAt {
     /// A fresh one in this process, on a thread and runtime of its own, for each level.
     Own,
     /// One already serving at this URL (`llmsweep selftest --serve` in another process, so
@@ -41,7 +41,7 @@ pub enum EndpointAt {
 }
 
 /// Runs one level against a fresh endpoint or the external one.
-pub async fn run_level(
+pub(crate) async fn run_level(
     spec: LevelSpec,
     at: &EndpointAt,
     timeout: Duration,
@@ -109,7 +109,7 @@ pub async fn run_level(
 }
 
 /// A level's summary from its finished requests, the client's CPU seconds and peak memory.
-pub fn summarise(
+pub(crate) fn summarise(
     spec: LevelSpec,
     finished: &[Finished],
     clock: wire::Clock,

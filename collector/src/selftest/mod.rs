@@ -6,9 +6,9 @@
 //! (pre-rendered, as fast as the socket takes them) or scheduled (stamped with their send time);
 //! [`measure`] runs one level and computes what the client sustained and its timing errors.
 
-pub mod endpoint;
-pub mod measure;
-pub mod wire;
+pub(crate) mod endpoint;
+pub(crate) mod measure;
+pub(crate) mod wire;
 
-pub use endpoint::{Endpoint, Pacing, PacingJson};
-pub use measure::{EndpointAt, LevelSpec, run_level};
+pub(crate) use endpoint::{Endpoint, Pacing, PacingJson};
+pub(crate) use measure::{EndpointAt, LevelSpec, run_level};

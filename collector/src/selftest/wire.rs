@@ -4,17 +4,17 @@
 use bytes::{Bytes, BytesMut};
 
 /// The one model the endpoint serves.
-pub const MODEL: &str = "llmsweep-selftest";
+pub(crate) const MODEL: &str = "llmsweep-selftest";
 
 /// The text of one flat-out token.
-pub const TOKEN: &str = " w";
+pub(crate) const TOKEN: &str = " w";
 
 /// The stream terminator.
-pub const DONE: &[u8] = b"data: [DONE]\n\n";
+pub(crate) const DONE: &[u8] = b"data: [DONE]\n\n";
 
 /// One completions event carrying `text`, with `finish` on the last one. `text` must need no
 /// JSON escaping (the endpoint's texts are words and digits).
-pub fn event(text: &str, finish: Option<&str>) -> String {
+pub(crate) fn event(text: &str, finish: Option<&str>) -> String {
     let finish = match finish {
         Some(f) => format!("\"{f}\""),
         None => "null".into(),
@@ -26,7 +26,7 @@ pub fn event(text: &str, finish: Option<&str>) -> String {
 }
 
 /// The usage event of `stream_options.include_usage`, then `[DONE]`.
-pub fn usage_and_done(prompt_tokens: u64, completion_tokens: u64) -> Bytes {
+pub(crate) fn usage_and_done(prompt_tokens: u64, completion_tokens: u64) -> Bytes {
     let total = prompt_tokens + completion_tokens;
     let mut s = format!(
         "data: {{\"id\":\"cmpl-selftest\",\"object\":\"text_completion\",\"created\":0,\"model\":\"{MODEL}\",\
@@ -40,7 +40,7 @@ pub fn usage_and_done(prompt_tokens: u64, completion_tokens: u64) -> Bytes {
 /// The token events of a flat-out stream of `tokens` tokens, `per_event` to an event (the last
 /// one carries the rest and the finish reason `length`). No usage and no `[DONE]`: those depend
 /// on the request (see [`usage_and_done`]).
-pub fn flat_events(tokens: u64, per_event: u32) -> Bytes {
+pub(crate) fn flat_events(tokens: u64, per_event: u32) -> Bytes {
     let per_event = u64::from(per_event.max(1));
     let mut out = BytesMut::new();
     let mut sent = 0;
@@ -57,20 +57,20 @@ pub fn flat_events(tokens: u64, per_event: u32) -> Bytes {
 /// Microseconds on the host's monotonic clock (`CLOCK_MONOTONIC`, the clock `Instant` reads on
 /// Linux), the same in every process: the endpoint's send stamps, so a client in another
 /// process can set them against its own times (see [`Clock`]).
-pub fn monotonic_us() -> u64 {
+pub(crate) fn monotonic_us() -> u64 {
     let ts = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
     ts.tv_sec as u64 * 1_000_000 + ts.tv_nsec as u64 / 1_000
 }
 
 /// Turns monotonic stamps into seconds since a client's `origin`.
 #[derive(Debug, Clone, Copy)]
-pub struct Clock {
+pub(crate) struct Clock {
     /// `origin` on the monotonic clock, seconds.
     origin_s: f64,
 }
 
 impl Clock {
-    pub fn new(origin: std::time::Instant) -> Clock {
+    pub(crate) fn new(origin: std::time::Instant) -> Clock {
         let now_us = monotonic_us();
         let since = origin.elapsed().as_secs_f64();
         Clock {
@@ -80,12 +80,12 @@ impl Clock {
 
     /// A clock whose origin is `origin_s` on the monotonic clock (for tests).
     #[cfg(test)]
-    pub fn at(origin_s: f64) -> Clock {
+    pub(crate) fn at(origin_s: f64) -> Clock {
         Clock { origin_s }
     }
 
     /// The send stamps in a stream's generated text, seconds since the origin, in order.
-    pub fn stamps_in(self, text: &str) -> Vec<f64> {
+    pub(crate) fn stamps_in(self, text: &str) -> Vec<f64> {
         stamps_in(text)
             .into_iter()
             .map(|s| s - self.origin_s)
@@ -95,13 +95,13 @@ impl Clock {
 
 /// The text of a scheduled event: its send time in whole microseconds on the monotonic clock,
 /// as one word (` t1234`).
-pub fn stamp_text(send_us: u64) -> String {
+pub(crate) fn stamp_text(send_us: u64) -> String {
     format!(" t{send_us}")
 }
 
 /// The send stamps (seconds on the monotonic clock) in a stream's generated text, in order.
 /// Words that are not stamps are skipped.
-pub fn stamps_in(text: &str) -> Vec<f64> {
+pub(crate) fn stamps_in(text: &str) -> Vec<f64> {
     text.split_whitespace()
         .filter_map(|w| w.strip_prefix('t')?.parse::<u64>().ok())
         .map(|us| us as f64 / 1e6)

@@ -19,7 +19,7 @@ use super::model::{Emit, Job, Model, Nanos, Snapshot};
 
 /// Tokens for one request, as the engine hands them over.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Progress {
+pub(super) struct Progress {
     pub tokens: u32,
     /// This was the request's last token.
     pub done: bool,
@@ -37,7 +37,7 @@ enum Command {
 
 /// Request-level counters, updated by the server and by [`Ticket`]s.
 #[derive(Debug, Default)]
-pub struct Tally {
+pub(super) struct Tally {
     pub requests: AtomicU64,
     pub rejected: AtomicU64,
     pub completed: AtomicU64,
@@ -45,14 +45,14 @@ pub struct Tally {
 }
 
 impl Tally {
-    pub fn bump(counter: &AtomicU64) -> u64 {
+    pub(super) fn bump(counter: &AtomicU64) -> u64 {
         counter.fetch_add(1, Ordering::Relaxed) + 1
     }
 }
 
 /// Handle to the engine task. Cheap to share; the task ends on [`Engine::stop`].
 #[derive(Debug)]
-pub struct Engine {
+pub(super) struct Engine {
     cmds: mpsc::UnboundedSender<Command>,
     snapshot: Arc<Mutex<Snapshot>>,
     stop: Arc<Notify>,
@@ -61,7 +61,7 @@ pub struct Engine {
 
 impl Engine {
     /// Starts the engine task on the current tokio runtime.
-    pub fn spawn(cfg: &SimConfig) -> Engine {
+    pub(super) fn spawn(cfg: &SimConfig) -> Engine {
         let (cmds, rx) = mpsc::unbounded_channel();
         let snapshot = Arc::new(Mutex::new(Snapshot::default()));
         let stop = Arc::new(Notify::new());
@@ -82,7 +82,7 @@ impl Engine {
 
     /// Queues `job` as having arrived at `at` (now or a moment ago). Dropping the ticket before
     /// its last token cancels the job.
-    pub fn submit(&self, at: Instant, job: Job) -> Ticket {
+    pub(super) fn submit(&self, at: Instant, job: Job) -> Ticket {
         let (tx, rx) = mpsc::unbounded_channel();
         // A stopped engine drops the sender, which the ticket sees as an ended stream.
         let _ = self.cmds.send(Command::Submit { at, job, tx });
@@ -96,7 +96,7 @@ impl Engine {
     }
 
     /// The model's gauges and counters as of the engine's last wake-up.
-    pub fn snapshot(&self) -> Snapshot {
+    pub(super) fn snapshot(&self) -> Snapshot {
         *self
             .snapshot
             .lock()
@@ -104,14 +104,14 @@ impl Engine {
     }
 
     /// Ends the engine task; every open ticket then sees the end of its tokens.
-    pub fn stop(&self) {
+    pub(super) fn stop(&self) {
         self.stop.notify_one();
     }
 }
 
 /// One request's claim on the engine: its tokens arrive here.
 #[derive(Debug)]
-pub struct Ticket {
+pub(super) struct Ticket {
     id: u64,
     rx: mpsc::UnboundedReceiver<Progress>,
     cmds: mpsc::UnboundedSender<Command>,
@@ -121,7 +121,7 @@ pub struct Ticket {
 
 impl Ticket {
     /// The next tokens, or `None` once the request is done or the engine has stopped.
-    pub async fn next(&mut self) -> Option<Progress> {
+    pub(super) async fn next(&mut self) -> Option<Progress> {
         if self.done {
             return None;
         }

@@ -31,10 +31,10 @@ use std::collections::VecDeque;
 use super::SimConfig;
 
 /// Virtual time in nanoseconds since the sim started.
-pub type Nanos = u64;
+pub(crate) type Nanos = u64;
 
 /// Seconds to whole nanoseconds, rounded; negative or non-finite values count as zero.
-pub fn nanos(seconds: f64) -> Nanos {
+pub(crate) fn nanos(seconds: f64) -> Nanos {
     if seconds.is_finite() && seconds > 0.0 {
         (seconds * 1e9).round() as Nanos
     } else {
@@ -44,7 +44,7 @@ pub fn nanos(seconds: f64) -> Nanos {
 
 /// One generation request as the scheduler sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Job {
+pub(crate) struct Job {
     /// Caller-chosen unique id, echoed in every [`Emit`].
     pub id: u64,
     pub prompt_tokens: u64,
@@ -59,7 +59,7 @@ pub struct Job {
 
 /// Tokens handed to one request at the end of a phase.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Emit {
+pub(crate) struct Emit {
     pub id: u64,
     /// Virtual time the tokens were produced (the end of the phase).
     pub at: Nanos,
@@ -70,7 +70,7 @@ pub struct Emit {
 
 /// What the model looks like from outside: gauges and cumulative counters, as `/metrics` shows.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Snapshot {
+pub(crate) struct Snapshot {
     /// Requests holding a slot: in the current prefill batch or decoding.
     pub running: u64,
     /// Requests queued for admission.
@@ -104,7 +104,7 @@ enum Phase {
 
 /// The scheduler state machine. See the module documentation for the rules.
 #[derive(Debug)]
-pub struct Model {
+pub(crate) struct Model {
     cfg: SimConfig,
     /// Time of the last phase boundary (or phase start).
     now: Nanos,
@@ -116,7 +116,7 @@ pub struct Model {
 
 impl Model {
     /// A fresh, idle model. Only the timing fields of `cfg` are used.
-    pub fn new(cfg: SimConfig) -> Self {
+    pub(crate) fn new(cfg: SimConfig) -> Self {
         Model {
             cfg,
             now: 0,
@@ -132,7 +132,7 @@ impl Model {
     /// Nothing happens until [`advance`](Self::advance) reaches a time at or after `at`; jobs
     /// submitted for the same instant before advancing are admitted together. An arrival stamped
     /// earlier than the previous one is treated as arriving with it, to keep the queue in order.
-    pub fn submit(&mut self, at: Nanos, job: Job) {
+    pub(crate) fn submit(&mut self, at: Nanos, job: Job) {
         let last = self.waiting.back().map_or(0, |q| q.arrival);
         let arrival = at.max(last);
         self.waiting.push_back(Queued { job, arrival });
@@ -140,7 +140,7 @@ impl Model {
 
     /// Removes request `id` wherever it is. Its slot is free for the next admission; a phase
     /// already under way keeps its length. Unknown ids are ignored.
-    pub fn cancel(&mut self, id: u64) {
+    pub(crate) fn cancel(&mut self, id: u64) {
         self.waiting.retain(|q| q.job.id != id);
         self.running.retain(|s| s.job.id != id);
         if let Phase::Prefill { batch, .. } = &mut self.phase {
@@ -150,7 +150,7 @@ impl Model {
 
     /// The next time at which something happens: a phase ends, or an idle model starts working
     /// on a queued arrival. `None` when idle with an empty queue.
-    pub fn next_deadline(&self) -> Option<Nanos> {
+    pub(crate) fn next_deadline(&self) -> Option<Nanos> {
         match &self.phase {
             Phase::Prefill { ends, .. } | Phase::Decode { ends } => Some(*ends),
             Phase::Idle => self.waiting.front().map(|q| q.arrival.max(self.now)),
@@ -159,7 +159,7 @@ impl Model {
 
     /// Runs the model up to and including virtual time `to` and returns the tokens produced, in
     /// time order (requests within one phase in admission order).
-    pub fn advance(&mut self, to: Nanos) -> Vec<Emit> {
+    pub(crate) fn advance(&mut self, to: Nanos) -> Vec<Emit> {
         let mut out = Vec::new();
         while let Some(t) = self.next_deadline().filter(|&t| t <= to) {
             match std::mem::replace(&mut self.phase, Phase::Idle) {
@@ -174,7 +174,7 @@ impl Model {
     }
 
     /// Gauges and counters as of the last [`advance`](Self::advance).
-    pub fn snapshot(&self) -> Snapshot {
+    pub(crate) fn snapshot(&self) -> Snapshot {
         let batch: &[Slot] = match &self.phase {
             Phase::Prefill { batch, .. } => batch,
             _ => &[],

@@ -39,7 +39,7 @@ const ENGINE_NAME: &str = "llmsweep serve-sim";
 
 /// State shared by all handlers: the configuration and the engine.
 #[derive(Debug)]
-pub struct Shared {
+pub(super) struct Shared {
     cfg: SimConfig,
     engine: Engine,
     /// Requests refused for a missing required header.
@@ -52,11 +52,11 @@ pub struct Shared {
 }
 
 /// Text prompts the simulator keeps, for tests of what arrived.
-pub const KEPT_PROMPTS: usize = 10_000;
+pub(super) const KEPT_PROMPTS: usize = 10_000;
 
 impl Shared {
     /// Validates `cfg` and starts the engine task (needs a tokio runtime).
-    pub fn start(cfg: SimConfig) -> io::Result<Arc<Shared>> {
+    pub(super) fn start(cfg: SimConfig) -> io::Result<Arc<Shared>> {
         cfg.validate().map_err(|m| {
             io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -90,11 +90,11 @@ impl Shared {
     }
 
     /// The text prompts received so far (the first [`KEPT_PROMPTS`]), in arrival order.
-    pub fn received_prompts(&self) -> Vec<String> {
+    pub(super) fn received_prompts(&self) -> Vec<String> {
         self.received.lock().map(|r| r.clone()).unwrap_or_default()
     }
 
-    pub fn stats(&self) -> SimStats {
+    pub(super) fn stats(&self) -> SimStats {
         let snap = self.engine.snapshot();
         let tally = &self.engine.tally;
         SimStats {
@@ -113,7 +113,7 @@ impl Shared {
 
 /// Serves until `shutdown` completes, then stops the engine so open streams end and the
 /// graceful shutdown does not wait for them.
-pub async fn run(
+pub(super) async fn run(
     shared: Arc<Shared>,
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,

@@ -12,7 +12,7 @@ use super::text;
 
 /// Which OpenAI endpoint a generation request came through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Api {
+pub(super) enum Api {
     Completions,
     Chat,
 }
@@ -22,7 +22,7 @@ pub enum Api {
 /// `ignore_eos` is among the ignored: the sim never stops at an EOS on its own, so the output
 /// length is `max_tokens` either way.
 #[derive(Debug, Default, Deserialize)]
-pub struct GenRequest {
+pub(super) struct GenRequest {
     pub model: Option<String>,
     pub prompt: Option<Prompt>,
     pub messages: Option<Vec<Message>>,
@@ -36,7 +36,7 @@ pub struct GenRequest {
 }
 
 #[derive(Debug, Default, Deserialize)]
-pub struct StreamOptions {
+pub(super) struct StreamOptions {
     #[serde(default)]
     pub include_usage: bool,
 }
@@ -44,33 +44,33 @@ pub struct StreamOptions {
 /// A completions prompt: text, token ids, or a batch of texts (only a batch of one is served).
 #[derive(Debug, Deserialize)]
 #[serde(untagged)]
-pub enum Prompt {
+pub(super) enum Prompt {
     Text(String),
     Ids(Vec<u32>),
     Texts(Vec<String>),
 }
 
 #[derive(Debug, Deserialize)]
-pub struct Message {
+pub(super) struct Message {
     pub content: Option<Content>,
 }
 
 /// Chat message content: a string, or parts of which the text parts count.
 #[derive(Debug, Deserialize)]
 #[serde(untagged)]
-pub enum Content {
+pub(super) enum Content {
     Text(String),
     Parts(Vec<Part>),
 }
 
 #[derive(Debug, Deserialize)]
-pub struct Part {
+pub(super) struct Part {
     pub text: Option<String>,
 }
 
 /// Body of `/tokenize`: vLLM and SGLang send `prompt` (or chat `messages`), llama.cpp `content`.
 #[derive(Debug, Deserialize)]
-pub struct TokenizeRequest {
+pub(super) struct TokenizeRequest {
     pub model: Option<String>,
     pub prompt: Option<Prompt>,
     pub content: Option<String>,
@@ -79,7 +79,7 @@ pub struct TokenizeRequest {
 
 impl Prompt {
     /// Token ids of a prompt, or a message when it is a batch the sim does not serve.
-    pub fn token_ids(&self) -> Result<Vec<u32>, String> {
+    pub(super) fn token_ids(&self) -> Result<Vec<u32>, String> {
         match self {
             Prompt::Text(s) => Ok(text::token_ids(s)),
             Prompt::Ids(ids) => Ok(ids.clone()),
@@ -93,7 +93,7 @@ impl Prompt {
 }
 
 /// Token ids of chat messages: the words of every text content, with no template overhead.
-pub fn message_token_ids(messages: &[Message]) -> Vec<u32> {
+pub(super) fn message_token_ids(messages: &[Message]) -> Vec<u32> {
     let mut ids = Vec::new();
     for content in messages.iter().filter_map(|m| m.content.as_ref()) {
         match content {
@@ -110,7 +110,7 @@ pub fn message_token_ids(messages: &[Message]) -> Vec<u32> {
 
 /// Everything serve-sim answers with a status other than 200.
 #[derive(Debug, Clone, PartialEq)]
-pub enum SimError {
+pub(super) enum SimError {
     /// vLLM's 400 body: `{"object":"error","message",…,"type":"BadRequestError","code":400}`.
     BadRequest(String),
     /// OpenAI's error body `{"error":{"message","type","code"}}` with this status.
@@ -118,7 +118,7 @@ pub enum SimError {
 }
 
 impl SimError {
-    pub fn unknown_model(model: &str) -> Self {
+    pub(super) fn unknown_model(model: &str) -> Self {
         SimError::Api {
             status: 404,
             message: format!("The model `{model}` does not exist."),
@@ -126,7 +126,7 @@ impl SimError {
     }
 
     /// vLLM's wording, which clients parse to learn the limit.
-    pub fn context_too_long(max_context: u64, prompt: u64, completion: u64) -> Self {
+    pub(super) fn context_too_long(max_context: u64, prompt: u64, completion: u64) -> Self {
         let total = prompt + completion;
         SimError::BadRequest(format!(
             "This model's maximum context length is {max_context} tokens. \
@@ -175,7 +175,7 @@ impl IntoResponse for SimError {
 
 /// Token counts reported in `usage`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Usage {
+pub(super) struct Usage {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
     pub cached_tokens: u64,
@@ -199,9 +199,9 @@ impl Usage {
 }
 
 /// SSE comment line sent by the `keepalive` mode.
-pub const PING: Bytes = Bytes::from_static(b": ping\n\n");
+pub(super) const PING: Bytes = Bytes::from_static(b": ping\n\n");
 /// The stream terminator.
-pub const DONE: Bytes = Bytes::from_static(b"data: [DONE]\n\n");
+pub(super) const DONE: Bytes = Bytes::from_static(b"data: [DONE]\n\n");
 
 /// One `data:` frame.
 fn sse(value: &Value) -> Bytes {
@@ -210,7 +210,7 @@ fn sse(value: &Value) -> Bytes {
 
 /// Builds the JSON of one response, streamed or not, with its id, model and creation time.
 #[derive(Debug, Clone)]
-pub struct Shape {
+pub(super) struct Shape {
     pub api: Api,
     pub id: String,
     pub created: u64,
@@ -226,14 +226,14 @@ impl Shape {
     }
 
     /// The role-only first chunk of a chat stream (vLLM sends it before any content).
-    pub fn role_chunk(&self) -> Bytes {
+    pub(super) fn role_chunk(&self) -> Bytes {
         let delta = json!({"role": "assistant", "content": ""});
         let choice = json!({"index": 0, "delta": delta, "logprobs": null, "finish_reason": null});
         sse(&self.envelope("chat.completion.chunk", json!([choice])))
     }
 
     /// A chunk carrying `text` (possibly empty), with `finish` on the last one.
-    pub fn text_chunk(&self, text: &str, finish: Option<&str>) -> Bytes {
+    pub(super) fn text_chunk(&self, text: &str, finish: Option<&str>) -> Bytes {
         let choice = match self.api {
             Api::Completions => completion_choice(text, finish),
             Api::Chat => {
@@ -245,21 +245,21 @@ impl Shape {
 
     /// A chat chunk of reasoning text (`delta.reasoning_content`, as vLLM's and SGLang's
     /// reasoning parsers send it).
-    pub fn reasoning_chunk(&self, text: &str) -> Bytes {
+    pub(super) fn reasoning_chunk(&self, text: &str) -> Bytes {
         let delta = json!({"reasoning_content": text});
         let choice = json!({"index": 0, "delta": delta, "logprobs": null, "finish_reason": null});
         sse(&self.envelope(self.chunk_object(), json!([choice])))
     }
 
     /// The final usage chunk of `stream_options.include_usage`: no choices, only usage.
-    pub fn usage_chunk(&self, usage: Usage) -> Bytes {
+    pub(super) fn usage_chunk(&self, usage: Usage) -> Bytes {
         let mut v = self.envelope(self.chunk_object(), json!([]));
         v["usage"] = usage.to_json();
         sse(&v)
     }
 
     /// The body of a non-streaming response.
-    pub fn full(&self, text: &str, finish: &str, usage: Option<Usage>) -> Value {
+    pub(super) fn full(&self, text: &str, finish: &str, usage: Option<Usage>) -> Value {
         let (object, choice) = match self.api {
             Api::Completions => ("text_completion", completion_choice(text, Some(finish))),
             Api::Chat => {
@@ -289,7 +289,7 @@ fn completion_choice(text: &str, finish: Option<&str>) -> Value {
 }
 
 /// `/metrics` in Prometheus text format with vLLM's metric names.
-pub fn metrics_text(model: &str, s: &Snapshot, kv_cache_tokens: u64) -> String {
+pub(super) fn metrics_text(model: &str, s: &Snapshot, kv_cache_tokens: u64) -> String {
     let label = format!("{{model_name=\"{}\"}}", escape_label(model));
     let kv_usage = if kv_cache_tokens == 0 {
         0.0

@@ -82,7 +82,7 @@ impl Exposition {
 }
 
 /// Parses a whole exposition; never fails (see the module documentation).
-pub fn parse(text: &str) -> Exposition {
+pub(crate) fn parse(text: &str) -> Exposition {
     let mut out = Exposition::default();
     for raw in text.lines() {
         let line = raw.trim_matches(|c| c == ' ' || c == '\t' || c == '\r');
@@ -134,7 +134,7 @@ fn read_comment(comment: &str, out: &mut Exposition) {
 }
 
 /// One sample line, or `None` when it is malformed.
-pub fn parse_sample(line: &str) -> Option<Sample> {
+pub(crate) fn parse_sample(line: &str) -> Option<Sample> {
     let mut cur = Cursor { rest: line };
     let mut name = cur.take_while(is_name_char).to_string();
     if name.starts_with(|c: char| c.is_ascii_digit()) {

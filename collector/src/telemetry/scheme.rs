@@ -19,7 +19,7 @@ pub(crate) use llmsweep_shared::bundle::MetricScheme as Scheme;
 
 /// How the label sets of one gauge become one number.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Combine {
+pub(crate) enum Combine {
     Sum,
     Mean,
 }
@@ -114,7 +114,7 @@ impl Metrics for Scheme {
 }
 
 /// The scheme most of whose metric names appear, or `None` when none does.
-pub fn recognise(e: &Exposition) -> Option<Scheme> {
+pub(crate) fn recognise(e: &Exposition) -> Option<Scheme> {
     KNOWN
         .into_iter()
         .map(|s| {
@@ -141,7 +141,7 @@ pub struct Reading {
 }
 
 /// Picks `scheme`'s metrics out of `e`, one number each.
-pub fn select(scheme: Scheme, e: &Exposition) -> Reading {
+pub(crate) fn select(scheme: Scheme, e: &Exposition) -> Reading {
     let gauges = scheme
         .gauges()
         .iter()

@@ -4,7 +4,7 @@ use std::process::{Command, Output};
 
 /// The `llmsweep` binary as a user runs it from the package's folder, without an API key from
 /// the environment (a test that wants one sets it).
-pub fn command() -> Command {
+pub(crate) fn command() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_llmsweep"));
     cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
         .env_remove("LLMSWEEP_API_KEY")
@@ -13,11 +13,11 @@ pub fn command() -> Command {
 }
 
 /// Runs `llmsweep <args>` to its end.
-pub fn llmsweep(args: &[&str]) -> Output {
+pub(crate) fn llmsweep(args: &[&str]) -> Output {
     command().args(args).output().expect("llmsweep runs")
 }
 
 /// Output bytes as text.
-pub fn text(b: &[u8]) -> String {
+pub(crate) fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }

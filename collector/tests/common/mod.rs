@@ -4,5 +4,5 @@
 //! file uses every helper, hence the `dead_code` allowance.
 #![allow(dead_code)]
 
-pub mod engines;
-pub mod sim;
+pub(crate) mod engines;
+pub(crate) mod sim;

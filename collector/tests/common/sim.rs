@@ -10,7 +10,7 @@ use llmsweep::sim::{SimConfig, SimServer, SimStats};
 use llmsweep_shared::Bundle;
 
 /// A finished sweep against a simulator.
-pub struct Swept {
+pub(crate) struct Swept {
     pub bundle: Bundle,
     pub outcome: Outcome,
     pub stats: SimStats,
@@ -22,7 +22,7 @@ pub struct Swept {
 }
 
 /// Parses `llmsweep throughput <args>` into a plan.
-pub fn plan(url: &str, out: &Path, args: &[&str]) -> RunPlan {
+pub(crate) fn plan(url: &str, out: &Path, args: &[&str]) -> RunPlan {
     let mut all = vec![
         "llmsweep",
         "throughput",
@@ -43,17 +43,17 @@ pub fn plan(url: &str, out: &Path, args: &[&str]) -> RunPlan {
 }
 
 /// Runs a throughput sweep with `args` against a fresh simulator configured by `cfg`.
-pub async fn sweep(cfg: SimConfig, args: &[&str]) -> Swept {
+pub(crate) async fn sweep(cfg: SimConfig, args: &[&str]) -> Swept {
     sweep_with(cfg, args, Interrupt::default(), || {}).await
 }
 
 /// Sweeps in one test process run one at a time: timing and client-CPU checks would otherwise
 /// measure each other.
-pub static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+pub(crate) static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// Like [`sweep`], interrupted `after` the sweep starts, as a first Ctrl-C does; with `abort`
 /// requests in flight are aborted at once, as a second Ctrl-C does.
-pub async fn sweep_interrupted(
+pub(crate) async fn sweep_interrupted(
     after: std::time::Duration,
     abort: bool,
     cfg: SimConfig,
@@ -104,7 +104,7 @@ async fn sweep_with(
 }
 
 /// Runs `llmsweep <command> <args>` (`context` or `run`) against a fresh simulator.
-pub async fn sweep_command(cfg: SimConfig, command: &str, args: &[&str]) -> Swept {
+pub(crate) async fn sweep_command(cfg: SimConfig, command: &str, args: &[&str]) -> Swept {
     let _turn = SERIAL.lock().await;
     let sim = SimServer::start(cfg, 0).await.expect("simulator starts");
     let dir = tempfile::tempdir().expect("temp dir");
@@ -143,7 +143,7 @@ pub async fn sweep_command(cfg: SimConfig, command: &str, args: &[&str]) -> Swep
 }
 
 /// `|got − want| ≤ abs + rel·want`, with a message that shows both.
-pub fn assert_close(what: &str, got: f64, want: f64, abs: f64, rel: f64) {
+pub(crate) fn assert_close(what: &str, got: f64, want: f64, abs: f64, rel: f64) {
     let tol = abs + rel * want.abs();
     assert!(
         (got - want).abs() <= tol,
@@ -152,7 +152,7 @@ pub fn assert_close(what: &str, got: f64, want: f64, abs: f64, rel: f64) {
 }
 
 /// `lo ≤ got ≤ hi`, with a message that shows all three.
-pub fn assert_between(what: &str, got: f64, lo: f64, hi: f64) {
+pub(crate) fn assert_between(what: &str, got: f64, lo: f64, hi: f64) {
     assert!(
         (lo..=hi).contains(&got),
         "{what}: measured {got:.5}, expected between {lo:.5} and {hi:.5}"

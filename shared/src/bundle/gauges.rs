@@ -50,13 +50,13 @@ impl ServerSamples {
         let mut out: Vec<Vec<(f64, f64)>> = Vec::new();
         let mut open = false;
         for (&t, v) in self.t_s.iter().zip(values) {
-            match v.filter(|v| v.is_finite() && t.is_finite()) {
-                Some(v) if open => out.last_mut().expect("open segment").push((t, v)),
-                Some(v) => {
+            match (v.filter(|v| v.is_finite() && t.is_finite()), out.last_mut()) {
+                (Some(v), Some(segment)) if open => segment.push((t, v)),
+                (Some(v), _) => {
                     out.push(vec![(t, v)]);
                     open = true;
                 }
-                None => open = false,
+                (None, _) => open = false,
             }
         }
         out

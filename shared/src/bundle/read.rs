@@ -115,7 +115,11 @@ impl<'de> serde::de::Visitor<'de> for HeadVisitor {
 /// The non-JSON literal Python's `json` module writes for NaN and ±∞ (`NaN`, `Infinity`,
 /// `-Infinity`) when `text` has one at `line` and `column` (1-based, as serde_json counts; a
 /// parser stops one byte into `-Infinity`), with the column it starts at.
-pub fn python_literal_at(text: &str, line: usize, column: usize) -> Option<(&'static str, usize)> {
+pub(super) fn python_literal_at(
+    text: &str,
+    line: usize,
+    column: usize,
+) -> Option<(&'static str, usize)> {
     let row = text.split_inclusive('\n').nth(line.checked_sub(1)?)?;
     let at = column.checked_sub(1)?;
     let starts = |i: usize, l: &str| row.get(i..).is_some_and(|r| r.starts_with(l));

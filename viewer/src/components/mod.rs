@@ -2,6 +2,10 @@
 //! ([`crate::state::view_model`]) and calls its methods; the charts and comparisons come from
 //! `llmsweep-shared`.
 
+// Leptos' `#[component]` gives every component and its props struct the visibility it is
+// written with, and makes the props' builder public; `pub` here is what the macro needs.
+#![allow(unreachable_pub)]
+
 mod chart;
 mod compare;
 mod folder;

@@ -457,15 +457,15 @@ pub fn points_with_requests(b: &Bundle) -> Vec<(usize, usize)> {
 mod tests {
     use super::*;
 
-    pub(super) const MINIMAL: &str = include_str!("../../../shared/tests/fixtures/minimal.json");
+    pub(crate) const MINIMAL: &str = include_str!("../../../shared/tests/fixtures/minimal.json");
 
-    pub(super) fn bundle(label: &str) -> Bundle {
+    pub(crate) fn bundle(label: &str) -> Bundle {
         let mut b = Bundle::from_json(MINIMAL).unwrap();
         b.label = label.into();
         b
     }
 
-    pub(super) fn two() -> (ViewerState, RunId, RunId) {
+    pub(crate) fn two() -> (ViewerState, RunId, RunId) {
         let mut s = ViewerState::default();
         let a = s.add("a.json", bundle("kpro5"));
         let b = s.add("b.json", bundle("kpro6"));
@@ -598,7 +598,7 @@ mod tests {
     }
 
     /// A bundle whose throughput sweep has a skipped point and then a point with one request.
-    pub(super) fn with_requests(label: &str) -> Bundle {
+    pub(crate) fn with_requests(label: &str) -> Bundle {
         let point = |c: u32, status: &str, requests: &str| {
             format!(
                 r#"{{"concurrency": {c}, "input_len": 8, "output_len": 4, "status": "{status}",

@@ -12,7 +12,7 @@ use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
 type Error = <CanvasBackend as DrawingBackend>::ErrorType;
 
 /// A canvas of `size` CSS pixels, drawn at the screen's pixel density.
-pub struct Canvas {
+pub(crate) struct Canvas {
     inner: CanvasBackend,
     context: CanvasRenderingContext2d,
     size: (u32, u32),
@@ -20,7 +20,7 @@ pub struct Canvas {
 
 impl Canvas {
     /// Sizes `el` for `size` CSS pixels and clears it; `None` when it has no 2D context.
-    pub fn new(el: &HtmlCanvasElement, size: (u32, u32)) -> Option<Canvas> {
+    pub(crate) fn new(el: &HtmlCanvasElement, size: (u32, u32)) -> Option<Canvas> {
         let dpr = web_sys::window()?.device_pixel_ratio().clamp(1.0, 4.0);
         el.set_width((size.0 as f64 * dpr).round() as u32);
         el.set_height((size.1 as f64 * dpr).round() as u32);

@@ -23,13 +23,13 @@ fn download(href: &str, name: &str) -> Result<(), String> {
 }
 
 /// The canvas as a PNG file.
-pub fn png(canvas: &HtmlCanvasElement, name: &str) -> Result<(), String> {
+pub(crate) fn png(canvas: &HtmlCanvasElement, name: &str) -> Result<(), String> {
     let url = canvas.to_data_url().map_err(|e| js_error(&e))?;
     download(&url, name)
 }
 
 /// `text` as a file of MIME type `mime`.
-pub fn text(text: &str, mime: &str, name: &str) -> Result<(), String> {
+pub(crate) fn text(text: &str, mime: &str, name: &str) -> Result<(), String> {
     let parts = js_sys::Array::of1(&JsValue::from_str(text));
     let opts = BlobPropertyBag::new();
     opts.set_type(mime);

@@ -11,12 +11,12 @@ use web_sys::{File, FileList, Response};
 use super::js_error;
 
 /// The files of a file list (from a picker or a drop), in order.
-pub fn list(files: &FileList) -> Vec<File> {
+pub(crate) fn list(files: &FileList) -> Vec<File> {
     (0..files.length()).filter_map(|i| files.get(i)).collect()
 }
 
 /// A file's bytes.
-pub async fn read(file: &File) -> Result<Vec<u8>, String> {
+pub(crate) async fn read(file: &File) -> Result<Vec<u8>, String> {
     let buf = JsFuture::from(file.array_buffer())
         .await
         .map_err(|e| format!("could not be read: {}", js_error(&e)))?;
@@ -24,7 +24,7 @@ pub async fn read(file: &File) -> Result<Vec<u8>, String> {
 }
 
 /// The bytes at `url`, fetched over HTTP.
-pub async fn fetch(url: &str) -> Result<Vec<u8>, String> {
+pub(crate) async fn fetch(url: &str) -> Result<Vec<u8>, String> {
     let window = web_sys::window().ok_or("no window")?;
     let resp = JsFuture::from(window.fetch_with_str(url))
         .await
@@ -48,7 +48,7 @@ pub async fn fetch(url: &str) -> Result<Vec<u8>, String> {
 /// page and the page does not allow remote bundles
 /// (`<meta name="llmsweep-remote-bundles" content="allow">`). A URL that does not parse is left
 /// to the fetch, which says what is wrong with it.
-pub fn refused_origin(url: &str) -> Option<(String, String)> {
+pub(crate) fn refused_origin(url: &str) -> Option<(String, String)> {
     let window = web_sys::window()?;
     let doc = window.document()?;
     let allowed = doc
@@ -72,12 +72,12 @@ fn query() -> Option<web_sys::UrlSearchParams> {
 }
 
 /// The `tab` query parameter of the page's URL.
-pub fn query_tab() -> Option<String> {
+pub(crate) fn query_tab() -> Option<String> {
     query()?.get("tab")
 }
 
 /// Every `bundle` query parameter of the page's URL, in order.
-pub fn query_bundles() -> Vec<String> {
+pub(crate) fn query_bundles() -> Vec<String> {
     let Some(params) = query() else {
         return Vec::new();
     };
@@ -94,7 +94,7 @@ pub fn query_bundles() -> Vec<String> {
 /// `data-encoding="gzip-base64"` (as `llmsweep report` writes them). The name is the element's
 /// `data-name`, else its `id`, else "embedded bundle N". A base64 body that does not decode
 /// comes through as its text, so loading it reports what is wrong with it.
-pub fn embedded() -> Vec<(String, Vec<u8>)> {
+pub(crate) fn embedded() -> Vec<(String, Vec<u8>)> {
     let Some(window) = web_sys::window() else {
         return Vec::new();
     };
@@ -128,7 +128,7 @@ pub fn embedded() -> Vec<(String, Vec<u8>)> {
 
 /// The URL of the folder listing, when the server announced one with
 /// `<meta name="llmsweep-folder" content="URL">`.
-pub fn folder_listing_url() -> Option<String> {
+pub(crate) fn folder_listing_url() -> Option<String> {
     let doc = web_sys::window()?.document()?;
     let meta = doc
         .query_selector(&format!("meta[name='{FOLDER_META}']"))
@@ -138,7 +138,7 @@ pub fn folder_listing_url() -> Option<String> {
 
 /// Rewrites the page's address (without a new history entry) so a reload opens the same runs
 /// of the folder and the same view: `bundle` parameters that are not the folder's are kept.
-pub fn set_address(folder_urls: &[String], tab: Option<&str>) {
+pub(crate) fn set_address(folder_urls: &[String], tab: Option<&str>) {
     let Some(window) = web_sys::window() else {
         return;
     };

@@ -1,13 +1,13 @@
 //! Browser glue: the canvas backend, files and downloads, the theme, the panic hook.
 
-pub mod canvas;
-pub mod export;
-pub mod files;
-pub mod panic;
-pub mod theme;
+pub(crate) mod canvas;
+pub(crate) mod export;
+pub(crate) mod files;
+pub(crate) mod panic;
+pub(crate) mod theme;
 
 /// The message of a JavaScript error value, for showing to a person.
-pub fn js_error(e: &wasm_bindgen::JsValue) -> String {
+pub(crate) fn js_error(e: &wasm_bindgen::JsValue) -> String {
     if let Some(s) = e.as_string() {
         return s;
     }

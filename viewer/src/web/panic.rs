@@ -3,7 +3,7 @@
 use wasm_bindgen::JsCast;
 
 /// Installs the hook: the message goes to the console and into `#fatal`.
-pub fn install() {
+pub(crate) fn install() {
     std::panic::set_hook(Box::new(|info| {
         let msg = info.to_string();
         web_sys::console::error_1(&msg.clone().into());

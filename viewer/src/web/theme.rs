@@ -7,7 +7,7 @@ use wasm_bindgen::closure::Closure;
 const QUERY: &str = "(prefers-color-scheme: dark)";
 
 /// A signal that is `true` while the system prefers dark colors.
-pub fn dark_signal() -> RwSignal<bool> {
+pub(crate) fn dark_signal() -> RwSignal<bool> {
     let dark = RwSignal::new(false);
     let Some(mql) = web_sys::window().and_then(|w| w.match_media(QUERY).ok().flatten()) else {
         return dark;

@@ -12,7 +12,7 @@ use llmsweep::load::{Interrupt, run_plan};
 use llmsweep::sim::{Preset, SimConfig, SimServer};
 use llmsweep_shared::Bundle;
 
-pub struct Made {
+pub(crate) struct Made {
     pub dir: tempfile::TempDir,
     pub a: Bundle,
     pub b: Bundle,
@@ -23,7 +23,7 @@ pub struct Made {
 }
 
 /// Sweeps both simulators at once and writes the three files.
-pub async fn make() -> Made {
+pub(crate) async fn make() -> Made {
     let dir = tempfile::tempdir().expect("temp dir");
     let a_cfg = SimConfig {
         max_context: 4096,
@@ -112,7 +112,7 @@ async fn run(cfg: SimConfig, label: &str, note: &str) -> Bundle {
 }
 
 /// A gzip file (RFC 1952) of `data`.
-pub fn gzip(data: &[u8]) -> Vec<u8> {
+pub(crate) fn gzip(data: &[u8]) -> Vec<u8> {
     use std::io::Write;
     let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     e.write_all(data).expect("gzip in memory");

@@ -15,13 +15,13 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use serde_json::json;
 
 /// The committed, built viewer.
-pub fn dist_dir() -> PathBuf {
+pub(crate) fn dist_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../dist")
 }
 
 /// Where screenshots are kept: `target/viewer-screenshots/` of the workspace (or of
 /// `CARGO_TARGET_DIR`).
-pub fn screenshot_dir() -> PathBuf {
+pub(crate) fn screenshot_dir() -> PathBuf {
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"));
@@ -33,12 +33,12 @@ pub fn screenshot_dir() -> PathBuf {
 /// Serves `dist/` at `/` and `bundles` at `/bundles/` on 127.0.0.1, one thread per connection;
 /// a file missing from `dist/` is looked up in `bundles` too (for pages made by a test). Any
 /// site may fetch from it (`Access-Control-Allow-Origin: *`), as from a public bucket.
-pub struct FileServer {
+pub(crate) struct FileServer {
     pub port: u16,
 }
 
 impl FileServer {
-    pub fn start(dist: PathBuf, bundles: PathBuf) -> FileServer {
+    pub(crate) fn start(dist: PathBuf, bundles: PathBuf) -> FileServer {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
         let port = listener.local_addr().expect("local addr").port();
         std::thread::spawn(move || {
@@ -50,7 +50,7 @@ impl FileServer {
         FileServer { port }
     }
 
-    pub fn url(&self, path: &str) -> String {
+    pub(crate) fn url(&self, path: &str) -> String {
         format!(
             "http://127.0.0.1:{}/{}",
             self.port,
@@ -106,7 +106,7 @@ fn serve(mut stream: TcpStream, dist: &Path, bundles: &Path) {
 }
 
 /// Chromium and chromedriver, found on `PATH` (or `LLMSWEEP_CHROMIUM`, `LLMSWEEP_CHROMEDRIVER`).
-pub struct Browser {
+pub(crate) struct Browser {
     pub chromium: PathBuf,
     pub chromedriver: PathBuf,
 }
@@ -114,7 +114,7 @@ pub struct Browser {
 impl Browser {
     /// The browser, or `None` (after saying why) when it is missing and not required. With
     /// `LLMSWEEP_REQUIRE_BROWSER=1` a missing browser fails the test.
-    pub fn find() -> Option<Browser> {
+    pub(crate) fn find() -> Option<Browser> {
         let found = find_exe(
             "LLMSWEEP_CHROMIUM",
             &["chromium", "chromium-browser", "google-chrome"],
@@ -151,7 +151,7 @@ fn find_exe(var: &str, names: &[&str]) -> Option<PathBuf> {
 }
 
 /// A chromedriver process and a session with a fresh profile; both end when dropped.
-pub struct Session {
+pub(crate) struct Session {
     pub client: Client,
     driver: Child,
     _profile: tempfile::TempDir,
@@ -169,7 +169,7 @@ impl Drop for Session {
 }
 
 /// Chromium's flags here: headless, and quiet on the network (no background connections).
-pub const CHROMIUM_FLAGS: [&str; 8] = [
+pub(crate) const CHROMIUM_FLAGS: [&str; 8] = [
     "--headless",
     "--no-sandbox",
     "--disable-gpu",
@@ -183,7 +183,7 @@ pub const CHROMIUM_FLAGS: [&str; 8] = [
 impl Session {
     /// Starts chromedriver and a browser window of `size` CSS pixels; `extra` flags are added
     /// (e.g. `--force-dark-mode`).
-    pub async fn start(b: &Browser, size: (u32, u32), extra: &[&str]) -> Session {
+    pub(crate) async fn start(b: &Browser, size: (u32, u32), extra: &[&str]) -> Session {
         let port = free_port();
         let driver = Command::new(&b.chromedriver)
             .arg(format!("--port={port}"))
@@ -217,17 +217,21 @@ impl Session {
     }
 
     /// Ends the WebDriver session (the browser quits), then chromedriver.
-    pub async fn close(self) {
+    pub(crate) async fn close(self) {
         let _ = self.client.clone().close().await;
     }
 
     /// Runs `script` (a function body) and returns its value.
-    pub async fn js(&self, script: &str) -> serde_json::Value {
+    pub(crate) async fn js(&self, script: &str) -> serde_json::Value {
         self.js_with(script, Vec::new()).await
     }
 
     /// Runs `script` with `arguments` and returns its value.
-    pub async fn js_with(&self, script: &str, args: Vec<serde_json::Value>) -> serde_json::Value {
+    pub(crate) async fn js_with(
+        &self,
+        script: &str,
+        args: Vec<serde_json::Value>,
+    ) -> serde_json::Value {
         self.client
             .execute(script, args)
             .await
@@ -235,7 +239,12 @@ impl Session {
     }
 
     /// Polls `script` (an expression) until it is truthy; panics with `what` after `timeout`.
-    pub async fn wait(&self, what: &str, script: &str, timeout: Duration) -> serde_json::Value {
+    pub(crate) async fn wait(
+        &self,
+        what: &str,
+        script: &str,
+        timeout: Duration,
+    ) -> serde_json::Value {
         let start = Instant::now();
         loop {
             let v = self.js(&format!("return ({script});")).await;
@@ -250,7 +259,7 @@ impl Session {
     }
 
     /// Saves a screenshot of the window as `<name>.png` in [`screenshot_dir`].
-    pub async fn screenshot(&self, name: &str) -> PathBuf {
+    pub(crate) async fn screenshot(&self, name: &str) -> PathBuf {
         let png = self.client.screenshot().await.expect("screenshot");
         let path = screenshot_dir().join(format!("{name}.png"));
         std::fs::write(&path, png).expect("write screenshot");
@@ -278,7 +287,7 @@ fn wait_for_port(port: u16, timeout: Duration) {
 
 /// Counts pixels of every `canvas` matching `selector` that differ from the canvas's corner
 /// pixel (its background): `[[slug, count], …]`.
-pub const INKED_PIXELS_JS: &str = r#"
+pub(crate) const INKED_PIXELS_JS: &str = r#"
     return [...document.querySelectorAll(arguments[0] || 'canvas')].map(c => {
         const ctx = c.getContext('2d');
         const d = ctx.getImageData(0, 0, c.width, c.height).data;
@@ -292,7 +301,7 @@ pub const INKED_PIXELS_JS: &str = r#"
 
 /// Every Content-Security-Policy violation of the page so far, buffered ones from before the
 /// call included: `["directive blocked-url", …]`.
-pub const CSP_VIOLATIONS_JS: &str = r#"
+pub(crate) const CSP_VIOLATIONS_JS: &str = r#"
     return new Promise((done) => {
         const seen = [];
         const take = (rs) => seen.push(...rs.map(r => r.body.effectiveDirective + ' ' + r.body.blockedURL));
@@ -304,7 +313,7 @@ pub const CSP_VIOLATIONS_JS: &str = r#"
 
 /// Appends an inline script that sets `window.injected`, and says whether the page's policy
 /// refused it: `[ran, violated directive or null]`.
-pub const INJECT_INLINE_SCRIPT_JS: &str = r#"
+pub(crate) const INJECT_INLINE_SCRIPT_JS: &str = r#"
     return new Promise((done) => {
         let violated = null;
         document.addEventListener('securitypolicyviolation', (e) => { violated = e.effectiveDirective; });

@@ -105,7 +105,7 @@ pub struct OpenPlan {
 pub const MAX_RATE: f64 = 100_000.0;
 
 /// Seconds of arrivals a rate point sends by default.
-pub const RATE_POINT_S: f64 = 30.0;
+pub(crate) const RATE_POINT_S: f64 = 30.0;
 
 /// Most passes `--repeats` may ask for per level.
 pub const MAX_REPEATS: u64 = 100;

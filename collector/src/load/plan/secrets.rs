@@ -75,7 +75,7 @@ const RESERVED: [&str; 4] = ["host", "content-length", "transfer-encoding", "con
 
 /// Parses one `--header NAME:VALUE` (spaces around the value are dropped, as curl does). A
 /// message never repeats the value: it may be a secret.
-pub fn parse_header(s: &str) -> anyhow::Result<(HeaderName, HeaderValue)> {
+pub(crate) fn parse_header(s: &str) -> anyhow::Result<(HeaderName, HeaderValue)> {
     let Some((name, value)) = s.split_once(':') else {
         bail!(
             "--header needs NAME:VALUE, e.g. --header X-Api-Key:abc123; one has no ':' (its text is not repeated here, it may be a secret)"
@@ -104,7 +104,7 @@ pub fn parse_header(s: &str) -> anyhow::Result<(HeaderName, HeaderValue)> {
 
 /// A URL split from the user name and password it may carry.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SplitUrl {
+pub(crate) struct SplitUrl {
     /// The URL with no user information: where requests go, and what messages name.
     pub url: String,
     /// `scheme://***@host…` when the URL carried a user name or password, else `url`: what a
@@ -115,7 +115,7 @@ pub struct SplitUrl {
 }
 
 /// Takes the `user:password@` out of a parsed URL.
-pub fn split_userinfo(parsed: &reqwest::Url, as_given: &str) -> SplitUrl {
+pub(crate) fn split_userinfo(parsed: &reqwest::Url, as_given: &str) -> SplitUrl {
     if parsed.username().is_empty() && parsed.password().is_none() {
         return SplitUrl {
             url: as_given.to_string(),
@@ -178,7 +178,7 @@ fn percent_decode(s: &str) -> String {
 /// Text with the user information of every `scheme://user:password@host` in it replaced by
 /// `***`: `http://***@host:8000/v1`. Works on text that does not parse as a URL too, so a
 /// message about a bad `--url` does not repeat its password.
-pub fn redact_url(s: &str) -> String {
+pub(crate) fn redact_url(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
     while let Some(i) = rest.find("://") {

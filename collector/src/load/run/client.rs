@@ -19,7 +19,7 @@ use crate::load::workload::Prompt;
 
 /// One shared client for a run: connection pools, base URL, API key, dialect.
 #[derive(Debug, Clone)]
-pub struct Client {
+pub(crate) struct Client {
     http: LoadHttp,
     base: String,
     pub api: Api,
@@ -36,7 +36,7 @@ pub struct Client {
 /// The HTTP clients a load runs on: one connection pool per source address (one, unless a
 /// big pool on loopback is spread: see [`source_addresses`]), with every connection timed.
 #[derive(Debug, Clone)]
-pub struct LoadHttp {
+pub(crate) struct LoadHttp {
     /// Never empty. Worker `w` sends on `lanes[w % lanes.len()]`.
     lanes: Vec<reqwest::Client>,
     connects: ConnectLog,
@@ -44,7 +44,11 @@ pub struct LoadHttp {
 
 impl LoadHttp {
     /// Pools for `pool` concurrent streams to `base`, each request carrying `credentials`.
-    pub fn new(credentials: &Credentials, pool: usize, base: &str) -> anyhow::Result<LoadHttp> {
+    pub(crate) fn new(
+        credentials: &Credentials,
+        pool: usize,
+        base: &str,
+    ) -> anyhow::Result<LoadHttp> {
         let host = reqwest::Url::parse(base).ok();
         let host = host.as_ref().and_then(|u| u.host_str());
         let sources = source_addresses(host, pool);
@@ -65,12 +69,12 @@ impl LoadHttp {
     }
 
     /// The first pool, for the probes and scrapes that go beside the load.
-    pub fn first(&self) -> &reqwest::Client {
+    pub(crate) fn first(&self) -> &reqwest::Client {
         &self.lanes[0]
     }
 
     /// How many source addresses the connections are spread over.
-    pub fn sources(&self) -> usize {
+    pub(crate) fn sources(&self) -> usize {
         self.lanes.len()
     }
 
@@ -81,7 +85,10 @@ impl LoadHttp {
 
 /// Builds a pooled HTTP client; `pool` is the most connections kept open (the concurrency).
 /// Every request it sends carries `credentials`.
-pub fn http_client(credentials: &Credentials, pool: usize) -> anyhow::Result<reqwest::Client> {
+pub(crate) fn http_client(
+    credentials: &Credentials,
+    pool: usize,
+) -> anyhow::Result<reqwest::Client> {
     Ok(builder(credentials, pool)?.build()?)
 }
 
@@ -97,7 +104,13 @@ fn builder(credentials: &Credentials, pool: usize) -> anyhow::Result<reqwest::Cl
 }
 
 impl Client {
-    pub fn new(http: LoadHttp, base: &str, api: Api, model: String, timeout: Duration) -> Self {
+    pub(crate) fn new(
+        http: LoadHttp,
+        base: &str,
+        api: Api,
+        model: String,
+        timeout: Duration,
+    ) -> Self {
         Client {
             http,
             base: base.trim_end_matches('/').to_string(),
@@ -132,7 +145,7 @@ impl Client {
     /// Opens up to `n` connections before a level and leaves them in the pools, so the
     /// level's first wave does not measure TCP setup: `n` concurrent `GET /v1/models`, spread
     /// over the pools as the workers are.
-    pub async fn preopen(&self, n: u32) {
+    pub(crate) async fn preopen(&self, n: u32) {
         let url = self.url("/v1/models");
         let since = Instant::now();
         let asks = (0..n as usize).map(|w| {
@@ -156,11 +169,11 @@ impl Client {
     }
 
     /// The client for probes and checks beside the load.
-    pub fn http(&self) -> &reqwest::Client {
+    pub(crate) fn http(&self) -> &reqwest::Client {
         self.http.first()
     }
 
-    pub fn url(&self, path: &str) -> String {
+    pub(crate) fn url(&self, path: &str) -> String {
         format!("{}{}", self.base, path)
     }
 
@@ -168,7 +181,7 @@ impl Client {
     /// `origin` is the point's start; the request's own clock starts just before it is
     /// written; `keep` says whether the whole answer is wanted besides its start. Never
     /// fails: every failure is recorded in the returned record.
-    pub async fn generate(
+    pub(crate) async fn generate(
         &self,
         worker: usize,
         prompt: &Prompt,
@@ -405,7 +418,7 @@ fn handle_event(data: &str, t: f64, trace: &mut Trace) -> Step {
 }
 
 /// An error and its causes on one line ("error sending request: connection refused").
-pub fn error_chain(e: &dyn std::error::Error) -> String {
+pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
     let mut s = e.to_string();
     let mut cur = e.source();
     while let Some(c) = cur {

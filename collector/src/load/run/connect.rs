@@ -17,7 +17,7 @@ use hyper_util::client::legacy::connect::{Connection, HttpInfo};
 /// When each connection began to open and how long it took, by local address, until a
 /// request takes it.
 #[derive(Debug, Clone, Default)]
-pub struct ConnectLog(Arc<Mutex<HashMap<SocketAddr, (Instant, f64)>>>);
+pub(crate) struct ConnectLog(Arc<Mutex<HashMap<SocketAddr, (Instant, f64)>>>);
 
 impl ConnectLog {
     fn put(&self, local: SocketAddr, began: Instant, seconds: f64) {
@@ -29,7 +29,7 @@ impl ConnectLog {
 
     /// How long the connection at `local` took to open, seconds, if it began to open after
     /// `since` (the request's start: the setup was on its path); taken once.
-    pub fn take(&self, local: SocketAddr, since: Instant) -> Option<f64> {
+    pub(crate) fn take(&self, local: SocketAddr, since: Instant) -> Option<f64> {
         let entry = self
             .0
             .lock()
@@ -41,7 +41,7 @@ impl ConnectLog {
 
 /// The layer that times connections into a [`ConnectLog`].
 #[derive(Debug, Clone)]
-pub struct TimeConnects(pub ConnectLog);
+pub(crate) struct TimeConnects(pub ConnectLog);
 
 impl<S> tower_layer::Layer<S> for TimeConnects {
     type Service = Timed<S>;
@@ -56,7 +56,7 @@ impl<S> tower_layer::Layer<S> for TimeConnects {
 
 /// A connector that times the connections of the one it wraps.
 #[derive(Debug, Clone)]
-pub struct Timed<S> {
+pub(crate) struct Timed<S> {
     inner: S,
     log: ConnectLog,
 }
@@ -95,13 +95,13 @@ where
 /// Connections one source address should carry at most: well under the 28,232 ephemeral
 /// ports of Linux's default range, so that the connections a level closes (which keep their
 /// port for a minute in TIME_WAIT) leave room for the next level's.
-pub const STREAMS_PER_SOURCE: usize = 4096;
+pub(crate) const STREAMS_PER_SOURCE: usize = 4096;
 
 /// The local addresses to open `pool` connections to `host` from: none chosen (the kernel's
 /// choice) unless the host is an IPv4 loopback address and one address would carry more than
 /// [`STREAMS_PER_SOURCE`]; then 127.0.0.1, 127.0.0.2, … (all of 127.0.0.0/8 is this machine),
 /// so that every source address has ports to spare.
-pub fn source_addresses(host: Option<&str>, pool: usize) -> Vec<Option<IpAddr>> {
+pub(crate) fn source_addresses(host: Option<&str>, pool: usize) -> Vec<Option<IpAddr>> {
     let loopback_v4 = host
         .and_then(|h| h.parse::<Ipv4Addr>().ok())
         .is_some_and(|ip| ip.is_loopback());

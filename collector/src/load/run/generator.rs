@@ -75,7 +75,7 @@ impl Interrupt {
 
 /// One point to run.
 #[derive(Debug, Clone, Copy)]
-pub struct LoadSpec {
+pub(crate) struct LoadSpec {
     pub concurrency: u32,
     pub stop: StopRule,
     pub input_len: u64,
@@ -97,7 +97,7 @@ pub struct LoadSpec {
 /// The input and output length of request `index` of a point: the spec's, or with a spread,
 /// each drawn uniformly (whole tokens, at least 1) from ±`spread` around them, from the prompt
 /// seed, the point's stream and the index, so a rerun or another host draws the same.
-pub fn lengths(spec: &LoadSpec, seed: u64, index: u64) -> (u64, u64) {
+pub(crate) fn lengths(spec: &LoadSpec, seed: u64, index: u64) -> (u64, u64) {
     if spec.spread <= 0.0 {
         return (spec.input_len, spec.output_len);
     }
@@ -114,7 +114,7 @@ pub fn lengths(spec: &LoadSpec, seed: u64, index: u64) -> (u64, u64) {
 
 /// An open-loop point's arrivals.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct OpenLoop {
+pub(crate) struct OpenLoop {
     pub rate: f64,
     pub arrival: llmsweep_shared::bundle::Arrival,
     pub burstiness: f64,
@@ -123,7 +123,7 @@ pub struct OpenLoop {
 
 /// One pass of a level that runs several.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Pass {
+pub(crate) struct Pass {
     /// 0-based.
     pub index: u32,
     /// The stream index of this pass's first prompt.
@@ -132,7 +132,7 @@ pub struct Pass {
 
 /// What a point produced, in request order.
 #[derive(Debug)]
-pub struct LoadResult {
+pub(crate) struct LoadResult {
     pub finished: Vec<Finished>,
     /// The point's clock origin (records' `start_s` count from here).
     pub origin: Instant,
@@ -154,7 +154,7 @@ const OUTAGE_FAILURES: u32 = 3;
 /// server still answers `/v1/models`, those are its answers, and the point goes on (see
 /// [`OutageWatch::server_answers`]).
 #[derive(Debug, Default)]
-pub struct OutageWatch {
+pub(crate) struct OutageWatch {
     count: u32,
     first: Option<String>,
     /// The last sign was an HTTP status, which the caller should check with a probe.
@@ -165,7 +165,7 @@ pub struct OutageWatch {
 
 impl OutageWatch {
     /// Sees one finished request; the reason once the server looks down.
-    pub fn see(&mut self, r: &RequestRecord) -> Option<String> {
+    pub(crate) fn see(&mut self, r: &RequestRecord) -> Option<String> {
         let Some((sign, http)) = outage_sign(r).filter(|(_, http)| !(*http && self.refusing))
         else {
             let refusing = self.refusing;
@@ -182,12 +182,12 @@ impl OutageWatch {
     }
 
     /// Whether the outage just seen needs a probe to tell it from a server refusing work.
-    pub fn needs_probe(&self) -> bool {
+    pub(crate) fn needs_probe(&self) -> bool {
         self.http
     }
 
     /// The probe found the server answering: its statuses are refusals, not an outage.
-    pub fn server_answers(&mut self) {
+    pub(crate) fn server_answers(&mut self) {
         *self = OutageWatch {
             refusing: true,
             ..OutageWatch::default()
@@ -213,7 +213,7 @@ fn outage_sign(r: &RequestRecord) -> Option<(String, bool)> {
 
 /// Whether the server answers at all: any HTTP answer to `GET /v1/models` but a gateway's
 /// 502/503/504.
-pub async fn server_answers(client: &Client) -> bool {
+pub(crate) async fn server_answers(client: &Client) -> bool {
     let answer = client
         .http()
         .get(client.url("/v1/models"))
@@ -225,7 +225,7 @@ pub async fn server_answers(client: &Client) -> bool {
 
 /// Runs one point (or one pass of it); `origin` is its clock's zero, and a deadline counts from
 /// the call. `on_done` sees each finished request as it completes (for progress display).
-pub async fn run(
+pub(crate) async fn run(
     client: Arc<Client>,
     prompts: Arc<PromptBuilder>,
     spec: LoadSpec,

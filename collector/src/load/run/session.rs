@@ -25,7 +25,7 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(4);
 
 /// How the server is reached and watched during a run.
 #[derive(Debug)]
-pub struct ServerHandle {
+pub(crate) struct ServerHandle {
     /// The load's client: its connection pool, the model, the request options.
     pub client: Arc<Client>,
     /// The client that scrapes `/metrics` during levels, apart from the load's pool.
@@ -38,7 +38,7 @@ pub struct ServerHandle {
 
 /// The run's settings every sweep follows.
 #[derive(Debug, Clone, Copy)]
-pub struct RunOptions {
+pub(crate) struct RunOptions {
     /// `--goodput`: every sweep and point of the run counts goodput against it.
     pub slo: Option<llmsweep_shared::bundle::Slo>,
     /// How long one request may take.
@@ -51,7 +51,7 @@ pub struct RunOptions {
 
 /// A run in progress: the server, the prompts, the bundle being filled, and how it goes.
 #[derive(Debug)]
-pub struct Session {
+pub(crate) struct Session {
     pub server: ServerHandle,
     pub prompts: Arc<PromptBuilder>,
     pub writer: BundleWriter,
@@ -70,7 +70,7 @@ pub struct Session {
 impl Session {
     /// Checks the output folder, probes the server and builds the bundle header. Fails with a
     /// message that says what to fix when the server cannot be used.
-    pub async fn open(
+    pub(crate) async fn open(
         target: &TargetPlan,
         output: &OutputPlan,
         kind: &str,
@@ -201,7 +201,7 @@ impl Session {
 
     /// Sends `n` unrecorded requests one at a time. They warm the server, drop request options
     /// the server refuses, and measure the tokens the server adds to every prompt.
-    pub async fn warmup(&mut self, n: u64, input_len: u64, output_len: u64) {
+    pub(crate) async fn warmup(&mut self, n: u64, input_len: u64, output_len: u64) {
         let mut client = (*self.server.client).clone();
         let mut prompts = (*self.prompts).clone();
         let mut sent = 0;
@@ -245,7 +245,7 @@ impl Session {
     }
 
     /// Takes over an interrupted bundle (`--resume`): its levels so far, its path, its workload.
-    pub fn adopt(&mut self, resume: Resume) {
+    pub(crate) fn adopt(&mut self, resume: Resume) {
         let (was, now) = (
             &resume.bundle.target.engine_version,
             &self.writer.bundle().target.engine_version,
@@ -264,7 +264,7 @@ impl Session {
 
     /// Adds a sweep to the bundle, writes it and tells the watcher; see
     /// [`BundleWriter::start_sweep`].
-    pub fn start_sweep(&mut self, sweep: llmsweep_shared::bundle::Sweep) -> SweepHandle {
+    pub(crate) fn start_sweep(&mut self, sweep: llmsweep_shared::bundle::Sweep) -> SweepHandle {
         self.tell(Event::SweepStarted {
             kind: sweep.kind,
             after_another: self.sweeps_begun > 0,
@@ -274,17 +274,17 @@ impl Session {
     }
 
     /// Tells the run's watcher something now.
-    pub fn note(&self, line: &str) {
+    pub(crate) fn note(&self, line: &str) {
         self.events.event(Event::Note(line));
     }
 
     /// Tells the run's watcher an event.
-    pub fn tell(&self, event: Event<'_>) {
+    pub(crate) fn tell(&self, event: Event<'_>) {
         self.events.event(event);
     }
 
     /// Whether this host's GPUs are read during points.
-    pub fn gpus_read(&self) -> bool {
+    pub(crate) fn gpus_read(&self) -> bool {
         self.server.nvidia_smi.is_some()
     }
 }

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 /// What `llmsweep selftest` measured on this machine.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Capacity {
+pub(crate) struct Capacity {
     /// The most token events per second the client read flat out at one token per event.
     pub events_s: f64,
     /// When it was measured, RFC 3339 UTC.
@@ -21,7 +21,7 @@ pub struct Capacity {
 impl Capacity {
     /// The capacity a selftest shows: its best one-token-per-event flat-out level
     /// ([`capacity_level`]).
-    pub fn of(selftest: &Selftest, measured_at: String) -> Option<Capacity> {
+    pub(crate) fn of(selftest: &Selftest, measured_at: String) -> Option<Capacity> {
         capacity_level(selftest).map(|l| Capacity {
             events_s: l.events_s,
             measured_at,
@@ -32,7 +32,7 @@ impl Capacity {
 
 /// Where the capacity is kept: `$XDG_CACHE_HOME/llmsweep/capacity.json`, else
 /// `~/.cache/llmsweep/capacity.json`.
-pub fn path() -> Option<PathBuf> {
+pub(crate) fn path() -> Option<PathBuf> {
     let cache = std::env::var_os("XDG_CACHE_HOME")
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
@@ -41,13 +41,13 @@ pub fn path() -> Option<PathBuf> {
 }
 
 /// The capacity last measured here, when there is one this version can read.
-pub fn load() -> Option<Capacity> {
+pub(crate) fn load() -> Option<Capacity> {
     let text = std::fs::read_to_string(path()?).ok()?;
     serde_json::from_str(&text).ok()
 }
 
 /// Keeps `c` for later runs; says where, or why not.
-pub fn save(c: &Capacity) -> Result<PathBuf, String> {
+pub(crate) fn save(c: &Capacity) -> Result<PathBuf, String> {
     let p = path().ok_or("no cache folder ($XDG_CACHE_HOME or $HOME)")?;
     if let Some(dir) = p.parent() {
         std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
@@ -59,7 +59,7 @@ pub fn save(c: &Capacity) -> Result<PathBuf, String> {
 
 /// Flags a level whose client read `events_s` token events per second, more than
 /// [`NEAR_CAPACITY`] of what this client was measured to read.
-pub fn near_capacity_flag(events_s: f64, c: &Capacity) -> Option<Flag> {
+pub(crate) fn near_capacity_flag(events_s: f64, c: &Capacity) -> Option<Flag> {
     let share = events_s / c.events_s;
     (share.is_finite() && share > NEAR_CAPACITY).then(|| Flag {
         kind: FlagKind::ClientBound,

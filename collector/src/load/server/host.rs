@@ -3,7 +3,7 @@
 use llmsweep_shared::bundle::HostFacts;
 
 /// This machine's name, OS, CPU and memory; what cannot be read is left out.
-pub fn client_facts() -> HostFacts {
+pub(crate) fn client_facts() -> HostFacts {
     HostFacts {
         hostname: hostname(),
         os: os_name(),
@@ -17,17 +17,17 @@ pub fn client_facts() -> HostFacts {
 
 /// Files the process keeps open besides one connection per stream: the runtime, the scrapes,
 /// the bundle, the terminal, with room to spare.
-pub const FILES_BESIDE_STREAMS: u64 = 64;
+pub(crate) const FILES_BESIDE_STREAMS: u64 = 64;
 
 /// Raises this process's soft limit on open files to its hard limit (allowed without
 /// privileges) and returns the limit now in force; `None` where it cannot be read.
-pub fn open_files_limit() -> Option<u64> {
+pub(crate) fn open_files_limit() -> Option<u64> {
     rlimit::increase_nofile_limit(u64::MAX).ok()
 }
 
 /// Refuses a concurrency that needs more open files than `limit` allows, before any request is
 /// sent, with what to do about it; `flag` names the setting that asked for `streams`.
-pub fn check_open_files(streams: u64, limit: u64) -> anyhow::Result<()> {
+pub(crate) fn check_open_files(streams: u64, limit: u64) -> anyhow::Result<()> {
     let needed = streams + FILES_BESIDE_STREAMS;
     if needed > limit {
         anyhow::bail!(
@@ -42,7 +42,7 @@ pub fn check_open_files(streams: u64, limit: u64) -> anyhow::Result<()> {
 static EXCLUDED_THREADS: std::sync::Mutex<Vec<u64>> = std::sync::Mutex::new(Vec::new());
 
 /// Marks the calling thread as not part of the client, for [`client_cpu_s`].
-pub fn exclude_current_thread() {
+pub(crate) fn exclude_current_thread() {
     if let Some(tid) = current_tid()
         && let Ok(mut list) = EXCLUDED_THREADS.lock()
     {
@@ -57,7 +57,7 @@ fn current_tid() -> Option<u64> {
 
 /// CPU seconds (user + system) used so far by the collector's live threads, leaving out those
 /// marked with [`exclude_current_thread`]. Linux only; `None` elsewhere.
-pub fn client_cpu_s() -> Option<f64> {
+pub(crate) fn client_cpu_s() -> Option<f64> {
     let ticks = sum_client_threads(|task| {
         stat_cpu_ticks(&std::fs::read_to_string(task.join("stat")).ok()?)
     })?;
@@ -68,7 +68,7 @@ pub fn client_cpu_s() -> Option<f64> {
 /// Like [`client_cpu_s`], to the nanosecond instead of the 10 ms tick: each thread's time on a
 /// CPU from its `schedstat`, for spans too short for ticks. Falls back to [`client_cpu_s`] where
 /// the kernel keeps no `schedstat`.
-pub fn client_cpu_fine_s() -> Option<f64> {
+pub(crate) fn client_cpu_fine_s() -> Option<f64> {
     if std::fs::metadata("/proc/thread-self/schedstat").is_err() {
         return client_cpu_s();
     }
@@ -109,7 +109,7 @@ fn stat_cpu_ticks(stat: &str) -> Option<u64> {
 }
 
 /// The process's peak resident memory (`VmHWM`), bytes. Linux only; `None` elsewhere.
-pub fn peak_rss_bytes() -> Option<u64> {
+pub(crate) fn peak_rss_bytes() -> Option<u64> {
     proc_kb_field("/proc/self/status", "VmHWM:")
 }
 
@@ -129,11 +129,11 @@ fn proc_kb_field(path: &str, name: &str) -> Option<u64> {
 
 /// Sets the peak of [`peak_rss_bytes`] back to the current resident memory, so the next
 /// reading is the peak of what runs in between. Returns whether the kernel allowed it.
-pub fn reset_peak_rss() -> bool {
+pub(crate) fn reset_peak_rss() -> bool {
     std::fs::write("/proc/self/clear_refs", b"5").is_ok()
 }
 
-pub fn hostname() -> String {
+pub(crate) fn hostname() -> String {
     gethostname::gethostname().to_string_lossy().into_owned()
 }
 

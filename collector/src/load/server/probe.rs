@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::load::run::client::error_chain;
 
 /// Endpoints asked, none required: OpenAI, vLLM, SGLang, llama.cpp, TGI.
-pub const PROBES: &[&str] = &[
+pub(crate) const PROBES: &[&str] = &[
     "/v1/models",
     "/version",
     "/get_server_info",
@@ -27,7 +27,7 @@ const BODY_KEEP: usize = 64 * 1024;
 
 /// What the probes tell, derived from their raw answers.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Fingerprint {
+pub(crate) struct Fingerprint {
     pub probes: BTreeMap<String, Probe>,
     pub models: Vec<String>,
     pub engine: Option<String>,
@@ -40,19 +40,19 @@ pub struct Fingerprint {
 
 impl Fingerprint {
     /// Whether anything answered at all.
-    pub fn reachable(&self) -> bool {
+    pub(crate) fn reachable(&self) -> bool {
         self.probes.values().any(|p| p.status.is_some())
     }
 
     /// The first error when nothing answered, for the "cannot reach" message.
-    pub fn first_error(&self) -> Option<&str> {
+    pub(crate) fn first_error(&self) -> Option<&str> {
         self.probes.values().find_map(|p| p.error.as_deref())
     }
 
     /// When the server answered the model list with an HTML page (a web UI, a static server, a
     /// proxy's error page) and no probe with JSON, what to say: the URL is likely not the API's
     /// address, and neither `--model` nor anything else would make a sweep of it work.
-    pub fn html_instead_of_api(&self, url: &str) -> Option<String> {
+    pub(crate) fn html_instead_of_api(&self, url: &str) -> Option<String> {
         let p = self.probes.get("/v1/models")?;
         let body = p.body.as_ref()?.as_str()?;
         let some_json = PROBES.iter().any(|path| self.probe_json(path).is_some());
@@ -66,7 +66,7 @@ impl Fingerprint {
         ))
     }
 
-    pub fn probe_json(&self, path: &str) -> Option<&Value> {
+    pub(crate) fn probe_json(&self, path: &str) -> Option<&Value> {
         let p = self.probes.get(path)?;
         if p.status.is_some_and(|s| (200..300).contains(&s)) {
             p.body.as_ref().filter(|b| b.is_object() || b.is_array())
@@ -77,7 +77,7 @@ impl Fingerprint {
 }
 
 /// Asks every probe endpoint at once, each with `timeout`.
-pub async fn probe(http: &reqwest::Client, base: &str, timeout: Duration) -> Fingerprint {
+pub(crate) async fn probe(http: &reqwest::Client, base: &str, timeout: Duration) -> Fingerprint {
     let base = base.trim_end_matches('/');
     let answers = join_all(PROBES.iter().map(|path| ask(http, base, path, timeout))).await;
     let probes = PROBES.iter().map(|p| p.to_string()).zip(answers).collect();
@@ -128,7 +128,7 @@ fn probe_error(status: u16, error: String) -> Probe {
 }
 
 /// Derives engine, version and limits from raw probe answers.
-pub fn derive(probes: BTreeMap<String, Probe>) -> Fingerprint {
+pub(crate) fn derive(probes: BTreeMap<String, Probe>) -> Fingerprint {
     let mut f = Fingerprint {
         probes,
         ..Fingerprint::default()

@@ -18,7 +18,7 @@ const MIN_WORDS: usize = 32;
 /// Counts the tokens of `text` with the server's tokenizer: `/tokenize` (SGLang, vLLM,
 /// llama.cpp; asked without special tokens), else llama-cpp-python's `/extras/tokenize` (which
 /// always adds BOS; [`measure`] subtracts what an empty text counts).
-pub async fn count_tokens(
+pub(crate) async fn count_tokens(
     http: &reqwest::Client,
     base: &str,
     model: &str,
@@ -57,7 +57,11 @@ async fn ask(http: &reqwest::Client, url: &str, body: &Value) -> Option<u64> {
 
 /// Measures each word's cost in context; `None` when the server has no tokenizer endpoint or
 /// too few words measure cleanly.
-pub async fn measure(http: &reqwest::Client, base: &str, model_name: &str) -> Option<TokenModel> {
+pub(crate) async fn measure(
+    http: &reqwest::Client,
+    base: &str,
+    model_name: &str,
+) -> Option<TokenModel> {
     let specials = count_tokens(http, base, model_name, "").await?;
     let anchor = count_tokens(http, base, model_name, "the").await?;
     let measured: Vec<Option<Measured>> = futures_util::stream::iter(WORDS.iter())

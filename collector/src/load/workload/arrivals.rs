@@ -6,11 +6,11 @@ use llmsweep_shared::bundle::Arrival;
 use crate::load::workload::SplitMix64;
 
 /// Most arrivals one point may schedule.
-pub const MAX_ARRIVALS: u64 = 1_000_000;
+pub(crate) const MAX_ARRIVALS: u64 = 1_000_000;
 
 /// How many arrivals, or until when.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Span {
+pub(crate) enum Span {
     Count(u64),
     Seconds(f64),
 }
@@ -18,7 +18,13 @@ pub enum Span {
 /// The due times, seconds from the point's start, of arrivals at `rate` per second: the first
 /// at 0, then gaps of `1 / rate` (constant) or drawn from a gamma distribution of shape
 /// `burstiness` (1 for Poisson) and mean `1 / rate`, from `seed`.
-pub fn schedule(arrival: Arrival, rate: f64, burstiness: f64, seed: u64, span: Span) -> Vec<f64> {
+pub(crate) fn schedule(
+    arrival: Arrival,
+    rate: f64,
+    burstiness: f64,
+    seed: u64,
+    span: Span,
+) -> Vec<f64> {
     let mut rng = Uniform(SplitMix64::new(seed ^ rate.to_bits()));
     let shape = match arrival {
         Arrival::Poisson => 1.0,
@@ -79,7 +85,7 @@ impl Uniform {
 
 /// Mean and coefficient of variation of the gaps between due times.
 #[cfg(test)]
-pub fn gap_mean_cv(due: &[f64]) -> (f64, f64) {
+pub(crate) fn gap_mean_cv(due: &[f64]) -> (f64, f64) {
     let gaps: Vec<f64> = due.windows(2).map(|w| w[1] - w[0]).collect();
     let n = gaps.len() as f64;
     let mean = gaps.iter().sum::<f64>() / n;

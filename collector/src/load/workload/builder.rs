@@ -31,7 +31,7 @@ pub const WORDS: &[&str] = &[
 
 /// How prompt text maps to the server's tokens.
 #[derive(Debug, Clone, PartialEq)]
-pub enum TokenModel {
+pub(crate) enum TokenModel {
     /// Each word's cost in tokens after a space, measured with the server's tokenizer (words
     /// with a stable integer cost only); the cost of words at the start of a prompt, where no
     /// space precedes them; and the tokens the server adds to every prompt.
@@ -56,7 +56,7 @@ impl TokenModel {
     }
 
     /// Tokens added to every prompt by the server (BOS, chat template).
-    pub fn added(&self) -> u64 {
+    pub(crate) fn added(&self) -> u64 {
         match self {
             TokenModel::Measured { added, .. } | TokenModel::Estimated { added, .. } => *added,
         }
@@ -64,13 +64,13 @@ impl TokenModel {
 }
 
 /// Words of the per-run prefix at the start of every prompt.
-pub const PREFIX_WORDS: u64 = 4;
+pub(crate) const PREFIX_WORDS: u64 = 4;
 
 /// Builds prompts deterministically: the content from the seed, the point and the request index,
 /// so two hosts given the same seed and tokenizer send the same work; the first
 /// [`PREFIX_WORDS`] words from a per-run prefix seed, so a rerun misses the prefix cache.
 #[derive(Debug, Clone)]
-pub struct PromptBuilder {
+pub(crate) struct PromptBuilder {
     pub seed: u64,
     /// `None`: the whole prompt comes from `seed` (the warm-up's calibration and the tests).
     pub prefix_seed: Option<u64>,
@@ -83,7 +83,7 @@ pub struct PromptBuilder {
 }
 
 impl PromptBuilder {
-    pub fn new(seed: u64, prefix_seed: Option<u64>, model: TokenModel) -> Self {
+    pub(crate) fn new(seed: u64, prefix_seed: Option<u64>, model: TokenModel) -> Self {
         PromptBuilder {
             seed,
             prefix_seed,
@@ -113,7 +113,7 @@ impl PromptBuilder {
 
     /// The prompt a measured request sends: the dataset's line `index` when there is a
     /// dataset, else [`PromptBuilder::prompt`].
-    pub fn request(&self, stream: u64, index: u64, input_len: u64) -> Prompt {
+    pub(crate) fn request(&self, stream: u64, index: u64, input_len: u64) -> Prompt {
         match &self.dataset {
             Some(d) => d.prompt(index),
             None => self.prompt(stream, index, input_len),
@@ -123,7 +123,7 @@ impl PromptBuilder {
     /// The prompt for request `index` of the stream `stream` (a point, or the warm-up).
     /// Every prompt starts with the run's shared prefix (none unless `--shared-prefix-len`),
     /// then its own random words, so no two share a cacheable prefix beyond it.
-    pub fn prompt(&self, stream: u64, index: u64, input_len: u64) -> Prompt {
+    pub(crate) fn prompt(&self, stream: u64, index: u64, input_len: u64) -> Prompt {
         let key = mix(stream) ^ mix(index.wrapping_add(0x51));
         let mut rng = SplitMix64::new(self.seed ^ key);
         let mut body = input_len.saturating_sub(self.model.added()).max(1);

@@ -10,7 +10,7 @@ use crate::load::workload::{Prompt, prompt_hash};
 
 /// One conversation: its questions and answers so far.
 #[derive(Debug, Default)]
-pub struct Conversation {
+pub(crate) struct Conversation {
     /// The order it was started in within its point: the open loop serves the oldest first.
     id: u64,
     history: Vec<(String, String)>,
@@ -18,12 +18,12 @@ pub struct Conversation {
 
 impl Conversation {
     /// The turn it is at (0: the first).
-    pub fn turn(&self) -> u32 {
+    pub(crate) fn turn(&self) -> u32 {
         self.history.len() as u32
     }
 
     /// What this turn keeps of its answer: all of it when a later one of `turns` resends it.
-    pub fn keep(&self, turns: u32) -> Keep {
+    pub(crate) fn keep(&self, turns: u32) -> Keep {
         if self.turn() + 1 < turns {
             Keep::Answer
         } else {
@@ -34,7 +34,7 @@ impl Conversation {
     /// This turn's prompt, whose new question is `user`: the whole conversation resent, as
     /// chat messages or, for completions, as one text; `None` at the first turn, which sends
     /// the question alone.
-    pub fn prompt(&self, user: &Prompt, api: Api) -> Option<Prompt> {
+    pub(crate) fn prompt(&self, user: &Prompt, api: Api) -> Option<Prompt> {
         if self.history.is_empty() {
             return None;
         }
@@ -81,7 +81,12 @@ impl Conversation {
     /// takes its whole answer; the conversation, when it goes on (the turn succeeded and
     /// `turns` has more). A failed turn ends its conversation: the next would resend an
     /// answer the server never gave.
-    pub fn answered(mut self, question: String, f: &mut Finished, turns: u32) -> Option<Self> {
+    pub(crate) fn answered(
+        mut self,
+        question: String,
+        f: &mut Finished,
+        turns: u32,
+    ) -> Option<Self> {
         let turn = self.turn();
         f.record.turn = Some(turn);
         let answer = f.answer.take();
@@ -98,19 +103,19 @@ impl Conversation {
 /// rate stays the schedule's: it takes the oldest conversation ready for its next turn, or
 /// starts a new one when none is.
 #[derive(Debug, Default)]
-pub struct Ready {
+pub(crate) struct Ready {
     waiting: BTreeMap<u64, Conversation>,
     started: u64,
 }
 
 impl Ready {
     /// A conversation whose turn has been answered and that has turns left.
-    pub fn put(&mut self, c: Conversation) {
+    pub(crate) fn put(&mut self, c: Conversation) {
         self.waiting.insert(c.id, c);
     }
 
     /// The conversation the next arrival continues.
-    pub fn next(&mut self) -> Conversation {
+    pub(crate) fn next(&mut self) -> Conversation {
         if let Some((_, c)) = self.waiting.pop_first() {
             return c;
         }

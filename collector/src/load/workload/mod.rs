@@ -8,5 +8,8 @@ pub(crate) mod conversation;
 pub(crate) mod dataset;
 pub(crate) mod prompt;
 
-pub use builder::{PREFIX_WORDS, PromptBuilder, TokenModel, WORDS};
-pub use prompt::{Prompt, SplitMix64, digest, prompt_hash};
+pub(crate) use builder::{PREFIX_WORDS, PromptBuilder, TokenModel};
+pub(crate) use prompt::{Prompt, digest, prompt_hash};
+// Public through `sim::text`: the simulator draws its words and numbers the same way.
+pub use builder::WORDS;
+pub use prompt::SplitMix64;

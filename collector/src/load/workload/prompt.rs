@@ -23,13 +23,13 @@ pub struct Prompt {
 }
 
 /// First 16 hex digits of the SHA-256 of a prompt.
-pub fn prompt_hash(text: &str) -> String {
+pub(crate) fn prompt_hash(text: &str) -> String {
     let d = Sha256::digest(text.as_bytes());
     hex::encode(&d[..8])
 }
 
 /// SHA-256 over prompt hashes in order: proof that two runs sent the same prompts.
-pub fn digest<'a>(hashes: impl IntoIterator<Item = &'a str>) -> String {
+pub(crate) fn digest<'a>(hashes: impl IntoIterator<Item = &'a str>) -> String {
     let mut h = Sha256::new();
     for x in hashes {
         h.update(x.as_bytes());

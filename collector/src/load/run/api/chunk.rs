@@ -301,7 +301,7 @@ fn parse_usage(u: &Value) -> Option<Usage> {
 
 /// Whether a body is an HTML page (a web UI, a proxy's or a static server's error page), not an
 /// API's JSON: it starts, after whitespace, with a doctype, `<html`, `<head`, `<body` or a comment.
-pub fn is_html(body: &str) -> bool {
+pub(crate) fn is_html(body: &str) -> bool {
     let head: String = body.trim_start().chars().take(16).collect();
     let head = head.to_ascii_lowercase();
     ["<!doctype html", "<html", "<head", "<body", "<!--"]
@@ -322,7 +322,7 @@ fn html_title(body: &str) -> Option<String> {
 }
 
 /// What to say about an HTML answer where the API's JSON was expected.
-pub fn html_page(body: &str) -> String {
+pub(crate) fn html_page(body: &str) -> String {
     let titled = html_title(body)
         .map(|t| format!(" (\"{t}\")"))
         .unwrap_or_default();
@@ -333,7 +333,7 @@ pub fn html_page(body: &str) -> String {
 
 /// The human message inside an error body: OpenAI's `{"error": {"message"}}`, vLLM's
 /// `{"message"}`, FastAPI's `{"detail"}`, or TGI's `{"error": "..."}`; an HTML page is called one.
-pub fn error_message(body: &str) -> String {
+pub(crate) fn error_message(body: &str) -> String {
     let trimmed = body.trim();
     if is_html(trimmed) {
         return html_page(trimmed);

@@ -1,7 +1,9 @@
 //! The OpenAI-compatible dialects: what a request body looks like, and what a streamed chunk says.
 
-pub mod chunk;
-pub mod request;
+pub(crate) mod chunk;
+pub(crate) mod request;
 
-pub use chunk::{ChunkEvent, Usage, error_message, html_page, is_html, parse_chunk};
-pub use request::{RequestOptions, body, endpoint};
+pub(crate) use chunk::{Usage, error_message, html_page, is_html};
+// Public through `bench_api`, for the benchmarks.
+pub use chunk::{ChunkEvent, parse_chunk};
+pub(crate) use request::{RequestOptions, body, endpoint};

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 /// The path a dialect posts to. (`Unknown` only describes imported results; plans are made
 /// from `--api`, which names one of the two, so it posts like completions.)
-pub fn endpoint(api: Api) -> &'static str {
+pub(crate) fn endpoint(api: Api) -> &'static str {
     match api {
         Api::Completions | Api::Unknown => "/v1/completions",
         Api::Chat => "/v1/chat/completions",
@@ -14,7 +14,7 @@ pub fn endpoint(api: Api) -> &'static str {
 
 /// Length controls sent with every request. Each can be turned off when a server refuses it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RequestOptions {
+pub(crate) struct RequestOptions {
     /// `ignore_eos: true`: keep generating past the end-of-sequence token.
     pub ignore_eos: bool,
     /// `min_tokens = max_tokens`: a second way engines accept to forbid early stops.
@@ -35,7 +35,7 @@ impl Default for RequestOptions {
 
 impl RequestOptions {
     /// Turns off the option a 400 answer complains about; `false` when it names none of them.
-    pub fn drop_refused(&mut self, server_message: &str) -> bool {
+    pub(crate) fn drop_refused(&mut self, server_message: &str) -> bool {
         let m = server_message.to_ascii_lowercase();
         if self.ignore_eos && m.contains("ignore_eos") {
             self.ignore_eos = false;
@@ -55,7 +55,7 @@ impl RequestOptions {
 /// A streaming request body asking for exactly `output_len` tokens: `prompt`, or a dataset's
 /// chat `messages` as written, with `extra`'s fields added (they never replace the ones set
 /// here).
-pub fn body(
+pub(crate) fn body(
     api: Api,
     model: &str,
     prompt: &str,

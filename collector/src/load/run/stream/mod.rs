@@ -1,4 +1,4 @@
 //! Turning a streamed HTTP response into a request record: bytes → SSE events → timed trace.
 
-pub mod sse;
-pub mod trace;
+pub(crate) mod sse;
+pub(crate) mod trace;

@@ -13,7 +13,11 @@ use super::point::{empty_point, gave_up, measure, resuming_note, stream_id};
 
 /// Runs a context sweep: every length at every concurrency; lengths that cannot fit the server's
 /// context are skipped with the reason, then the prefill curve is fitted and predicts them.
-pub async fn context(s: &mut Session, plan: &ContextPlan, warmup: u64) -> anyhow::Result<()> {
+pub(crate) async fn context(
+    s: &mut Session,
+    plan: &ContextPlan,
+    warmup: u64,
+) -> anyhow::Result<()> {
     if s.gave_up {
         return Ok(());
     }
@@ -115,7 +119,7 @@ fn skipped_point(spec: &LoadSpec, reason: String) -> Point {
 
 /// Fits the prefill curve over the successful requests at the sweep's lowest concurrency (higher
 /// ones add queueing to TTFT), stores it, and predicts the skipped points.
-pub fn fit_context(sweep: &mut Sweep) -> Option<PrefillFit> {
+pub(crate) fn fit_context(sweep: &mut Sweep) -> Option<PrefillFit> {
     let c = sweep.concurrency.iter().copied().min()?;
     let samples: Vec<(u64, f64)> = sweep
         .points

@@ -12,7 +12,7 @@ use super::point::{gave_up, measure, stream_id};
 
 /// Runs a rate sweep (`--rates`): one open-loop point per offered rate, writing the bundle
 /// after every point.
-pub async fn rates(
+pub(crate) async fn rates(
     s: &mut Session,
     plan: &ThroughputPlan,
     open: &OpenPlan,
@@ -139,7 +139,7 @@ async fn measure_rate(
 }
 
 /// A rate with the digits that matter: `2`, `0.75`, `3.41`.
-pub fn rate_text(rate: f64) -> String {
+pub(crate) fn rate_text(rate: f64) -> String {
     let t = format!("{rate:.2}");
     t.trim_end_matches('0').trim_end_matches('.').to_string()
 }
@@ -152,7 +152,7 @@ const MAX_SEARCH_POINTS: usize = 12;
 /// (or none) and one that did not, until the bracket is narrower than the precision. Every
 /// point measured is kept: the closed-loop level as a throughput sweep, the rates as a rate
 /// sweep whose plan holds the search and its result.
-pub async fn find_max_rate(
+pub(crate) async fn find_max_rate(
     s: &mut Session,
     plan: &ThroughputPlan,
     open: &OpenPlan,
