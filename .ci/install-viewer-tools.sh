@@ -6,7 +6,7 @@
 #   wasm-bindgen-cli 0.2.130 the version viewer/Cargo.toml pins wasm-bindgen to
 #   chromium, chromium-driver  Debian's headless browser for the viewer's browser tests
 #
-# Idempotent: a second run takes a few seconds. First run: about 10 minutes on 2 cores.
+# Idempotent: a second run takes a few seconds.
 set -euo pipefail
 
 TRUNK_VERSION="0.21.14"
@@ -33,14 +33,18 @@ if ! rustup target list --installed | grep -q '^wasm32-unknown-unknown$'; then
     timed "the wasm32-unknown-unknown target" rustup target add wasm32-unknown-unknown
 fi
 
+# Both tools are built unoptimised and without debug info (`--debug` with the dev profile's
+# debug info off): they run for seconds per build, and an optimised build of their ~500
+# crates takes several times as long on 2 cores. Their output does not depend on it.
+export CARGO_PROFILE_DEV_DEBUG=0
 if [ "$(version_of trunk)" != "$TRUNK_VERSION" ]; then
-    timed "trunk $TRUNK_VERSION" cargo install trunk --version "$TRUNK_VERSION" --locked
+    timed "trunk $TRUNK_VERSION" cargo install trunk --version "$TRUNK_VERSION" --locked --debug
 fi
 
 # Not --locked, as the toolchain notes in DESIGN.md give it for this version.
 if [ "$(version_of wasm-bindgen)" != "$WASM_BINDGEN_VERSION" ]; then
     timed "wasm-bindgen-cli $WASM_BINDGEN_VERSION" \
-        cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION"
+        cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --debug
 fi
 
 if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then

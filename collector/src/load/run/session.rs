@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::bail;
+use llmsweep_shared::Bundle;
 use llmsweep_shared::bundle::{Calibration, DatasetFacts, GpuTelemetry, Hosts, Target, Workload};
 use llmsweep_shared::metrics::definitions;
 
@@ -87,17 +88,7 @@ impl Session {
         // Its own connections, so a probe or a scrape never leaves one in the level's pool
         // (which would then look reused to the request that takes it).
         let telemetry_http = http_client(&target.credentials, 2)?;
-        let fp = probe(&telemetry_http, &target.url, PROBE_TIMEOUT).await;
-        if !fp.reachable() {
-            bail!(
-                "cannot reach the server at {}: {}\n  Is it running, and is the URL right (--url)?",
-                target.url,
-                fp.first_error().unwrap_or("no answer")
-            );
-        }
-        if let Some(why) = fp.html_instead_of_api(&target.url) {
-            bail!("{why}");
-        }
+        let fp = reach(&telemetry_http, target).await?;
         let model = choose_model(target, &fp)?;
         let (token_model, calibration) =
             match tokenize::measure(&telemetry_http, &target.url, &model).await {
@@ -114,64 +105,13 @@ impl Session {
         let path = store::bundle_path(&output.out, &output.label, kind, &created);
         let mut client = Client::new(http, &target.url, target.api, model.clone(), target.timeout);
         client.extra = target.extra_body.clone().map(Arc::new);
-        let id = SplitMix64::new(output.prefix_seed ^ created.timestamp_micros() as u64).next_u64();
-        let target_facts = Target {
-            url: target.shown_url.clone(),
-            api: target.api,
-            model,
-            engine: fp.engine.clone(),
-            engine_version: fp.engine_version.clone(),
-            max_context: fp.max_context,
-            max_running_requests: fp.max_running_requests,
-            server_args: fp.server_args.clone(),
-            simulated: fp.simulated,
-            probes: fp.probes,
-        };
-        let mut bundle = store::new_bundle(
-            format!("{id:016x}"),
-            output.label.clone(),
-            created.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-            command_line,
-            target_facts,
-        );
         let nvidia_smi = match target.gpu_telemetry {
             GpuTelemetry::Local => crate::telemetry::gpu::nvidia_smi(),
             _ => None,
         };
-        bundle.hosts = Hosts {
-            client: crate::load::server::host::client_facts(),
-            notes: output.notes.clone(),
-            gpus: match nvidia_smi {
-                Some(p) => crate::telemetry::gpu::inventory_with(p).await,
-                None => Vec::new(),
-            },
-            gpu_telemetry: Some(target.gpu_telemetry),
-        };
-        let mut notes = Vec::new();
-        match (target.gpu_telemetry, nvidia_smi) {
-            (GpuTelemetry::NotThisHost, _) => notes.push(
-                "GPU power is not read: the server is not this host (--gpu-telemetry local if its GPUs are this machine's), so there is no tok/J".to_string(),
-            ),
-            (GpuTelemetry::Local, None) => notes.push(
-                "no nvidia-smi on this host: no GPU power readings, so no tok/J".to_string(),
-            ),
-            _ => {}
-        }
-        bundle.workload = Workload {
-            seed: output.seed,
-            calibration,
-            prompt_digest: digest([]),
-            shared_prefix_len: output.shared_prefix_len,
-            extra_body: target.extra_body.clone().map(serde_json::Value::Object),
-            dataset: output.dataset.as_ref().map(|d| DatasetFacts {
-                file: d.file.clone(),
-                sha256: d.sha256.clone(),
-                lines: d.entries.len() as u64,
-            }),
-            prefix_seed: Some(output.prefix_seed),
-            prefix_tokens: Some(PREFIX_WORDS),
-        };
-        bundle.definitions = definitions();
+        let mut bundle = header(target, output, fp, model, created, command_line);
+        bundle.hosts = hosts(target, output, nvidia_smi).await;
+        bundle.workload = workload(target, output, calibration);
         Ok(Session {
             server: ServerHandle {
                 client: Arc::new(client),
@@ -193,7 +133,7 @@ impl Session {
             },
             interrupt,
             gave_up: false,
-            notes,
+            notes: gpu_notes(target.gpu_telemetry, nvidia_smi),
             events,
             sweeps_begun: 0,
         })
@@ -286,6 +226,104 @@ impl Session {
     /// Whether this host's GPUs are read during points.
     pub(crate) fn gpus_read(&self) -> bool {
         self.server.nvidia_smi.is_some()
+    }
+}
+
+/// The server's fingerprint, when it answers as an OpenAI-compatible API; else why not, in
+/// words that say what to fix.
+async fn reach(http: &reqwest::Client, target: &TargetPlan) -> anyhow::Result<Fingerprint> {
+    let fp = probe(http, &target.url, PROBE_TIMEOUT).await;
+    if !fp.reachable() {
+        bail!(
+            "cannot reach the server at {}: {}\n  Is it running, and is the URL right (--url)?",
+            target.url,
+            fp.first_error().unwrap_or("no answer")
+        );
+    }
+    if let Some(why) = fp.html_instead_of_api(&target.url) {
+        bail!("{why}");
+    }
+    Ok(fp)
+}
+
+/// The bundle's header: its id, label, time, command line, and what the server said of itself.
+fn header(
+    target: &TargetPlan,
+    output: &OutputPlan,
+    fp: Fingerprint,
+    model: String,
+    created: chrono::DateTime<chrono::Utc>,
+    command_line: Vec<String>,
+) -> Bundle {
+    let id = SplitMix64::new(output.prefix_seed ^ created.timestamp_micros() as u64).next_u64();
+    let facts = Target {
+        url: target.shown_url.clone(),
+        api: target.api,
+        model,
+        engine: fp.engine,
+        engine_version: fp.engine_version,
+        max_context: fp.max_context,
+        max_running_requests: fp.max_running_requests,
+        server_args: fp.server_args,
+        simulated: fp.simulated,
+        probes: fp.probes,
+    };
+    let mut bundle = store::new_bundle(
+        format!("{id:016x}"),
+        output.label.clone(),
+        created.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        command_line,
+        facts,
+    );
+    bundle.definitions = definitions();
+    bundle
+}
+
+/// This client host, the user's notes, and the GPUs when they are read.
+async fn hosts(
+    target: &TargetPlan,
+    output: &OutputPlan,
+    nvidia_smi: Option<&'static std::path::Path>,
+) -> Hosts {
+    Hosts {
+        client: crate::load::server::host::client_facts(),
+        notes: output.notes.clone(),
+        gpus: match nvidia_smi {
+            Some(p) => crate::telemetry::gpu::inventory_with(p).await,
+            None => Vec::new(),
+        },
+        gpu_telemetry: Some(target.gpu_telemetry),
+    }
+}
+
+/// What defines the work, so two runs can be proven to have sent the same.
+fn workload(target: &TargetPlan, output: &OutputPlan, calibration: Calibration) -> Workload {
+    Workload {
+        seed: output.seed,
+        calibration,
+        prompt_digest: digest([]),
+        shared_prefix_len: output.shared_prefix_len,
+        extra_body: target.extra_body.clone().map(serde_json::Value::Object),
+        dataset: output.dataset.as_ref().map(|d| DatasetFacts {
+            file: d.file.clone(),
+            sha256: d.sha256.clone(),
+            lines: d.entries.len() as u64,
+        }),
+        prefix_seed: Some(output.prefix_seed),
+        prefix_tokens: Some(PREFIX_WORDS),
+    }
+}
+
+/// Why there will be no tokens per joule, when there will be none.
+fn gpu_notes(telemetry: GpuTelemetry, nvidia_smi: Option<&std::path::Path>) -> Vec<String> {
+    match (telemetry, nvidia_smi) {
+        (GpuTelemetry::NotThisHost, _) => vec![
+            "GPU power is not read: the server is not this host (--gpu-telemetry local if its GPUs are this machine's), so there is no tok/J".to_string(),
+        ],
+        (GpuTelemetry::Local, None) => {
+            vec!["no nvidia-smi on this host: no GPU power readings, so no tok/J".to_string()]
+        }
+        _ => Vec::new(),
     }
 }
 

@@ -51,18 +51,7 @@ pub(crate) async fn levels(
             });
             continue;
         }
-        let spec = LoadSpec {
-            concurrency: c,
-            stop: plan.stop_at(c),
-            input_len: plan.input_len,
-            output_len: plan.output_len,
-            stream: stream_id(SweepKind::Throughput, c, plan.input_len),
-            pass: None,
-            open: None,
-            spread: plan.spread,
-            turns: plan.turns,
-        };
-        let Some(point) = measure(s, spec, plan.repeats, format!("C={c}")).await else {
+        let Some(point) = measure(s, spec(plan, c), plan.repeats, format!("C={c}")).await else {
             break;
         };
         s.tell(Event::Point {
@@ -81,6 +70,7 @@ pub(crate) async fn levels(
             break;
         }
         let rest = &plan.concurrency[i + 1..];
+        // Told only when it is worth waiting for.
         if let Some((lo, hi)) = remaining_s(plan, &point, rest).filter(|&(_, hi)| hi >= 20.0) {
             s.tell(Event::TimeLeft {
                 low_s: lo,
@@ -97,6 +87,21 @@ pub(crate) async fn levels(
         s.tell(Event::Headline(&h));
     }
     Ok(())
+}
+
+/// The load of level `c`.
+fn spec(plan: &ThroughputPlan, c: u32) -> LoadSpec {
+    LoadSpec {
+        concurrency: c,
+        stop: plan.stop_at(c),
+        input_len: plan.input_len,
+        output_len: plan.output_len,
+        stream: stream_id(SweepKind::Throughput, c, plan.input_len),
+        pass: None,
+        open: None,
+        spread: plan.spread,
+        turns: plan.turns,
+    }
 }
 
 /// How long the levels `rest` will take, as a range. Low end: a level sends its requests in

@@ -56,17 +56,7 @@ pub(crate) async fn context(
                 });
                 continue;
             }
-            let spec = LoadSpec {
-                concurrency: c,
-                stop: StopRule::Count(plan.repeats * c as u64),
-                input_len: len,
-                output_len: plan.output_len,
-                stream: stream_id(SweepKind::Context, c, len),
-                pass: None,
-                open: None,
-                spread: 0.0,
-                turns: 1,
-            };
+            let spec = spec(plan, len, c);
             let point = match too_long(&spec, max_context) {
                 Some(reason) if !plan.force => skipped_point(&spec, reason),
                 _ => match measure(s, spec, 1, format!("{len} tokens, C={c}")).await {
@@ -98,6 +88,21 @@ pub(crate) async fn context(
         s.tell(Event::Headline(&h));
     }
     Ok(())
+}
+
+/// The load of `len`-token prompts at concurrency `c`: `--repeats` requests per slot.
+fn spec(plan: &ContextPlan, len: u64, c: u32) -> LoadSpec {
+    LoadSpec {
+        concurrency: c,
+        stop: StopRule::Count(plan.repeats * c as u64),
+        input_len: len,
+        output_len: plan.output_len,
+        stream: stream_id(SweepKind::Context, c, len),
+        pass: None,
+        open: None,
+        spread: 0.0,
+        turns: 1,
+    }
 }
 
 /// Why a point cannot fit the server's context, when it cannot.

@@ -213,6 +213,47 @@ async fn measure_once(
     )
     .await;
     let cpu_before = crate::load::server::host::client_cpu_s();
+    let result = run_passes(s, spec, passes, label, origin).await;
+    let (server_samples, gpu_samples) = sampler.stop().await;
+    if result.finished.is_empty() {
+        return None;
+    }
+    let wall = result.origin.elapsed().as_secs_f64();
+    let client_cpu = match (cpu_before, crate::load::server::host::client_cpu_s()) {
+        (Some(a), Some(b)) if wall > 0.0 => Some((b - a) / wall),
+        _ => None,
+    };
+    let shared = s.prompts.shared_prefix;
+    let mut point = build_point(&spec, &result, shared);
+    point.client_cpu = client_cpu;
+    // A conversation's later turns resend its history to be served from the cache: the
+    // server's counter cannot tell those hits from others.
+    if !point.flags.iter().any(|f| f.kind == FlagKind::PrefixCache)
+        && spec.turns <= 1
+        && let Some(samples) = &server_samples
+    {
+        let n = point.requests.len() as u64;
+        point.flags.extend(cache_counter_flag(samples, n, shared));
+    }
+    tell_what_the_server_did(s, &point, label, shared);
+    point.server_samples = server_samples;
+    let tokens = point.summary.as_ref().map_or(0, |x| x.output_tokens);
+    point.gpu_samples = gpu_samples.map(|g| with_tokens(g, tokens));
+    point
+        .flags
+        .extend(client_bound(s, &point, client_cpu, wall));
+    Some((point, result.outage))
+}
+
+/// The point's passes back to back, their requests together; the passes stop early when the
+/// run is interrupted or the server goes away.
+async fn run_passes(
+    s: &Session,
+    spec: LoadSpec,
+    passes: u32,
+    label: &str,
+    origin: Instant,
+) -> LoadResult {
     let mut result = run_point(
         s,
         pass_spec(spec, 0, passes),
@@ -235,39 +276,26 @@ async fn measure_once(
         result.interrupted |= more.interrupted;
         result.outage = more.outage;
     }
-    let (server_samples, gpu_samples) = sampler.stop().await;
-    if result.finished.is_empty() {
-        return None;
-    }
-    let wall = result.origin.elapsed().as_secs_f64();
-    let client_cpu = match (cpu_before, crate::load::server::host::client_cpu_s()) {
-        (Some(a), Some(b)) if wall > 0.0 => Some((b - a) / wall),
-        _ => None,
-    };
-    let shared = s.prompts.shared_prefix;
-    let mut point = build_point(&spec, &result, shared);
-    point.client_cpu = client_cpu;
-    // A conversation's later turns resend its history to be served from the cache: the
-    // server's counter cannot tell those hits from others.
-    if !point.flags.iter().any(|f| f.kind == FlagKind::PrefixCache)
-        && spec.turns <= 1
-        && let Some(samples) = &server_samples
-    {
-        let n = point.requests.len() as u64;
-        point.flags.extend(cache_counter_flag(samples, n, shared));
-    }
+    result
+}
+
+/// Tells what the server reported doing beyond the numbers: the shared prefix it cached, the
+/// reasoning before the answer, the turns of conversations.
+fn tell_what_the_server_did(s: &Session, point: &Point, label: &str, shared: u64) {
     if shared > 0 {
-        s.note(&format!("{label}: {}", shared_prefix_words(&point, shared)));
+        s.note(&format!("{label}: {}", shared_prefix_words(point, shared)));
     }
-    if let Some(words) = reasoning_words(&point) {
+    if let Some(words) = reasoning_words(point) {
         s.note(&format!("{label}: {words}"));
     }
-    if let Some(words) = turn_words(&point) {
+    if let Some(words) = turn_words(point) {
         s.note(&format!("{label}: {words}"));
     }
-    point.server_samples = server_samples;
-    let tokens = point.summary.as_ref().map_or(0, |x| x.output_tokens);
-    point.gpu_samples = gpu_samples.map(|g| with_tokens(g, tokens));
+}
+
+/// One client-bound flag: the measured capacity's when it speaks (`llmsweep selftest` was run
+/// here), else the CPU's.
+fn client_bound(s: &Session, point: &Point, client_cpu: Option<f64>, wall: f64) -> Option<Flag> {
     let near = s.server.capacity.as_ref().and_then(|c| {
         let events: u64 = point
             .requests
@@ -279,14 +307,7 @@ async fn measure_once(
         (wall > 0.0)
             .then(|| crate::load::server::capacity::near_capacity_flag(events as f64 / wall, c))?
     });
-    // One client-bound flag: the measured capacity's when it speaks, else the CPU's.
-    match near {
-        Some(f) => point.flags.push(f),
-        None => point
-            .flags
-            .extend(client_cpu.and_then(|cores| client_bound_flag(cores, wall))),
-    }
-    Some((point, result.outage))
+    near.or_else(|| client_cpu.and_then(|cores| client_bound_flag(cores, wall)))
 }
 
 /// `--turns`: TTFT p50 and the cached prompt tokens the server reported, by turn, so what the

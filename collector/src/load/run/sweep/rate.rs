@@ -162,42 +162,10 @@ pub(crate) async fn find_max_rate(
     let Some(slo) = s.options.slo else {
         anyhow::bail!("--find-max-rate needs --goodput bounds to search against");
     };
-    let c0 = s
-        .writer
-        .bundle()
-        .target
-        .max_running_requests
-        .map_or(32, |m| m as u32)
-        .clamp(
-            1,
-            open.max_concurrency
-                .unwrap_or(crate::load::plan::MAX_CONCURRENCY),
-        );
-    let closed = ThroughputPlan {
-        concurrency: vec![c0],
-        requests: Some(plan.requests.unwrap_or(0).max(4 * u64::from(c0)).max(32)),
-        open: None,
-        ..plan.clone()
-    };
-    s.note(&format!(
-        "finding the highest rate at which {:.0} % of requests meet the SLO: first a closed loop at C={c0}",
-        search.slo_fraction * 100.0
-    ));
-    super::closed::levels(s, &closed, warmup).await?;
-    let closed_rps = s
-        .writer
-        .bundle()
-        .sweeps
-        .iter()
-        .rev()
-        .find(|w| w.kind == SweepKind::Throughput)
-        .and_then(|w| w.points.iter().find(|p| p.concurrency == c0))
-        .and_then(|p| p.summary.as_ref())
-        .map_or(0.0, |x| x.request_s);
-    if closed_rps.is_nan() || closed_rps <= 0.0 || s.gave_up || s.interrupt.is_stopped() {
+    let Some((c0, closed_rps)) = closed_loop_rate(s, plan, open, search, warmup).await? else {
         s.note("the closed-loop level completed no requests: no rate to search from");
         return Ok(());
-    }
+    };
     let mut result = llmsweep_shared::bundle::RateSearch {
         slo_fraction: search.slo_fraction,
         precision: search.precision,
@@ -237,16 +205,9 @@ pub(crate) async fn find_max_rate(
         if s.gave_up || s.interrupt.is_stopped() {
             break;
         }
-        next = match (result.found_rps, result.failed_rps) {
-            (Some(lo), Some(hi)) if hi - lo <= search.precision * hi => break,
-            (Some(lo), Some(hi)) => (lo + hi) / 2.0,
-            // Every rate so far met it: go up.
-            (Some(lo), None) => lo * 2.0,
-            (None, Some(hi)) => hi / 2.0,
-            (None, None) => break,
-        };
-        if next < closed_rps / 1000.0 {
-            break;
+        match next_rate(&result, search.precision) {
+            Some(rate) => next = rate,
+            None => break,
         }
     }
     s.writer
@@ -260,6 +221,94 @@ pub(crate) async fn find_max_rate(
     Ok(())
 }
 
+/// The closed-loop level a search starts from, at the server's running limit (32 when it does
+/// not say, at most `--max-concurrency`): its concurrency and the rate it completed requests
+/// at; `None` when it completed none, or the run stopped.
+async fn closed_loop_rate(
+    s: &mut Session,
+    plan: &ThroughputPlan,
+    open: &OpenPlan,
+    search: SearchPlan,
+    warmup: u64,
+) -> anyhow::Result<Option<(u32, f64)>> {
+    let c0 = s
+        .writer
+        .bundle()
+        .target
+        .max_running_requests
+        .map_or(32, |m| m as u32)
+        .clamp(
+            1,
+            open.max_concurrency
+                .unwrap_or(crate::load::plan::MAX_CONCURRENCY),
+        );
+    let closed = ThroughputPlan {
+        concurrency: vec![c0],
+        requests: Some(plan.requests.unwrap_or(0).max(4 * u64::from(c0)).max(32)),
+        open: None,
+        ..plan.clone()
+    };
+    s.note(&format!(
+        "finding the highest rate at which {:.0} % of requests meet the SLO: first a closed loop at C={c0}",
+        search.slo_fraction * 100.0
+    ));
+    super::closed::levels(s, &closed, warmup).await?;
+    let rps = s
+        .writer
+        .bundle()
+        .sweeps
+        .iter()
+        .rev()
+        .find(|w| w.kind == SweepKind::Throughput)
+        .and_then(|w| w.points.iter().find(|p| p.concurrency == c0))
+        .and_then(|p| p.summary.as_ref())
+        .map_or(0.0, |x| x.request_s);
+    let usable = rps.is_finite() && rps > 0.0 && !s.gave_up && !s.interrupt.is_stopped();
+    Ok(usable.then_some((c0, rps)))
+}
+
+/// The search's next rate: the middle of the bracket, double the best rate while every rate met
+/// the SLO, half the lowest while none did; `None` when the bracket is within the precision or
+/// the rate fell a thousandfold below the closed loop's.
+fn next_rate(result: &llmsweep_shared::bundle::RateSearch, precision: f64) -> Option<f64> {
+    let next = match (result.found_rps, result.failed_rps) {
+        (Some(lo), Some(hi)) if hi - lo <= precision * hi => return None,
+        (Some(lo), Some(hi)) => (lo + hi) / 2.0,
+        (Some(lo), None) => lo * 2.0,
+        (None, Some(hi)) => hi / 2.0,
+        (None, None) => return None,
+    };
+    (next >= result.closed_loop_rps / 1000.0).then_some(next)
+}
+
 fn rate_of(p: &Point) -> f64 {
     p.rate.map_or(0.0, |r| r.offered_rps)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use llmsweep_shared::bundle::RateSearch;
+
+    fn search(found: Option<f64>, failed: Option<f64>) -> RateSearch {
+        RateSearch {
+            slo_fraction: 0.9,
+            precision: 0.05,
+            closed_loop_rps: 8.0,
+            closed_loop_concurrency: 16,
+            found_rps: found,
+            failed_rps: failed,
+        }
+    }
+
+    #[test]
+    fn the_search_bisects_doubles_halves_and_stops_within_the_precision() {
+        assert_eq!(next_rate(&search(Some(4.0), Some(8.0)), 0.05), Some(6.0));
+        assert_eq!(next_rate(&search(Some(8.0), None), 0.05), Some(16.0));
+        assert_eq!(next_rate(&search(None, Some(8.0)), 0.05), Some(4.0));
+        assert_eq!(next_rate(&search(Some(7.7), Some(8.0)), 0.05), None);
+        assert_eq!(next_rate(&search(None, None), 0.05), None);
+        // A thousandfold below the closed loop's 8 req/s: no rate is worth measuring.
+        assert_eq!(next_rate(&search(None, Some(0.015)), 0.05), None);
+    }
 }
