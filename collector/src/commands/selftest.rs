@@ -16,6 +16,7 @@ use llmsweep_shared::selftest::millis;
 use crate::load::plan::MAX_CONCURRENCY;
 use crate::load::server::capacity::{self, Capacity};
 use crate::output::store;
+use crate::output::table::{self, Column};
 use crate::selftest::{Endpoint, EndpointAt, LevelSpec, Pacing, PacingJson, run_level, wire};
 
 #[derive(Debug, Clone, Args)]
@@ -368,22 +369,51 @@ fn check_open_files(levels: &[LevelSpec], at: &EndpointAt, limit: u64) -> anyhow
 }
 
 /// Columns: header and width.
-const COLS: &[(&str, usize)] = &[
-    ("mode", 9),
-    ("C", 5),
-    ("ok/asked", 11),
-    ("tok/s", 10),
-    ("events/s", 10),
-    ("CPU µs/tok", 10),
-    ("peak MiB", 8),
-    ("new conns", 9),
-    ("TTFT err p50/p99/max ms", 23),
-    ("ITL err p50/p99/max ms", 22),
+const COLS: &[Column] = &[
+    Column {
+        header: "mode",
+        width: 9,
+    },
+    Column {
+        header: "C",
+        width: 5,
+    },
+    Column {
+        header: "ok/asked",
+        width: 11,
+    },
+    Column {
+        header: "tok/s",
+        width: 10,
+    },
+    Column {
+        header: "events/s",
+        width: 10,
+    },
+    Column {
+        header: "CPU µs/tok",
+        width: 10,
+    },
+    Column {
+        header: "peak MiB",
+        width: 8,
+    },
+    Column {
+        header: "new conns",
+        width: 9,
+    },
+    Column {
+        header: "TTFT err p50/p99/max ms",
+        width: 23,
+    },
+    Column {
+        header: "ITL err p50/p99/max ms",
+        width: 22,
+    },
 ];
 
 fn header() -> String {
-    let cells: Vec<String> = COLS.iter().map(|(h, w)| format!("{h:>w$}")).collect();
-    cells.join(" | ")
+    table::header(COLS)
 }
 
 /// One level's row, cells right-aligned (a wider cell widens only its row).
@@ -410,12 +440,7 @@ pub(crate) fn row(l: &SelftestLevel) -> String {
         ms(l.ttft_error_s),
         ms(l.itl_error_s),
     ];
-    let cells: Vec<String> = cells
-        .iter()
-        .zip(COLS)
-        .map(|(v, (_, w))| format!("{v:>w$}"))
-        .collect();
-    cells.join(" | ")
+    table::row(COLS, &cells)
 }
 
 #[cfg(test)]

@@ -340,22 +340,7 @@ fn render_metadata(out: &mut String, cmp: &Comparison) {
 
 /// Left-aligned columns two spaces apart, each as wide as its widest cell: nothing is cut.
 fn write_table(out: &mut String, rows: &[Vec<String>]) {
-    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..cols)
-        .map(|c| {
-            rows.iter()
-                .filter_map(|r| r.get(c))
-                .map(|s| s.chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    for r in rows {
-        let line: Vec<String> = r
-            .iter()
-            .zip(&widths)
-            .map(|(cell, w)| format!("{cell:<w$}"))
-            .collect();
-        let _ = writeln!(out, "  {}", line.join("  ").trim_end());
+    for line in crate::output::table::fitted(rows) {
+        let _ = writeln!(out, "{line}");
     }
 }

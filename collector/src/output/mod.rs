@@ -7,5 +7,6 @@ pub(crate) mod dist;
 pub(crate) mod plot;
 pub mod report;
 pub(crate) mod store;
+pub(crate) mod table;
 pub(crate) mod terminal;
 pub mod view;

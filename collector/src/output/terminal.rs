@@ -8,6 +8,7 @@ use llmsweep_shared::Bundle;
 use llmsweep_shared::bundle::{Point, PointStatus, Summary, Sweep, SweepKind};
 
 use crate::load::events::{Event, Sink};
+use crate::output::table::{self, Column};
 use llmsweep_shared::charts::axis::fixed;
 
 /// A table column: header, width (a cell wider than the width widens only its own row, so
@@ -195,25 +196,35 @@ impl ContextTable {
 }
 
 fn header(cols: &[Col], w: Width) -> String {
-    let cells: Vec<String> = cols
-        .iter()
+    format!("{} | flags", table::header(&shown(cols, w)))
+}
+
+/// The columns width `w` shows.
+fn shown(cols: &[Col], w: Width) -> Vec<Column> {
+    cols.iter()
         .filter(|c| w.shows(c))
-        .map(|c| format!("{:>w$}", c.0, w = c.1))
-        .collect();
-    format!("{} | flags", cells.join(" | "))
+        .map(|c| Column {
+            header: c.0,
+            width: c.1,
+        })
+        .collect()
 }
 
 /// A row: cells right-aligned to their column (missing cells shown as `-`), the flag words,
 /// then one indented line per reason or flag message.
 fn render(cols: &[Col], w: Width, mut cells: Vec<String>, p: &Point) -> String {
     cells.resize(cols.len(), "-".into());
-    let cells: Vec<String> = cells
+    let cells: Vec<&String> = cells
         .iter()
         .zip(cols)
         .filter(|(_, c)| w.shows(c))
-        .map(|(v, c)| format!("{v:>w$}", w = c.1))
+        .map(|(v, _)| v)
         .collect();
-    let mut out = format!("{} | {}", cells.join(" | "), flag_words(p));
+    let mut out = format!(
+        "{} | {}",
+        table::row(&shown(cols, w), &cells),
+        flag_words(p)
+    );
     for line in explanations(p) {
         out.push_str("\n      ↳ ");
         out.push_str(&line);
