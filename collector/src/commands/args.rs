@@ -25,45 +25,77 @@ pub enum GpuArg {
     Off,
 }
 
+// Help headings of the sweep commands (`throughput`, `context`, `run`), in the order `--help`
+// shows them: a heading appears where its first flag is added, so `output` is flattened last
+// and `gpu_telemetry` is moved to the end by the commands (see `throughput::ThroughputArgs`).
+// `display_order` orders the flags within a heading across the flattened structs: 1xx Target,
+// 2xx Workload, 3xx Load shape, 4xx Open loop, 5xx Output and resume, 6xx Telemetry.
+pub(crate) const TARGET: &str = "Target";
+pub(crate) const WORKLOAD: &str = "Workload";
+pub(crate) const LOAD: &str = "Load shape";
+pub(crate) const OPEN_LOOP: &str = "Open loop";
+pub(crate) const OUTPUT: &str = "Output and resume";
+pub(crate) const TELEMETRY: &str = "Telemetry";
+
+/// The last lines of a sweep command's short help (`-h`), which leaves rarer flags out.
+pub(crate) const SHORT_HELP_FOOTER: &str =
+    "The most used flags; --help shows all flags, their details and examples.";
+
 #[derive(Debug, Clone, Args)]
 pub struct TargetArgs {
-    /// Server base URL. A user name and password in it (`http://user:pass@host:8000`) are sent
-    /// as HTTP basic authentication and shown as `http://***@host:8000`; they are never written.
-    #[arg(long, default_value = "http://127.0.0.1:30000")]
+    /// Server base URL.
+    ///
+    /// A user name and password in it (`http://user:pass@host:8000`) are sent as HTTP basic
+    /// authentication and shown as `http://***@host:8000`; they are never written.
+    #[arg(long, default_value = "http://127.0.0.1:30000", help_heading = TARGET, display_order = 100)]
     pub url: String,
-    /// Endpoint to drive.
-    #[arg(long, value_enum, default_value_t = ApiArg::Completions)]
+    /// Endpoint.
+    ///
+    /// The OpenAI endpoint every request is sent to.
+    #[arg(long, value_enum, default_value_t = ApiArg::Completions, help_heading = TARGET, display_order = 102)]
     pub api: ApiArg,
     /// Model id to request [default: the first id /v1/models lists].
-    #[arg(long)]
+    #[arg(long, help_heading = TARGET, display_order = 101)]
     pub model: Option<String>,
-    /// API key sent as a bearer token [default: $LLMSWEEP_API_KEY, then $OPENAI_API_KEY, unless
-    /// the URL or a --header sets the Authorization]. Never written to a bundle.
-    #[arg(long)]
+    /// Bearer token [default: $LLMSWEEP_API_KEY, then $OPENAI_API_KEY].
+    ///
+    /// The API key, sent as a bearer token. The default applies unless the URL or a --header sets
+    /// the Authorization. Never written to a bundle.
+    #[arg(long, help_heading = TARGET, display_order = 103)]
     pub api_key: Option<String>,
-    /// A header sent with every request — generation, probes, tokenizer, /metrics — e.g.
-    /// --header X-Api-Key:abc123 (repeatable). Its value is shown and recorded as `***`.
-    #[arg(long = "header", value_name = "NAME:VALUE")]
+    /// A header for every request, e.g. X-Api-Key:abc123 (repeatable).
+    ///
+    /// Sent with every request — generation, probes, tokenizer, /metrics. Its value is shown and
+    /// recorded as `***`.
+    #[arg(long = "header", value_name = "NAME:VALUE", help_heading = TARGET, display_order = 104)]
     pub headers: Vec<String>,
-    /// Whose GPUs to read for power and tokens per joule: `auto` reads this host's only when the
-    /// server is on this host (loopback); `local` says this host's GPUs are the server's.
-    #[arg(long, value_enum, default_value_t = GpuArg::Auto)]
+    /// Whose GPUs to read for power and tokens per joule.
+    ///
+    /// `auto` reads this host's only when the server is on this host (loopback); `local` says
+    /// this host's GPUs are the server's.
+    #[arg(long, value_enum, default_value_t = GpuArg::Auto, help_heading = TELEMETRY, display_order = 600, hide_short_help = true)]
     pub gpu_telemetry: GpuArg,
     /// Seconds one request may take before it counts as failed.
-    #[arg(long, default_value_t = 600.0, value_name = "SECS")]
+    #[arg(long, default_value_t = 600.0, value_name = "SECS", help_heading = TARGET, display_order = 105)]
     pub timeout: f64,
+    /// Seconds to wait for a server that stops answering.
+    ///
     /// When the server stops answering during a level, seconds to wait for it to answer again
     /// before the level counts as failed; the level is then run again from its start.
-    #[arg(long, default_value_t = 300.0, value_name = "SECS")]
+    #[arg(long, default_value_t = 300.0, value_name = "SECS", help_heading = TARGET, display_order = 106, hide_short_help = true)]
     pub wait_server: f64,
-    /// Do not open each level's connections before it: its first wave of requests then
-    /// measures TCP setup in their TTFT, as fresh clients would see it.
-    #[arg(long)]
+    /// Do not open each level's connections before it.
+    ///
+    /// Its first wave of requests then measures TCP setup in their TTFT, as fresh clients would
+    /// see it.
+    #[arg(long, help_heading = TARGET, display_order = 107, hide_short_help = true)]
     pub cold_connections: bool,
-    /// JSON object merged into every generation request, e.g. sampling parameters or
+    /// JSON merged into every request, e.g. '{"temperature":0}'.
+    ///
+    /// A JSON object merged into every generation request, e.g. sampling parameters or
     /// '{"chat_template_kwargs":{"enable_thinking":false}}'; recorded in the bundle. It may not
     /// set the fields llmsweep measures with (model, prompt, messages, stream, max_tokens).
-    #[arg(long, value_name = "JSON", value_parser = parse_extra_body)]
+    #[arg(long, value_name = "JSON", value_parser = parse_extra_body, help_heading = WORKLOAD, display_order = 212)]
     pub extra_body: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
@@ -89,118 +121,154 @@ pub(crate) fn parse_extra_body(
 
 #[derive(Debug, Clone, Args)]
 pub struct OutputArgs {
-    /// Name of this run in tables and charts, e.g. the host [default: the server's host name].
-    #[arg(long)]
+    /// Name of this run in tables and charts [default: the server's host name].
+    ///
+    /// For instance the host it ran on.
+    #[arg(long, help_heading = OUTPUT, display_order = 500)]
     pub label: Option<String>,
-    /// Facts to keep with the results, e.g. --note gpu="2x RTX A6000" --note tp=2 (repeatable).
-    #[arg(long = "note", value_name = "KEY=VALUE", value_parser = parse_note)]
+    /// A fact to keep with the results, e.g. --note tp=2 (repeatable).
+    ///
+    /// Any number of them, e.g. --note gpu="2x RTX A6000" --note tp=2.
+    #[arg(long = "note", value_name = "KEY=VALUE", value_parser = parse_note, help_heading = OUTPUT, display_order = 502)]
     pub notes: Vec<(String, String)>,
     /// Folder the bundle is written to.
-    #[arg(long, default_value = "results")]
+    #[arg(long, default_value = "results", help_heading = OUTPUT, display_order = 501)]
     pub out: PathBuf,
-    /// Seed of the prompts' content: the same seed, lengths and tokenizer give the same prompts
-    /// on every host, so two default runs are provably the same work. The first words of every
-    /// prompt come from a new random seed each run (recorded), so nothing is served from the
-    /// server's prefix cache.
-    #[arg(long, default_value_t = 0)]
+    /// Seed of the prompts' content.
+    ///
+    /// The same seed, lengths and tokenizer give the same prompts on every host, so two default
+    /// runs are provably the same work. The first words of every prompt come from a new random
+    /// seed each run (recorded), so nothing is served from the server's prefix cache.
+    #[arg(long, default_value_t = 0, help_heading = WORKLOAD, display_order = 215, hide_short_help = true)]
     pub seed: u64,
-    /// Every prompt starts with the same this many tokens (a shared system prompt), the rest
-    /// stays unique; the server's cached prompt tokens are then reported per level, and only
-    /// cache hits beyond the shared prefix are flagged. The prefix is new every run, so a rerun
-    /// does not find it cached.
-    #[arg(long, default_value_t = 0, value_name = "TOKENS")]
+    /// Tokens every prompt starts with in common (a shared system prompt).
+    ///
+    /// The rest of every prompt stays unique; the server's cached prompt tokens are then
+    /// reported per level, and only cache hits beyond the shared prefix are flagged. The prefix
+    /// is new every run, so a rerun does not find it cached.
+    #[arg(long, default_value_t = 0, value_name = "TOKENS", help_heading = WORKLOAD, display_order = 214, hide_short_help = true)]
     pub shared_prefix_len: u64,
-    /// Send your own prompts instead of synthetic ones: a JSONL file, one
-    /// {"prompt": "…"} or {"messages": [...]} per line (messages need --api chat), with an
+    /// Your own prompts instead of synthetic ones: a JSONL file.
+    ///
+    /// One {"prompt": "…"} or {"messages": [...]} per line (messages need --api chat), with an
     /// optional "output_len". Request i of a level sends line i (cycling when a level asks for
     /// more requests than lines); the file's SHA-256 is the workload's identity. Throughput and
     /// rate sweeps only.
-    #[arg(long, value_name = "FILE.jsonl", conflicts_with = "shared_prefix_len")]
+    #[arg(long, value_name = "FILE.jsonl", conflicts_with = "shared_prefix_len", help_heading = WORKLOAD, display_order = 211)]
     pub dataset: Option<PathBuf>,
-    /// Show every column of the live table (agg tok/s, ITL, peak queue, tokens, tok/J) even
-    /// when the terminal is narrower than they need [default: when it is wide enough].
-    #[arg(long)]
+    /// Show every column of the live table, however narrow the terminal.
+    ///
+    /// The columns agg tok/s, ITL, peak queue, tokens and tok/J too, even when the terminal is
+    /// narrower than they need [default: when it is wide enough].
+    #[arg(long, help_heading = OUTPUT, display_order = 504, hide_short_help = true)]
     pub wide: bool,
-    /// Count goodput against these bounds, seconds, any subset: ttft=0.5,tpot=0.05,e2e=10. A
-    /// request is good when it succeeded within every bound; each point then has its good
-    /// requests per second, good output tok/s and the fraction.
-    #[arg(long, value_name = "BOUNDS", value_parser = parse_slo)]
+    /// Count goodput against SLO bounds in seconds, e.g. ttft=0.5,tpot=0.05.
+    ///
+    /// Any subset of the bounds ttft, tpot and e2e, e.g. ttft=0.5,tpot=0.05,e2e=10. A request
+    /// is good when it succeeded within every bound; each point then has its good requests per
+    /// second, good output tok/s and the fraction.
+    #[arg(long, value_name = "BOUNDS", value_parser = parse_slo, help_heading = OPEN_LOOP, display_order = 401)]
     pub goodput: Option<llmsweep_shared::bundle::Slo>,
-    /// Finish an interrupted run: its bundle's own settings, only the levels it lacks (and those
-    /// it lost to the interruption), written into the same bundle. Give --url, --api-key or
+    /// Finish an interrupted run, written into its bundle.
+    ///
+    /// With its bundle's own settings, only the levels it lacks (and those it lost to the
+    /// interruption) are run and written into the same bundle. Give --url, --api-key or
     /// --header again when the server needs them; a flag that changes the work is refused.
-    #[arg(long, value_name = "BUNDLE")]
+    #[arg(long, value_name = "BUNDLE", help_heading = OUTPUT, display_order = 503)]
     pub resume: Option<PathBuf>,
 }
 
 /// The throughput sweep's own flags (shared by `throughput` and `run`).
 #[derive(Debug, Clone, Args)]
 pub struct ThroughputOpts {
-    /// Concurrency levels, run in this order.
-    #[arg(long, value_delimiter = ',', default_value = "1,2,4,8,16,32,64,100")]
+    /// Concurrency levels.
+    ///
+    /// Run in the order given.
+    #[arg(long, value_delimiter = ',', default_value = "1,2,4,8,16,32,64,100", value_name = "LEVELS", help_heading = LOAD, display_order = 300)]
     pub concurrency: Vec<u32>,
     /// Prompt length in the server's tokens.
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = 1000, value_name = "TOKENS", help_heading = WORKLOAD, display_order = 200)]
     pub input_len: u64,
-    /// Tokens generated per request (enforced with ignore_eos and min_tokens, then checked).
-    #[arg(long, default_value_t = 500)]
+    /// Tokens generated per request.
+    ///
+    /// Enforced with ignore_eos and min_tokens, then checked.
+    #[arg(long, default_value_t = 500, value_name = "TOKENS", help_heading = WORKLOAD, display_order = 201)]
     pub output_len: u64,
     /// Requests per level [default: max(8, 2 × concurrency)].
-    #[arg(long, conflicts_with = "duration")]
+    #[arg(long, conflicts_with = "duration", help_heading = LOAD, display_order = 301)]
     pub requests: Option<u64>,
-    /// Seconds per level instead of a request count: no request starts after it, those in flight finish.
-    #[arg(long, value_name = "SECS")]
+    /// Seconds per level instead of a request count.
+    ///
+    /// No request starts after it, those in flight finish.
+    #[arg(long, value_name = "SECS", help_heading = LOAD, display_order = 302)]
     pub duration: Option<f64>,
+    /// Passes over each level, pooled.
+    ///
     /// Run each level this many times back to back, with fresh prompts each pass; the level's
     /// numbers pool every pass, and a comparison's intervals tighten.
-    #[arg(long, default_value_t = 1, value_name = "N")]
+    #[arg(long, default_value_t = 1, value_name = "N", help_heading = LOAD, display_order = 303)]
     pub repeats: u64,
+    /// Vary each request's lengths by ±this share.
+    ///
     /// Draw each request's input and output length uniformly from ±this share around
     /// --input-len and --output-len (0.5: from half to one and a half times); 0 keeps every
     /// request the same. Drawn from --seed, so another host gets the same lengths.
-    #[arg(long, default_value_t = 0.0, value_name = "SHARE")]
+    #[arg(long, default_value_t = 0.0, value_name = "SHARE", help_heading = WORKLOAD, display_order = 213, hide_short_help = true)]
     pub length_spread: f64,
-    /// Multi-turn conversations of K turns, each resending the conversation so far (its
-    /// questions and the whole answers as received) with a new question of --input-len
-    /// tokens, so TTFT by turn shows what the prefix cache saves. In a closed loop each worker
-    /// holds one conversation; with --rates each arrival is the next turn of the oldest
-    /// conversation whose last turn has been answered, or the first turn of a new one, so the
-    /// offered rate is unchanged; --find-max-rate then searches for the highest rate of turns.
+    /// Multi-turn conversations of K turns.
+    ///
+    /// Each turn resends the conversation so far (its questions and the whole answers as
+    /// received) with a new question of --input-len tokens, so TTFT by turn shows what the
+    /// prefix cache saves. In a closed loop each worker holds one conversation; with --rates
+    /// each arrival is the next turn of the oldest conversation whose last turn has been
+    /// answered, or the first turn of a new one, so the offered rate is unchanged;
+    /// --find-max-rate then searches for the highest rate of turns.
     #[arg(
         long,
         default_value_t = 1,
         value_name = "K",
-        conflicts_with = "dataset"
+        conflicts_with = "dataset",
+        help_heading = WORKLOAD,
+        display_order = 210
     )]
     pub turns: u32,
+    /// Open-loop request rates, e.g. 1,2,4,8.
+    ///
     /// Open loop instead of concurrency levels: one point per offered rate, requests per
     /// second, sent on their schedule whether or not earlier ones finished (e.g. 1,2,4,8).
     /// Each point sends --requests [default: 30 s of arrivals, at least 16] or arrivals for
     /// --duration seconds. Also spelled --request-rate, as vLLM's benchmark names it.
-    #[arg(long, visible_alias = "request-rate", value_delimiter = ',', value_name = "RPS", conflicts_with_all = ["concurrency", "repeats"])]
+    #[arg(long, visible_alias = "request-rate", value_delimiter = ',', value_name = "RPS", conflicts_with_all = ["concurrency", "repeats"], help_heading = OPEN_LOOP, display_order = 400)]
     pub rates: Vec<f64>,
-    /// How arrivals are spaced at a rate: poisson (exponential gaps), constant (1 / rate
-    /// apart) or gamma (shape --burstiness).
-    #[arg(long, value_enum, default_value_t = ArrivalArg::Poisson)]
+    /// How arrivals are spaced.
+    ///
+    /// At a rate: poisson (exponential gaps), constant (1 / rate apart) or gamma (shape
+    /// --burstiness).
+    #[arg(long, value_enum, default_value_t = ArrivalArg::Poisson, help_heading = OPEN_LOOP, display_order = 404, hide_short_help = true)]
     pub arrival: ArrivalArg,
-    /// Gamma shape of the gaps with --arrival gamma: below 1 burstier than Poisson, above 1
-    /// more even (vLLM's --burstiness).
-    #[arg(long, default_value_t = 1.0)]
+    /// Gamma shape of the gaps with --arrival gamma.
+    ///
+    /// Below 1 burstier than Poisson, above 1 more even (vLLM's --burstiness).
+    #[arg(long, default_value_t = 1.0, help_heading = OPEN_LOOP, display_order = 405, hide_short_help = true)]
     pub burstiness: f64,
-    /// With --rates: at most this many requests in flight; later arrivals wait in the client
-    /// (the wait is recorded per request, apart from the client's own lateness).
-    #[arg(long, value_name = "N")]
+    /// With --rates: at most this many requests in flight.
+    ///
+    /// Later arrivals wait in the client (the wait is recorded per request, apart from the
+    /// client's own lateness).
+    #[arg(long, value_name = "N", help_heading = OPEN_LOOP, display_order = 403)]
     pub max_concurrency: Option<u32>,
+    /// Search for the highest request rate that meets --goodput.
+    ///
     /// Search for the highest request rate at which at least --slo-fraction of requests meet
     /// --goodput: a closed-loop level first (at the server's running limit, else 32), then
     /// open-loop rates bisected until the bracket is narrower than --rate-precision.
-    #[arg(long, requires = "goodput", conflicts_with_all = ["rates", "concurrency", "repeats"])]
+    #[arg(long, requires = "goodput", conflicts_with_all = ["rates", "concurrency", "repeats"], help_heading = OPEN_LOOP, display_order = 402)]
     pub find_max_rate: bool,
     /// With --find-max-rate: the share of requests that must meet the SLO.
-    #[arg(long, default_value_t = 0.9, value_name = "SHARE")]
+    #[arg(long, default_value_t = 0.9, value_name = "SHARE", help_heading = OPEN_LOOP, display_order = 406, hide_short_help = true)]
     pub slo_fraction: f64,
     /// With --find-max-rate: stop when the bracket is narrower than this share of its top.
-    #[arg(long, default_value_t = 0.05, value_name = "SHARE")]
+    #[arg(long, default_value_t = 0.05, value_name = "SHARE", help_heading = OPEN_LOOP, display_order = 407, hide_short_help = true)]
     pub rate_precision: f64,
 }
 
@@ -246,8 +314,10 @@ pub(crate) fn parse_slo(s: &str) -> Result<llmsweep_shared::bundle::Slo, String>
 /// Context-sweep flags shared by `context` and `run`.
 #[derive(Debug, Clone, Args)]
 pub struct ContextOpts {
-    /// Send lengths longer than the server's context anyway, and record its error.
-    #[arg(long)]
+    /// Send lengths beyond the server's context anyway.
+    ///
+    /// Lengths longer than the server's context are sent anyway, and its error recorded.
+    #[arg(long, help_heading = LOAD, display_order = 307)]
     pub force: bool,
 }
 

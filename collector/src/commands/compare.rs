@@ -9,13 +9,26 @@ use llmsweep_shared::bundle::SweepKind;
 use crate::output::compare;
 
 #[derive(Debug, Clone, Args)]
+#[command(after_help = "Examples:
+  # kpro5 against the imported kpro6 run: the first bundle is the baseline
+  llmsweep compare results/kpro6-imported-*.json results/kpro5-run-*.json
+
+  # In CI: exit with status 1 when kpro5 is more than 5 % slower, beyond the noise
+  llmsweep compare results/kpro6-imported-*.json results/kpro5-run-*.json --fail-if-slower 5
+
+  # Every bundle in results against the one --baseline names
+  llmsweep compare results/*.json --baseline results/kpro6-imported-20250610T080000Z.json")]
 pub struct CompareArgs {
+    /// Bundles to compare; the first is the baseline unless --baseline says.
+    ///
     /// Bundles to compare (.json or .json.gz); the first is the baseline unless --baseline says.
     #[arg(required = true, value_name = "BUNDLE")]
     pub files: Vec<PathBuf>,
     /// The bundle the others are compared with.
     #[arg(long, value_name = "BUNDLE")]
     pub baseline: Option<PathBuf>,
+    /// Exit 1 when a run is more than PCT % slower, beyond the noise.
+    ///
     /// Exit with status 1 when steady throughput drops, or TTFT p50 rises, by more than PCT
     /// percent beyond the noise (the 95 % interval of the change excludes zero) at any level
     /// both runs measured, for gating a deployment change in CI; in a rate sweep, when TTFT
@@ -24,6 +37,8 @@ pub struct CompareArgs {
     /// aggregate throughput is compared, and its numbers count as exact.
     #[arg(long, value_name = "PCT")]
     pub fail_if_slower: Option<f64>,
+    /// Gate only this sweep.
+    ///
     /// Gate only this sweep [default: every sweep both runs have].
     #[arg(long, value_enum, requires = "fail_if_slower")]
     pub gate: Option<GateArg>,

@@ -16,6 +16,13 @@ use crate::load::{
 use crate::sim::{Preset, SimConfig, SimServer};
 
 #[derive(Debug, Clone, Args)]
+#[command(after_help = "Examples:
+  # Sweep the simulated server and write the bundle into ./results
+  llmsweep demo
+
+  # Elsewhere and under another name, then look at it
+  llmsweep demo --out /tmp/llmsweep-demo --label first-try
+  llmsweep view /tmp/llmsweep-demo --open")]
 pub struct DemoArgs {
     /// Folder the bundle is written to.
     #[arg(long, default_value = "results")]

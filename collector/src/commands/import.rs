@@ -13,11 +13,15 @@ use crate::import::{Request, import};
 use crate::output::store;
 
 #[derive(Debug, Clone, Args)]
-#[command(
-    after_help = "Examples:\n  llmsweep import --from table old.txt --label kpro6 --input-len 1000 --output-len 500\n  \
-                        llmsweep import --from vllm c1.json c8.json c32.json --label vllm-h100\n  \
-                        llmsweep import --from sglang runs.jsonl --label kpro5-sglang"
-)]
+#[command(after_help = "Examples:
+  # A table a benchmark script printed; tables do not say the lengths, so give them
+  llmsweep import --from table old.txt --label kpro6 --input-len 1000 --output-len 500
+
+  # vllm bench serve --save-result files, one per concurrency, become one sweep
+  llmsweep import --from vllm c1.json c8.json c32.json --label vllm-h100
+
+  # SGLang bench_serving --output-file lines
+  llmsweep import --from sglang runs.jsonl --label kpro5-sglang")]
 pub struct ImportArgs {
     /// The format of the files.
     #[arg(long = "from", value_enum, value_name = "FORMAT")]
@@ -28,9 +32,13 @@ pub struct ImportArgs {
     /// Name of the imported run, e.g. the host it ran on.
     #[arg(long)]
     pub label: String,
+    /// Bundle to write [default: results/<label>-imported-<time>.json].
+    ///
     /// The bundle to write [default: results/<label>-imported-<UTC time>.json].
     #[arg(short, long)]
     pub output: Option<PathBuf>,
+    /// Prompt tokens the source ran, when it does not say.
+    ///
     /// Prompt tokens the source ran, when it does not say (a throughput table never does).
     #[arg(long, value_parser = parse_len)]
     pub input_len: Option<u64>,
@@ -40,6 +48,8 @@ pub struct ImportArgs {
     /// The model the source served, when it does not say.
     #[arg(long)]
     pub model: Option<String>,
+    /// A fact to keep with the run, e.g. --note tp=2 (repeatable).
+    ///
     /// Facts to keep with the run, e.g. --note gpu="2x RTX A6000" (repeatable).
     #[arg(long = "note", value_name = "KEY=VALUE", value_parser = parse_note)]
     pub notes: Vec<(String, String)>,

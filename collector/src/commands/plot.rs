@@ -59,6 +59,15 @@ pub enum ThemeArg {
 }
 
 #[derive(Debug, Clone, Args)]
+#[command(after_help = "Examples:
+  # Output throughput of two runs, as an SVG for a document
+  llmsweep plot results/kpro6-imported-*.json results/kpro5-run-*.json -o throughput.svg
+
+  # TTFT vs concurrency as a wide PNG for a dark slide
+  llmsweep plot results/kpro5-run-*.json --chart ttft --theme dark --width 1920 -o ttft.png
+
+  # Prefill speed vs input length (context sweep), with a title of your own
+  llmsweep plot results/kpro5-run-*.json --chart prefill --title \"kpro5 prefill\" -o prefill.svg")]
 pub struct PlotArgs {
     /// Bundles to draw (.json or .json.gz), each a run in its own color, in this order.
     #[arg(required = true, value_name = "BUNDLE")]
@@ -75,9 +84,13 @@ pub struct PlotArgs {
     /// Image height in pixels.
     #[arg(long, default_value_t = 700, value_parser = clap::value_parser!(u32).range(150..=i64::from(MAX_SIDE)))]
     pub height: u32,
+    /// Colors.
+    ///
     /// Colors: light for documents, dark for dark slides.
     #[arg(long, value_enum, default_value_t = ThemeArg::Light)]
     pub theme: ThemeArg,
+    /// Title drawn above the chart [default: the chart's own].
+    ///
     /// Title drawn above the chart [default: the chart's own, e.g. "Output throughput vs
     /// concurrency"]. An empty title leaves the line blank.
     #[arg(long)]

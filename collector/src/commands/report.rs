@@ -9,6 +9,12 @@ use clap::Args;
 use crate::output::{report, store};
 
 #[derive(Debug, Clone, Args)]
+#[command(after_help = "Examples:
+  # Every bundle in results, into llmsweep-report.html
+  llmsweep report results/*.json
+
+  # Two runs side by side, into a file to send around
+  llmsweep report results/kpro6-imported-*.json results/kpro5-run-*.json -o kpro5-vs-kpro6.html")]
 pub struct ReportArgs {
     /// Bundles to include (.json or .json.gz).
     #[arg(required = true, value_name = "BUNDLE")]

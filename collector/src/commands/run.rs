@@ -4,7 +4,10 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 
-use super::args::{ContextOpts, OutputArgs, TargetArgs, ThroughputOpts, parse_len};
+use super::args::{
+    ContextOpts, LOAD, OutputArgs, SHORT_HELP_FOOTER, TELEMETRY, TargetArgs, ThroughputOpts,
+    WORKLOAD, parse_len,
+};
 use super::plan::{self, ContextFlags};
 use crate::load::{RunPlan, Sweeps};
 
@@ -15,34 +18,58 @@ pub enum OnlyArg {
     Context,
 }
 
+// The flags' headings appear in the order their first flags are added: `output` is flattened
+// last, and `mut_arg` re-adds --gpu-telemetry at the end so that Telemetry comes last.
 #[derive(Debug, Clone, Args)]
+#[command(
+    mut_arg("gpu_telemetry", |a| a.help_heading(TELEMETRY)),
+    after_help = SHORT_HELP_FOOTER,
+    after_long_help = "Examples:
+  # Validate a new deployment: both sweeps with their defaults, the facts kept in the bundle
+  llmsweep run --url http://127.0.0.1:30000 --label kpro5 --note gpu=\"2x RTX A6000\" --note tp=2
+
+  # Only the context sweep, at three lengths
+  llmsweep run --only context --lengths 1k,8k,30k --label kpro5
+
+  # Finish a run that was interrupted (Ctrl-C, a lost connection) in its own bundle
+  llmsweep run --resume results/kpro5-run-20250611T093000Z.json"
+)]
 pub struct RunArgs {
     #[command(flatten)]
     pub target: TargetArgs,
     #[command(flatten)]
-    pub output: OutputArgs,
-    #[command(flatten)]
     pub throughput: ThroughputOpts,
-    /// Context sweep: input lengths; `k` means thousands.
-    #[arg(long, value_delimiter = ',', default_value = "1k,8k,16k,30k,60k,100k", value_parser = parse_len)]
+    /// Context sweep: lengths.
+    ///
+    /// Context sweep: input lengths in the server's tokens; `k` means thousands (30k = 30000).
+    #[arg(long, value_delimiter = ',', default_value = "1k,8k,16k,30k,60k,100k", value_parser = parse_len, help_heading = WORKLOAD, display_order = 202)]
     pub lengths: Vec<u64>,
     /// Context sweep: tokens generated per request.
-    #[arg(long, default_value_t = 128)]
+    #[arg(long, default_value_t = 128, value_name = "TOKENS", help_heading = WORKLOAD, display_order = 203)]
     pub context_output_len: u64,
-    /// Context sweep: concurrency at which each length runs.
-    #[arg(long, value_delimiter = ',', default_value = "1")]
+    /// Context sweep: concurrency of each length.
+    ///
+    /// The concurrency at which each length runs: one or more levels, e.g. 1,4.
+    #[arg(long, value_delimiter = ',', default_value = "1", value_name = "LEVELS", help_heading = LOAD, display_order = 305)]
     pub context_concurrency: Vec<u32>,
-    /// Context sweep: times each length runs per concurrency slot.
-    #[arg(long, default_value_t = 3, value_name = "N")]
+    /// Context sweep: times each length runs per slot.
+    ///
+    /// Times each length runs per concurrency slot: a point sends repeats × concurrency
+    /// requests.
+    #[arg(long, default_value_t = 3, value_name = "N", help_heading = LOAD, display_order = 306)]
     pub context_repeats: u64,
     #[command(flatten)]
     pub context: ContextOpts,
     /// Unrecorded requests before the first sweep.
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 2, help_heading = LOAD, display_order = 304)]
     pub warmup: u64,
-    /// Run only one of the two sweeps.
-    #[arg(long, value_enum)]
+    /// Run only this sweep.
+    ///
+    /// Run only one of the two sweeps [default: both].
+    #[arg(long, value_enum, help_heading = LOAD, display_order = 308)]
     pub only: Option<OnlyArg>,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 impl RunArgs {

@@ -20,7 +20,19 @@ use crate::output::table::{self, Column};
 use crate::selftest::{Endpoint, EndpointAt, LevelSpec, Pacing, PacingJson, run_level, wire};
 
 #[derive(Debug, Clone, Args)]
+#[command(after_help = "Examples:
+  # Both pacings at 1, 64 and 512 streams; the bundle goes into ./results
+  llmsweep selftest
+
+  # Flat out only, up to 4096 streams
+  llmsweep selftest --mode flat-out --concurrency 1,512,4096
+
+  # The endpoint in a process of its own, measured from another terminal
+  llmsweep selftest --serve 127.0.0.1:18400 --mode flat-out --per-event 8
+  llmsweep selftest --url http://127.0.0.1:18400")]
 pub struct SelftestArgs {
+    /// Concurrency levels, run in this order (at most 16384).
+    ///
     /// Concurrency levels, run in this order (at most 16384). With the endpoint in this process
     /// every stream holds two open files, so above half the open-files limit the endpoint
     /// needs a process of its own: see --url.
@@ -38,6 +50,8 @@ pub struct SelftestArgs {
     /// Tokens per flat-out request.
     #[arg(long, default_value_t = 256)]
     pub output_len: u64,
+    /// Tokens per scheduled request.
+    ///
     /// Tokens per scheduled request (each of its events is paced, so it takes
     /// first-ms + (n − 1) × interval-ms). ITL errors are computed over the first ~180 tokens.
     #[arg(long, default_value_t = 64)]
@@ -60,11 +74,15 @@ pub struct SelftestArgs {
     /// Name of the run [default: this host's name].
     #[arg(long)]
     pub label: Option<String>,
+    /// Only serve the endpoint at this loopback address, e.g. 127.0.0.1:18400.
+    ///
     /// Only serve the endpoint at this loopback address (e.g. 127.0.0.1:18400) until Ctrl-C,
     /// paced by --mode flat-out (the first --per-event) or --mode scheduled, for another
     /// process to measure: `llmsweep selftest --url`, or another tool.
     #[arg(long, value_name = "ADDR", conflicts_with_all = ["url", "concurrency", "requests", "scheduled_requests"])]
     pub serve: Option<std::net::SocketAddr>,
+    /// Measure against an endpoint already serving here.
+    ///
     /// Measure against an endpoint already serving here (`llmsweep selftest --serve` in
     /// another process), at its own pacing, so this process holds only the client's open
     /// files and its CPU time is all the client's.

@@ -8,25 +8,43 @@ use clap::Args;
 use crate::sim::{Preset, SimConfig};
 
 #[derive(Debug, Clone, Args)]
+#[command(after_help = "Examples:
+  # On 127.0.0.1:30000, timed like SGLang serving a 27B model; sweep it from another terminal
+  llmsweep serve-sim
+
+  # A quick one on another port
+  llmsweep serve-sim --preset fast --port 30001
+
+  # A faulty one: every 10th request fails, and only callers sending the header get in
+  llmsweep serve-sim --preset fast --fail-every 10 --require-header X-Token:abc")]
 pub struct SimArgs {
+    /// Address to listen on.
+    ///
     /// Address to listen on. Keep it on loopback unless you mean to share it.
     #[arg(long, default_value = "127.0.0.1")]
     pub host: String,
     /// Port to listen on (0: any free port).
     #[arg(long, default_value_t = 30000)]
     pub port: u16,
-    /// Timing shape: `kpro5` is shaped like SGLang serving a 27B model on 2× RTX A6000; `fast` is quick.
+    /// Timing shape.
+    ///
+    /// Timing shape: `kpro5` is shaped like SGLang serving a 27B model on 2× RTX A6000; `fast` is
+    /// quick.
     #[arg(long, value_enum, default_value_t = Preset::Kpro5)]
     pub preset: Preset,
     /// Seed of the generated text.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// Override the preset's context limit.
+    ///
     /// Override the preset's context limit (tokens of prompt plus output).
     #[arg(long)]
     pub max_context: Option<u64>,
     /// Override the preset's number of requests decoded at once.
     #[arg(long)]
     pub max_running: Option<u32>,
+    /// Fault: stop every response after N tokens.
+    ///
     /// Fault: stop every response after N tokens, as a server ignoring ignore_eos does.
     #[arg(long, value_name = "N", help_heading = "Fault modes")]
     pub early_stop_after: Option<u32>,
@@ -44,6 +62,8 @@ pub struct SimArgs {
     /// Fault: answer every generation request with this HTTP status.
     #[arg(long, value_name = "STATUS", help_heading = "Fault modes")]
     pub reject_all: Option<u16>,
+    /// Fault: report N prompt tokens as cached.
+    ///
     /// Fault: report N prompt tokens as served from the prefix cache.
     #[arg(
         long,
@@ -52,6 +72,8 @@ pub struct SimArgs {
         help_heading = "Fault modes"
     )]
     pub cached_tokens: u32,
+    /// Stream N reasoning tokens per answer.
+    ///
     /// Act as a reasoning model: on the chat API the first N tokens of every answer stream as
     /// reasoning_content, and usage counts them as reasoning tokens.
     #[arg(long, value_name = "N", default_value_t = 0)]
@@ -59,6 +81,8 @@ pub struct SimArgs {
     /// Fault: generate this word over and over (degenerate output).
     #[arg(long, value_name = "WORD", help_heading = "Fault modes")]
     pub repeat_word: Option<String>,
+    /// Fault: end every stream after N chunks, without [DONE].
+    ///
     /// Fault: end every stream after N token chunks, without finish reason, usage or [DONE].
     #[arg(long, value_name = "N", help_heading = "Fault modes")]
     pub cut_after: Option<u32>,
@@ -73,12 +97,18 @@ pub struct SimArgs {
         help_heading = "Fault modes"
     )]
     pub tokens_per_chunk: u32,
+    /// Fault: answer /tokenize with 404.
+    ///
     /// Fault: answer /tokenize with 404, as a server without a tokenizer endpoint.
     #[arg(long, help_heading = "Fault modes")]
     pub no_tokenize: bool,
+    /// Answer 401 without this header, e.g. X-Token:abc (repeatable).
+    ///
     /// Answer 401 to any request without this header and value, e.g. X-Token:abc (repeatable).
     #[arg(long, value_name = "NAME:VALUE", value_parser = parse_required, help_heading = "Access")]
     pub require_header: Vec<(String, String)>,
+    /// Answer 401 without this basic authentication.
+    ///
     /// Answer 401 to any request without this HTTP basic authentication, e.g. user:password.
     #[arg(long, value_name = "USER:PASSWORD", help_heading = "Access")]
     pub require_user: Option<String>,

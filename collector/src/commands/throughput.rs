@@ -4,22 +4,41 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use super::args::{OutputArgs, TargetArgs, ThroughputOpts};
+use super::args::{LOAD, OutputArgs, SHORT_HELP_FOOTER, TELEMETRY, TargetArgs, ThroughputOpts};
 use super::plan;
 use crate::load::{RunPlan, Sweeps};
 
+// The flags' headings appear in the order their first flags are added: `output` is flattened
+// last, and `mut_arg` re-adds --gpu-telemetry at the end so that Telemetry comes last.
 #[derive(Debug, Clone, Args)]
+#[command(
+    mut_arg("gpu_telemetry", |a| a.help_heading(TELEMETRY)),
+    after_help = SHORT_HELP_FOOTER,
+    after_long_help = "Examples:
+  # Sweep the default concurrency levels (1 to 100) of a server, named kpro5 in results
+  llmsweep throughput --url http://127.0.0.1:30000 --label kpro5
+
+  # Chat API, a given model, 2000-token prompts, 60 s per level
+  llmsweep throughput --api chat --model Qwen/Qwen3-32B --input-len 2000 --duration 60
+
+  # Open loop: 1, 2 and 4 requests/s, counting goodput against TTFT and TPOT bounds
+  llmsweep throughput --rates 1,2,4 --goodput ttft=0.5,tpot=0.05
+
+  # The highest request rate at which 90 % of requests meet those bounds
+  llmsweep throughput --find-max-rate --goodput ttft=0.5,tpot=0.05 --label kpro5"
+)]
 pub struct ThroughputArgs {
     #[command(flatten)]
     pub target: TargetArgs,
     #[command(flatten)]
-    pub output: OutputArgs,
-    #[command(flatten)]
     pub sweep: ThroughputOpts,
-    /// Unrecorded requests before the first level (they warm the server and measure the tokens
-    /// the server adds to each prompt).
-    #[arg(long, default_value_t = 2)]
+    /// Unrecorded requests before the first level.
+    ///
+    /// They warm the server and measure the tokens the server adds to each prompt.
+    #[arg(long, default_value_t = 2, help_heading = LOAD, display_order = 304)]
     pub warmup: u64,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 impl ThroughputArgs {

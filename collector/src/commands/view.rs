@@ -9,22 +9,42 @@ use clap::Args;
 use crate::output::view;
 
 #[derive(Debug, Clone, Args)]
+#[command(after_help = "Examples:
+  # The bundles in ./results, opened in the browser
+  llmsweep view --open
+
+  # Another folder, on a port of your choice
+  llmsweep view ~/bench/results --port 9000
+
+  # Shared with the lab network, reached as http://kpro5.lan:8484
+  llmsweep view --bind 0.0.0.0 --allow-host kpro5.lan")]
 pub struct ViewArgs {
+    /// Folder of bundles (.json, .json.gz).
+    ///
     /// Folder of bundles (.json, .json.gz); bundles added later appear when the page is reloaded.
     #[arg(default_value = "results", value_name = "DIR")]
     pub dir: PathBuf,
-    /// Port to listen on [default: 8484, or a free port when 8484 is taken]; 0 picks any free port.
+    /// Port to listen on [default: 8484, or a free port when 8484 is taken].
+    ///
+    /// Port to listen on [default: 8484, or a free port when 8484 is taken]; 0 picks any free
+    /// port.
     #[arg(long)]
     pub port: Option<u16>,
+    /// Address to listen on.
+    ///
     /// Address to listen on. Anything but loopback lets every machine that can reach this one
     /// read the results.
     #[arg(long, default_value = "127.0.0.1", value_name = "ADDR")]
     pub bind: std::net::IpAddr,
+    /// A name this server may be reached by, e.g. kpro5.lan (repeatable).
+    ///
     /// A name this server may be reached by, e.g. --allow-host kpro5.lan (repeatable). Requests
     /// must name it by an IP address, localhost, this machine's host name or an allowed name, so
     /// that a web page of another site cannot read the results through DNS rebinding.
     #[arg(long, value_name = "NAME")]
     pub allow_host: Vec<String>,
+    /// Let the page load `?bundle=URL` from other sites too.
+    ///
     /// Let the page load `?bundle=URL` from other sites too; by default it loads bundles only
     /// from this server, and says so when a link names another site.
     #[arg(long)]
