@@ -267,32 +267,21 @@ fn selftest_part(html: &mut String, st: &Embedded, runs: &[&Embedded]) {
             llmsweep_shared::bundle::SelftestMode::FlatOut => "flat_out",
             llmsweep_shared::bundle::SelftestMode::Scheduled => "scheduled",
         };
-        let _ = write!(
-            html,
-            "<table class=\"selftest-table\" data-mode=\"{mode}\"><caption>{} — {}</caption>\n<tr>",
-            escape(&v.host),
-            t.title
-        );
-        for h in &t.headers {
-            let _ = write!(html, "<th>{}</th>", escape(h));
+        HtmlTable {
+            attrs: format!(" class=\"selftest-table\" data-mode=\"{mode}\""),
+            caption: format!("{} — {}", escape(&v.host), t.title),
+            headers: t.headers.iter().map(|h| escape(h)).collect(),
+            rows: t
+                .rows
+                .iter()
+                .map(|r| Row {
+                    warn: r.warning,
+                    cells: r.cells.iter().map(|c| escape(c)).collect(),
+                })
+                .collect(),
         }
-        html.push_str("</tr>\n");
-        for r in &t.rows {
-            html.push_str(if r.warning {
-                "<tr class=\"warn\">"
-            } else {
-                "<tr>"
-            });
-            for c in &r.cells {
-                let _ = write!(html, "<td>{}</td>", escape(c));
-            }
-            html.push_str("</tr>\n");
-        }
-        let _ = writeln!(
-            html,
-            "</table>\n<p class=\"static-note\">{}</p>",
-            escape(&t.explain)
-        );
+        .write(html);
+        let _ = writeln!(html, "<p class=\"static-note\">{}</p>", escape(&t.explain));
     }
     if !v.notes.is_empty() {
         html.push_str("<ul class=\"selftest-notes\">\n");
@@ -355,60 +344,59 @@ fn delta_table(html: &mut String, cmp: &Comparison, s: &SweepComparison) {
     if s.runs.len() < 2 || s.levels.is_empty() {
         return;
     }
-    let _ = write!(
-        html,
-        "<table class=\"delta-table\" data-kind=\"{0}\"><caption>Changes against {1} — {0} sweep</caption>\n<tr><th>{2}</th><th>metric</th>",
-        kind_name(s.kind),
-        escape(&cmp.labels[cmp.baseline]),
-        level_name(s.kind)
-    );
-    for &i in &s.runs {
-        let _ = write!(html, "<th>{}</th>", escape(&cmp.labels[i]));
-    }
-    html.push_str("</tr>\n");
+    let mut headers = vec![level_name(s.kind).to_string(), "metric".into()];
+    headers.extend(s.runs.iter().map(|&i| escape(&cmp.labels[i])));
+    let mut rows = Vec::new();
     for level in &s.levels {
+        let at = level_cell(s.kind, level.key);
         for row in &level.rows {
-            let _ = write!(
-                html,
-                "<tr><td>{}</td><td>{}</td>",
-                level_cell(s.kind, level.key),
-                row.metric.label()
-            );
-            for c in &row.cells {
-                let value = match (c.value, &c.note) {
-                    (Some(v), _) => format_value(v),
-                    (None, Some(n)) => escape(n),
-                    (None, None) => "-".into(),
-                };
-                let change = c
-                    .change
-                    .as_ref()
-                    .map(|ch| {
-                        let mark = match c.verdict {
-                            Verdict::Better => " better",
-                            Verdict::Worse => " worse",
-                            _ => "",
-                        };
-                        format!(" ({}{mark})", change_text(ch))
-                    })
-                    .unwrap_or_default();
-                let _ = write!(html, "<td>{value}{change}</td>");
-            }
-            html.push_str("</tr>\n");
+            let mut cells = vec![at.clone(), row.metric.label().to_string()];
+            cells.extend(row.cells.iter().map(delta_cell));
+            rows.push(Row::of(cells));
         }
-        for (name, cells) in s.peak_rows(level) {
-            let _ = write!(
-                html,
-                "<tr><td>{}</td><td>{name}</td>",
-                level_cell(s.kind, level.key)
+        for (name, values) in s.peak_rows(level) {
+            let mut cells = vec![at.clone(), name.to_string()];
+            cells.extend(
+                values
+                    .iter()
+                    .map(|c| c.as_deref().unwrap_or("-").to_string()),
             );
-            for c in cells {
-                let _ = write!(html, "<td>{}</td>", c.as_deref().unwrap_or("-"));
-            }
-            html.push_str("</tr>\n");
+            rows.push(Row::of(cells));
         }
     }
-    html.push_str("</table>\n");
+    HtmlTable {
+        attrs: format!(" class=\"delta-table\" data-kind=\"{}\"", kind_name(s.kind)),
+        caption: format!(
+            "Changes against {} — {} sweep",
+            escape(&cmp.labels[cmp.baseline]),
+            kind_name(s.kind)
+        ),
+        headers,
+        rows,
+    }
+    .write(html);
+}
+
+/// A run's value at a level, with its change against the baseline and the verdict's word.
+fn delta_cell(c: &llmsweep_shared::compare::Cell) -> String {
+    let value = match (c.value, &c.note) {
+        (Some(v), _) => format_value(v),
+        (None, Some(n)) => escape(n),
+        (None, None) => "-".into(),
+    };
+    let change = c
+        .change
+        .as_ref()
+        .map(|ch| {
+            let mark = match c.verdict {
+                Verdict::Better => " better",
+                Verdict::Worse => " worse",
+                _ => "",
+            };
+            format!(" ({}{mark})", change_text(ch))
+        })
+        .unwrap_or_default();
+    format!("{value}{change}")
 }
 
 /// A rate sweep's points: offered and achieved rate, latency, goodput when counted, the
@@ -418,18 +406,23 @@ fn rate_table(html: &mut String, b: &Bundle) {
         return;
     };
     let goodput = sweep.points.iter().any(|p| p.goodput.is_some());
-    let _ = writeln!(
-        html,
-        "<table data-kind=\"rate\"><caption>{} — rate sweep{}</caption>\n<tr><th>offered req/s</th><th>achieved req/s</th><th>ok/fail</th><th>TTFT p50 s</th><th>TTFT p99 s</th><th>TPOT p50 s</th><th>e2e p99 s</th>{}<th>lag p99 s</th><th>peak in flight</th><th>note</th></tr>",
-        escape(&b.label),
-        if b.target.simulated {
-            " (simulated server)"
-        } else {
-            ""
-        },
-        if goodput { "<th>goodput</th>" } else { "" }
-    );
+    let mut headers: Vec<String> = [
+        "offered req/s",
+        "achieved req/s",
+        "ok/fail",
+        "TTFT p50 s",
+        "TTFT p99 s",
+        "TPOT p50 s",
+        "e2e p99 s",
+    ]
+    .map(String::from)
+    .to_vec();
+    if goodput {
+        headers.push("goodput".into());
+    }
+    headers.extend(["lag p99 s", "peak in flight", "note"].map(String::from));
     let dash = || "-".to_string();
+    let mut rows = Vec::new();
     for p in &sweep.points {
         let num = |m: Metric, digits: usize| {
             m.of(p)
@@ -461,9 +454,24 @@ fn rate_table(html: &mut String, b: &Bundle) {
                 .and_then(|r| r.peak_concurrency)
                 .map_or_else(dash, |c| c.to_string()),
         );
-        let _ = writeln!(html, "<tr>{}<td>{}</td></tr>", tds(&cells), escape(&note));
+        cells.push(escape(&note));
+        rows.push(Row::of(cells));
     }
-    html.push_str("</table>\n");
+    HtmlTable {
+        attrs: " data-kind=\"rate\"".into(),
+        caption: format!(
+            "{} — rate sweep{}",
+            escape(&b.label),
+            if b.target.simulated {
+                " (simulated server)"
+            } else {
+                ""
+            }
+        ),
+        headers,
+        rows,
+    }
+    .write(html);
 }
 
 fn summary_table(html: &mut String, b: &Bundle, kind: SweepKind) {
@@ -481,14 +489,25 @@ fn summary_table(html: &mut String, b: &Bundle, kind: SweepKind) {
         samples().any(|s| s.queue_peak().is_some()),
         samples().any(|s| s.kv_peak().is_some()),
     );
-    let peak_heads = format!(
-        "{}{}",
-        if queue { "<th>peak queue</th>" } else { "" },
-        if kv { "<th>peak KV cache</th>" } else { "" }
-    );
-    let _ = writeln!(
-        html,
-        "<table><caption>{} — {} sweep{}</caption>\n<tr><th>{}</th><th>ok/fail</th><th>output tok/s</th><th>decode tok/s p50</th><th>TTFT p50 s</th><th>TTFT p99 s</th>{peak_heads}<th>note</th></tr>",
+    let mut headers: Vec<String> = [
+        if context { "input" } else { "C" },
+        "ok/fail",
+        "output tok/s",
+        "decode tok/s p50",
+        "TTFT p50 s",
+        "TTFT p99 s",
+    ]
+    .map(String::from)
+    .to_vec();
+    if queue {
+        headers.push("peak queue".into());
+    }
+    if kv {
+        headers.push("peak KV cache".into());
+    }
+    headers.push("note".into());
+    let caption = format!(
+        "{} — {} sweep{}",
         escape(&b.label),
         if context { "context" } else { "throughput" },
         match (&b.source, b.target.simulated) {
@@ -499,8 +518,8 @@ fn summary_table(html: &mut String, b: &Bundle, kind: SweepKind) {
             (None, true) => " (simulated server)".into(),
             (None, false) => String::new(),
         },
-        if context { "input" } else { "C" }
     );
+    let mut rows = Vec::new();
     for p in &sweep.points {
         let key = if context {
             p.input_len.to_string()
@@ -527,6 +546,7 @@ fn summary_table(html: &mut String, b: &Bundle, kind: SweepKind) {
         let ss = p.server_samples.as_ref();
         let dash = || "-".to_string();
         let mut cells = vec![
+            key,
             counts,
             output.unwrap_or_else(dash),
             num(Metric::DecodeTokSP50, 1).unwrap_or_else(dash),
@@ -541,14 +561,16 @@ fn summary_table(html: &mut String, b: &Bundle, kind: SweepKind) {
             let k = ss.and_then(|s| s.kv_peak()).map(kv_percent_text);
             cells.push(k.unwrap_or_else(dash));
         }
-        let _ = writeln!(
-            html,
-            "<tr><td>{key}</td>{}<td>{}</td></tr>",
-            tds(&cells),
-            escape(&note)
-        );
+        cells.push(escape(&note));
+        rows.push(Row::of(cells));
     }
-    html.push_str("</table>\n");
+    HtmlTable {
+        attrs: String::new(),
+        caption,
+        headers,
+        rows,
+    }
+    .write(html);
 }
 
 /// HTML text and attribute escaping.
@@ -565,9 +587,52 @@ const STATIC_CSS: &str = ".static-report{max-width:820px;margin:2rem auto;font-f
 .static-report caption{text-align:left;font-weight:600;padding:.3rem 0}\
 .static-report tr.warn td{background:#fff8c5}.static-report .selftest-notes{color:#9a6700}";
 
-/// Table cells, already escaped where they need it, as `<td>` elements.
-fn tds(cells: &[String]) -> String {
-    cells.iter().map(|c| format!("<td>{c}</td>")).collect()
+/// One table of the report's no-JavaScript part, written the one way every table is: its
+/// attributes, a caption, a header row, then a row a line. Captions, headers and cells are HTML
+/// already (escaped where they hold text from a bundle).
+struct HtmlTable {
+    attrs: String,
+    caption: String,
+    headers: Vec<String>,
+    rows: Vec<Row>,
+}
+
+/// A row of cells; `warn` marks it (`class="warn"`).
+struct Row {
+    warn: bool,
+    cells: Vec<String>,
+}
+
+impl Row {
+    fn of(cells: Vec<String>) -> Row {
+        Row { warn: false, cells }
+    }
+}
+
+impl HtmlTable {
+    fn write(&self, html: &mut String) {
+        let _ = write!(
+            html,
+            "<table{}><caption>{}</caption>\n<tr>",
+            self.attrs, self.caption
+        );
+        for h in &self.headers {
+            let _ = write!(html, "<th>{h}</th>");
+        }
+        html.push_str("</tr>\n");
+        for r in &self.rows {
+            html.push_str(if r.warn {
+                "<tr class=\"warn\">"
+            } else {
+                "<tr>"
+            });
+            for c in &r.cells {
+                let _ = write!(html, "<td>{c}</td>");
+            }
+            html.push_str("</tr>\n");
+        }
+        html.push_str("</table>\n");
+    }
 }
 
 /// A table row's last cell: a measured point's flags, else why it was not measured.
