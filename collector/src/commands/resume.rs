@@ -44,18 +44,7 @@ pub fn plan(path: &Path, now: &[String]) -> anyhow::Result<RunPlan> {
     let given: Vec<String> = without_resume(now);
     let current = parse(&given)?;
     let explicit = flags_of(&given);
-    let bundle_has = settings(&then, is);
-    let contradictions: Vec<String> = settings(&current, is)
-        .into_iter()
-        .filter(|(flag, _)| explicit.iter().any(|f| f == flag))
-        .filter_map(
-            |(flag, now)| match bundle_has.iter().find(|(f, _)| *f == flag) {
-                Some((_, was)) if *was == now => None,
-                Some((_, was)) => Some(format!("{flag} {now} (the bundle's is {was})")),
-                None => Some(format!("{flag} {now} (the bundle's run has no such sweep)")),
-            },
-        )
-        .collect();
+    let contradictions = contradictions(&then, &current, &explicit, is);
     if !contradictions.is_empty() {
         bail!(
             "--resume {shown}: {} contradict{} the bundle's own settings; leave {} out to resume, or start a new run without --resume",
@@ -110,6 +99,28 @@ fn parse(argv: &[String]) -> anyhow::Result<RunPlan> {
         Some(plan) => plan,
         None => bail!("not a sweep command"),
     }
+}
+
+/// The flags given now (`explicit`) that define the work and disagree with the bundle's run,
+/// each with the bundle's value.
+fn contradictions(
+    then: &RunPlan,
+    current: &RunPlan,
+    explicit: &[String],
+    command: &str,
+) -> Vec<String> {
+    let bundle_has = settings(then, command);
+    settings(current, command)
+        .into_iter()
+        .filter(|(flag, _)| explicit.iter().any(|f| f == flag))
+        .filter_map(
+            |(flag, now)| match bundle_has.iter().find(|(f, _)| *f == flag) {
+                Some((_, was)) if *was == now => None,
+                Some((_, was)) => Some(format!("{flag} {now} (the bundle's is {was})")),
+                None => Some(format!("{flag} {now} (the bundle's run has no such sweep)")),
+            },
+        )
+        .collect()
 }
 
 /// `throughput`, `context` or `run`: the first word of `argv` that is one.
