@@ -283,13 +283,50 @@ pub(crate) async fn run(a: SelftestArgs) -> anyhow::Result<ExitCode> {
         .unwrap_or_else(crate::load::server::host::hostname);
     let created = chrono::Utc::now();
     let path = store::bundle_path(&a.out, &label, "selftest", &created);
+    let mut bundle = selftest_bundle(label, created, &at);
+    let interrupt = super::watch_signals();
+    println!("{}", header());
+    let mut all_exact = true;
+    for spec in levels {
+        if interrupt.is_stopped() {
+            break;
+        }
+        let level = run_level(spec, &at, Duration::from_secs(a.timeout), &interrupt).await?;
+        print_level(&level, a.interval_ms);
+        all_exact &= level.exact == level.requests;
+        if let Some(s) = bundle.selftest.as_mut() {
+            s.levels.push(level);
+        }
+        store::write_atomic(&path, &bundle)?;
+    }
+    bundle.complete = !interrupt.is_stopped();
+    store::write_atomic(&path, &bundle)?;
+    println!("\nbundle: {}", path.display());
+    keep_capacity(&bundle);
+    if let Some(sig) = interrupt.signal.get() {
+        return Ok(ExitCode::from(sig.exit_code()));
+    }
+    Ok(if all_exact {
+        ExitCode::SUCCESS
+    } else {
+        println!("some requests failed or were short: the client is not reading streams right");
+        ExitCode::FAILURE
+    })
+}
+
+/// The selftest's bundle before its levels: this host, and the endpoint as its target.
+fn selftest_bundle(
+    label: String,
+    created: chrono::DateTime<chrono::Utc>,
+    at: &EndpointAt,
+) -> llmsweep_shared::Bundle {
     let mut bundle = store::new_bundle(
         format!("{:016x}", created.timestamp_micros()),
         label,
         created.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
         super::command_line(),
         Target {
-            url: match &at {
+            url: match at {
                 EndpointAt::Own => {
                     "http://127.0.0.1 (llmsweep selftest endpoint, in process)".into()
                 }
@@ -311,61 +348,46 @@ pub(crate) async fn run(a: SelftestArgs) -> anyhow::Result<ExitCode> {
         ..Hosts::default()
     };
     bundle.selftest = Some(Selftest { levels: Vec::new() });
-    let interrupt = super::watch_signals();
-    println!("{}", header());
-    let mut all_exact = true;
-    for spec in levels {
-        if interrupt.is_stopped() {
-            break;
-        }
-        let level = run_level(spec, &at, Duration::from_secs(a.timeout), &interrupt).await?;
-        println!("{}", row(&level));
-        if let Some(lag) = level
-            .first_event_lag_s
-            .filter(|l| l.p50 > a.interval_ms as f64 / 1e3)
-        {
-            println!(
-                "      ↳ the endpoint sent first events {} ms behind schedule at p50: this machine (client and endpoint together) is the limit at C={}",
-                millis(lag.p50),
-                level.concurrency
-            );
-        }
-        if let Some((why, n)) = &level.commonest_error {
-            println!("      ↳ {n} of {} requests failed: {why}", level.requests);
-        }
-        all_exact &= level.exact == level.requests;
-        if let Some(s) = bundle.selftest.as_mut() {
-            s.levels.push(level);
-        }
-        store::write_atomic(&path, &bundle)?;
+    bundle
+}
+
+/// A level's row, and why it is not to be trusted when it is not: the endpoint fell behind its
+/// schedule (`interval_ms` apart), or requests failed.
+fn print_level(level: &SelftestLevel, interval_ms: u64) {
+    println!("{}", row(level));
+    if let Some(lag) = level
+        .first_event_lag_s
+        .filter(|l| l.p50 > interval_ms as f64 / 1e3)
+    {
+        println!(
+            "      ↳ the endpoint sent first events {} ms behind schedule at p50: this machine (client and endpoint together) is the limit at C={}",
+            millis(lag.p50),
+            level.concurrency
+        );
     }
-    bundle.complete = !interrupt.is_stopped();
-    store::write_atomic(&path, &bundle)?;
-    println!("\nbundle: {}", path.display());
+    if let Some((why, n)) = &level.commonest_error {
+        println!("      ↳ {n} of {} requests failed: {why}", level.requests);
+    }
+}
+
+/// Keeps the capacity the selftest measured, for every later sweep's client-bound check.
+fn keep_capacity(bundle: &llmsweep_shared::Bundle) {
     let measured = bundle.created_at.clone();
-    if let Some(c) = bundle
+    let Some(c) = bundle
         .selftest
         .as_ref()
         .and_then(|s| Capacity::of(s, measured))
-    {
-        match capacity::save(&c) {
-            Ok(p) => println!(
-                "capacity: {:.0} events/s, kept in {} for every sweep's client-bound check",
-                c.events_s,
-                p.display()
-            ),
-            Err(e) => println!("capacity: {:.0} events/s, not kept ({e})", c.events_s),
-        }
+    else {
+        return;
+    };
+    match capacity::save(&c) {
+        Ok(p) => println!(
+            "capacity: {:.0} events/s, kept in {} for every sweep's client-bound check",
+            c.events_s,
+            p.display()
+        ),
+        Err(e) => println!("capacity: {:.0} events/s, not kept ({e})", c.events_s),
     }
-    if let Some(sig) = interrupt.signal.get() {
-        return Ok(ExitCode::from(sig.exit_code()));
-    }
-    Ok(if all_exact {
-        ExitCode::SUCCESS
-    } else {
-        println!("some requests failed or were short: the client is not reading streams right");
-        ExitCode::FAILURE
-    })
 }
 
 /// Refuses levels that need more open files than `limit`: a connection per stream, and with

@@ -64,83 +64,126 @@ pub fn import(req: &Request) -> anyhow::Result<Bundle> {
             bail!("cannot import this format; --from takes table, vllm or sglang")
         }
     };
-    let mut notes = Vec::new();
-    let mut throughput: Vec<Found> = Vec::new();
-    let mut context: Vec<Found> = Vec::new();
-    let mut rate: Vec<Found> = Vec::new();
-    let mut facts = Facts::default();
+    let mut c = Collected::default();
     for file in &req.files {
         let name = file.display().to_string();
         let text = read_text(file)?;
         match bench {
-            None => {
-                let parsed = table::parse(&text).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
-                notes.extend(parsed.notes.iter().map(|n| format!("{name} {n}")));
-                let lens = stated_lengths(req, &parsed, &name, &mut notes);
-                for t in parsed.tables {
-                    for r in t.rows {
-                        let origin = format!("{name} line {}", r.line);
-                        let point = table_point(&lens, t.kind, r)
-                            .map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
-                        let found = Found {
-                            point,
-                            origin,
-                            open: None,
-                        };
-                        match t.kind {
-                            TableKind::Throughput => throughput.push(found),
-                            TableKind::Context => context.push(found),
-                        }
-                    }
-                }
-            }
-            Some(b) => {
-                let runs = bench::parse(b, &text).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
-                for r in runs {
-                    notes.extend(r.notes.iter().map(|n| format!("{name} {n}")));
-                    facts.take(&r);
-                    let origin = format!("{name} run {}", r.index);
-                    let found = Found {
-                        point: bench_point(req, &r),
-                        origin,
-                        open: r.open,
-                    };
-                    if r.open.is_some() {
-                        rate.push(found);
-                    } else {
-                        throughput.push(found);
-                    }
-                }
-            }
+            None => c.table_file(req, &name, &text)?,
+            Some(b) => c.bench_file(req, b, &name, &text)?,
         }
     }
     if bench.is_some() {
-        // Runs at one concurrency over several prompt lengths are a context sweep.
-        let one_c = throughput
-            .iter()
-            .all(|f| f.point.concurrency == throughput[0].point.concurrency);
-        let lens: std::collections::BTreeSet<u64> =
-            throughput.iter().map(|f| f.point.input_len).collect();
-        if throughput.len() > 1 && one_c && lens.len() == throughput.len() {
-            context = std::mem::take(&mut throughput);
-        } else {
-            same_input_len(&mut throughput, &mut notes)?;
-        }
-        if !rate.is_empty() {
-            open_loop_notes(&rate, throughput.len() + context.len(), &mut notes)?;
-            same_input_len(&mut rate, &mut notes)?;
-        }
+        c.group_bench_runs()?;
     }
+    let mut notes = std::mem::take(&mut c.notes);
     let mut sweeps = Vec::new();
-    if !throughput.is_empty() {
-        sweeps.push(sweep(SweepKind::Throughput, throughput, &mut notes)?);
+    for (kind, found) in [
+        (SweepKind::Throughput, c.throughput),
+        (SweepKind::Context, c.context),
+        (SweepKind::Rate, c.rate),
+    ] {
+        if !found.is_empty() {
+            sweeps.push(sweep(kind, found, &mut notes)?);
+        }
     }
-    if !context.is_empty() {
-        sweeps.push(sweep(SweepKind::Context, context, &mut notes)?);
+    Ok(bundle_of(req, bench, &c.facts, sweeps, notes))
+}
+
+/// The points read so far, by the sweep they belong to, with the notes and server facts.
+#[derive(Default)]
+struct Collected {
+    throughput: Vec<Found>,
+    context: Vec<Found>,
+    rate: Vec<Found>,
+    notes: Vec<String>,
+    facts: Facts,
+}
+
+impl Collected {
+    /// A text table's rows, each a point of its table's sweep.
+    fn table_file(&mut self, req: &Request, name: &str, text: &str) -> anyhow::Result<()> {
+        let parsed = table::parse(text).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+        self.notes
+            .extend(parsed.notes.iter().map(|n| format!("{name} {n}")));
+        let lens = stated_lengths(req, &parsed, name, &mut self.notes);
+        for t in parsed.tables {
+            for r in t.rows {
+                let origin = format!("{name} line {}", r.line);
+                let point =
+                    table_point(&lens, t.kind, r).map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
+                let found = Found {
+                    point,
+                    origin,
+                    open: None,
+                };
+                match t.kind {
+                    TableKind::Throughput => self.throughput.push(found),
+                    TableKind::Context => self.context.push(found),
+                }
+            }
+        }
+        Ok(())
     }
-    if !rate.is_empty() {
-        sweeps.push(sweep(SweepKind::Rate, rate, &mut notes)?);
+
+    /// A benchmark file's runs: open-loop ones to the rate sweep, the others to throughput.
+    fn bench_file(
+        &mut self,
+        req: &Request,
+        b: Bench,
+        name: &str,
+        text: &str,
+    ) -> anyhow::Result<()> {
+        let runs = bench::parse(b, text).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+        for r in runs {
+            self.notes
+                .extend(r.notes.iter().map(|n| format!("{name} {n}")));
+            self.facts.take(&r);
+            let found = Found {
+                point: bench_point(req, &r),
+                origin: format!("{name} run {}", r.index),
+                open: r.open,
+            };
+            if r.open.is_some() {
+                self.rate.push(found);
+            } else {
+                self.throughput.push(found);
+            }
+        }
+        Ok(())
     }
+
+    /// Benchmark runs at one concurrency over several prompt lengths are a context sweep; the
+    /// others must share one prompt length per sweep.
+    fn group_bench_runs(&mut self) -> anyhow::Result<()> {
+        let t = &self.throughput;
+        let one_c = t
+            .iter()
+            .all(|f| f.point.concurrency == t[0].point.concurrency);
+        let lens: std::collections::BTreeSet<u64> = t.iter().map(|f| f.point.input_len).collect();
+        if t.len() > 1 && one_c && lens.len() == t.len() {
+            self.context = std::mem::take(&mut self.throughput);
+        } else {
+            same_input_len(&mut self.throughput, &mut self.notes)?;
+        }
+        if !self.rate.is_empty() {
+            let closed = self.throughput.len() + self.context.len();
+            open_loop_notes(&self.rate, closed, &mut self.notes)?;
+            same_input_len(&mut self.rate, &mut self.notes)?;
+        }
+        Ok(())
+    }
+}
+
+/// The imported bundle: complete, dated by the run when its file says when, its source and the
+/// source's definitions beside its sweeps.
+fn bundle_of(
+    req: &Request,
+    bench: Option<Bench>,
+    facts: &Facts,
+    sweeps: Vec<Sweep>,
+    mut notes: Vec<String>,
+) -> Bundle {
     let dated = facts
         .date
         .as_deref()
@@ -161,7 +204,28 @@ pub fn import(req: &Request) -> anyhow::Result<Bundle> {
         notes,
         measured_at,
     };
-    let target = Target {
+    // A stable id from the label, date and files.
+    let id = llmsweep_shared::hash::fnv1a(
+        format!("{}{created_at}{:?}", req.label, req.files).as_bytes(),
+    );
+    let mut bundle = new_bundle(
+        format!("imported-{id:016x}"),
+        req.label.clone(),
+        created_at,
+        req.command_line.clone(),
+        target_of(req, facts),
+    );
+    bundle.complete = true;
+    bundle.hosts.notes = req.notes.clone();
+    bundle.definitions = definitions(req.format);
+    bundle.sweeps = sweeps;
+    bundle.source = Some(source);
+    bundle
+}
+
+/// What the source says of the server: the model (`--model` first), API and engine.
+fn target_of(req: &Request, facts: &Facts) -> Target {
+    Target {
         url: String::new(),
         api: facts.api.unwrap_or(Api::Unknown),
         model: req
@@ -176,24 +240,7 @@ pub fn import(req: &Request) -> anyhow::Result<Bundle> {
         server_args: None,
         simulated: false,
         probes: BTreeMap::new(),
-    };
-    // A stable id from the label, date and files.
-    let id = llmsweep_shared::hash::fnv1a(
-        format!("{}{created_at}{:?}", req.label, req.files).as_bytes(),
-    );
-    let mut bundle = new_bundle(
-        format!("imported-{id:016x}"),
-        req.label.clone(),
-        created_at,
-        req.command_line.clone(),
-        target,
-    );
-    bundle.complete = true;
-    bundle.hosts.notes = req.notes.clone();
-    bundle.definitions = definitions(req.format);
-    bundle.sweeps = sweeps;
-    bundle.source = Some(source);
-    Ok(bundle)
+    }
 }
 
 /// What the runs of a benchmark file say about the server, from the first that says it.
@@ -448,31 +495,7 @@ fn same_input_len(found: &mut [Found], notes: &mut Vec<String>) -> anyhow::Resul
 }
 
 fn sweep(kind: SweepKind, found: Vec<Found>, notes: &mut Vec<String>) -> anyhow::Result<Sweep> {
-    // Rate points are keyed by their offered rate, context points by input length, the rest by
-    // concurrency; every key is exact in an f64.
-    let key = |f: &Found| match kind {
-        SweepKind::Context => f.point.input_len as f64,
-        SweepKind::Rate => f.open.map_or(0.0, |o| o.offered_rps),
-        _ => f64::from(f.point.concurrency),
-    };
-    let what = match kind {
-        SweepKind::Context => "input length",
-        SweepKind::Rate => "offered rate (req/s)",
-        _ => "concurrency",
-    };
-    let mut kept: Vec<(f64, Found)> = Vec::new();
-    for f in found {
-        let k = key(&f);
-        if let Some((_, first)) = kept.iter().find(|(seen, _)| *seen == k) {
-            notes.push(format!(
-                "{}: {what} {k} appears again (first at {}); left out",
-                f.origin, first.origin
-            ));
-            continue;
-        }
-        kept.push((k, f));
-    }
-    kept.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let kept = without_repeats(kind, found, notes);
     // The runs of a rate sweep share their arrivals and cap (`open_loop_notes`); the seed of
     // their draws is not in the file.
     let plan = kept.first().and_then(|(_, f)| f.open).map(|o| RatePlan {
@@ -487,27 +510,8 @@ fn sweep(kind: SweepKind, found: Vec<Found>, notes: &mut Vec<String>) -> anyhow:
         max_concurrency: o.max_concurrency,
         search: None,
     });
-    let points: Vec<Point> = kept
-        .into_iter()
-        .map(|(_, mut f)| {
-            // The offered rate keys the point in a comparison; what the source does not
-            // record (achieved rate as llmsweep counts it, lag, concurrency reached) stays
-            // empty.
-            if let Some(o) = f.open {
-                f.point.rate = Some(RatePoint {
-                    offered_rps: o.offered_rps,
-                    achieved_rps: None,
-                    lag_s: None,
-                    queued_s: None,
-                    peak_concurrency: o.peak_concurrency,
-                    mean_concurrency: o.mean_concurrency,
-                });
-            }
-            f.point
-        })
-        .collect();
+    let points: Vec<Point> = kept.into_iter().map(|(_, f)| with_rate(f)).collect();
     let mut concurrency: Vec<u32> = points.iter().map(|p| p.concurrency).collect();
-    concurrency.dedup();
     concurrency.sort_unstable();
     concurrency.dedup();
     let mut input_lens: Vec<u64> = points.iter().map(|p| p.input_len).collect();
@@ -534,6 +538,56 @@ fn sweep(kind: SweepKind, found: Vec<Found>, notes: &mut Vec<String>) -> anyhow:
         length_spread: None,
         points,
     })
+}
+
+/// The points in order of their key (the offered rate of a rate point, the input length of a
+/// context point, else the concurrency; every key is exact in an f64), each key once: a repeat
+/// is left out with a note naming both places.
+fn without_repeats(
+    kind: SweepKind,
+    found: Vec<Found>,
+    notes: &mut Vec<String>,
+) -> Vec<(f64, Found)> {
+    let key = |f: &Found| match kind {
+        SweepKind::Context => f.point.input_len as f64,
+        SweepKind::Rate => f.open.map_or(0.0, |o| o.offered_rps),
+        _ => f64::from(f.point.concurrency),
+    };
+    let what = match kind {
+        SweepKind::Context => "input length",
+        SweepKind::Rate => "offered rate (req/s)",
+        _ => "concurrency",
+    };
+    let mut kept: Vec<(f64, Found)> = Vec::new();
+    for f in found {
+        let k = key(&f);
+        if let Some((_, first)) = kept.iter().find(|(seen, _)| *seen == k) {
+            notes.push(format!(
+                "{}: {what} {k} appears again (first at {}); left out",
+                f.origin, first.origin
+            ));
+            continue;
+        }
+        kept.push((k, f));
+    }
+    kept.sort_by(|a, b| a.0.total_cmp(&b.0));
+    kept
+}
+
+/// The point, keyed by its offered rate when it is an open-loop run's; what the source does not
+/// record (the achieved rate as llmsweep counts it, lag, concurrency reached) stays empty.
+fn with_rate(mut f: Found) -> Point {
+    if let Some(o) = f.open {
+        f.point.rate = Some(RatePoint {
+            offered_rps: o.offered_rps,
+            achieved_rps: None,
+            lag_s: None,
+            queued_s: None,
+            peak_concurrency: o.peak_concurrency,
+            mean_concurrency: o.mean_concurrency,
+        });
+    }
+    f.point
 }
 
 fn now() -> String {

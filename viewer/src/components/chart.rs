@@ -92,13 +92,11 @@ pub fn ChartBox(
 ) -> impl IntoView {
     let height = height.unwrap_or(HEIGHT);
     let canvas = NodeRef::<CanvasEl>::new();
-    let hits = StoredValue::new(Vec::<Hit>::new());
+    let keys = Keys::new(on_pick, across);
+    let (hits, tip) = (keys.hits, keys.tip);
     let size = StoredValue::new((720u32, height));
-    let tip = RwSignal::new(None::<(i32, i32, String)>);
     let failure = RwSignal::new(None::<String>);
     let draws = StoredValue::new(0u32);
-    // The point the keyboard is on, as an index into `hits`.
-    let focused = StoredValue::new(None::<usize>);
     Effect::new(move |_| {
         let dark = ctx.dark.get();
         ctx.resize.track();
@@ -106,22 +104,11 @@ pub fn ChartBox(
         let width = el.parent_element().map(|p| p.client_width()).unwrap_or(720);
         let s = (width.max(320) as u32, height);
         size.set_value(s);
-        tip.set(None);
-        focused.set_value(None);
+        keys.unfocus();
         match plot.with(|p| draw_on(&el, p, &theme(dark), s)) {
             Ok(h) => {
-                // What was drawn, for tests and benchmarks that cannot read a canvas's mind.
                 draws.update_value(|n| *n += 1);
-                let _ = el.set_attribute("data-draws", &draws.get_value().to_string());
-                let _ = el.set_attribute("data-marks", &h.len().to_string());
-                let rules = plot.with(|p| {
-                    p.rules
-                        .iter()
-                        .map(|r| r.text.as_str())
-                        .collect::<Vec<_>>()
-                        .join(" | ")
-                });
-                let _ = el.set_attribute("data-rules", &rules);
+                plot.with(|p| mark_drawn(&el, draws.get_value(), h.len(), p));
                 hits.set_value(h);
                 failure.set(None);
             }
@@ -131,63 +118,18 @@ pub fn ChartBox(
     let hit_at = move |e: &web_sys::MouseEvent| {
         hits.with_value(|h| charts::nearest(h, e.offset_x(), e.offset_y(), 10).cloned())
     };
-    // The mark's own text, then every run at its level.
-    let tip_text = move |h: &Hit| {
-        let more = match (across, h.source) {
-            (Some(cb), Some(src)) => cb.run(src),
-            _ => String::new(),
-        };
-        if more.is_empty() {
-            h.text.clone()
-        } else {
-            format!("{}\n\n{more}", h.text)
-        }
+    let on_move = move |e: web_sys::MouseEvent| {
+        tip.set(hit_at(&e).map(|h| (h.x, h.y, tip_text(&h, across))));
     };
-    let on_move =
-        move |e: web_sys::MouseEvent| tip.set(hit_at(&e).map(|h| (h.x, h.y, tip_text(&h))));
-    // The keyboard walks the points: arrows move, Enter opens a point's requests, Escape hides.
-    let on_key = move |e: web_sys::KeyboardEvent| {
-        let forward = match e.key().as_str() {
-            "ArrowRight" | "ArrowUp" => true,
-            "ArrowLeft" | "ArrowDown" => false,
-            "Enter" | " " => {
-                let src = focused
-                    .get_value()
-                    .and_then(|i| hits.with_value(|h| h.get(i).and_then(|h| h.source)));
-                if let (Some(cb), Some(src)) = (on_pick, src) {
-                    e.prevent_default();
-                    cb.run(src);
-                }
-                return;
-            }
-            "Escape" => {
-                focused.set_value(None);
-                tip.set(None);
-                return;
-            }
-            _ => return,
-        };
-        e.prevent_default();
-        let next = hits.with_value(|h| charts::step(h, focused.get_value(), forward));
-        focused.set_value(next);
-        tip.set(next.and_then(|i| hits.with_value(|h| h.get(i).map(|h| (h.x, h.y, tip_text(h))))));
-    };
-    let on_click = move |e: web_sys::MouseEvent| {
-        if let (Some(cb), Some(src)) = (on_pick, hit_at(&e).and_then(|h| h.source)) {
-            cb.run(src);
-        }
-    };
-    let png = move |_| {
-        if let Some(el) = canvas.get() {
-            report(failure, export::png(&el, &format!("{slug}.png")));
-        }
-    };
+    let on_key = move |e: web_sys::KeyboardEvent| keys.press(&e);
+    let on_click = move |e: web_sys::MouseEvent| keys.pick(hit_at(&e).and_then(|h| h.source));
+    let png = move |_| report(failure, export_png(canvas, slug));
     let svg = move |_| {
-        let doc = plot.with(|p| charts::svg(p, &theme(ctx.dark.get_untracked()), size.get_value()));
-        let done = doc
-            .map_err(|e| e.to_string())
-            .and_then(|d| export::text(&d, "image/svg+xml", &format!("{slug}.svg")));
-        report(failure, done);
+        let dark = ctx.dark.get_untracked();
+        report(
+            failure,
+            plot.with(|p| export_svg(p, dark, size.get_value(), slug)),
+        );
     };
     view! {
         <figure class="chart" data-chart=slug>
@@ -201,10 +143,7 @@ pub fn ChartBox(
                 on:mouseleave=move |_| tip.set(None)
                 on:click=on_click
                 on:keydown=on_key
-                on:blur=move |_| {
-                    focused.set_value(None);
-                    tip.set(None);
-                }
+                on:blur=move |_| keys.unfocus()
             ></canvas>
             {move || tip.get().map(|(x, y, text)| tooltip(x, y, text, size.get_value().0))}
             <figcaption class="chart-actions">
@@ -213,6 +152,111 @@ pub fn ChartBox(
                 <button class="small" on:click=svg title="Download this chart as SVG">"SVG"</button>
             </figcaption>
         </figure>
+    }
+}
+
+/// What was drawn, on the canvas's attributes, for tests and benchmarks that cannot read a
+/// canvas's mind: how many times, how many marks, the rules' words.
+fn mark_drawn(el: &web_sys::HtmlCanvasElement, draws: u32, marks: usize, p: &Plot) {
+    let _ = el.set_attribute("data-draws", &draws.to_string());
+    let _ = el.set_attribute("data-marks", &marks.to_string());
+    let rules: Vec<&str> = p.rules.iter().map(|r| r.text.as_str()).collect();
+    let _ = el.set_attribute("data-rules", &rules.join(" | "));
+}
+
+/// A mark's tooltip: its own text, then what `across` adds (every run at its level).
+fn tip_text(h: &Hit, across: Option<Callback<PointRef, String>>) -> String {
+    let more = match (across, h.source) {
+        (Some(cb), Some(src)) => cb.run(src),
+        _ => String::new(),
+    };
+    if more.is_empty() {
+        h.text.clone()
+    } else {
+        format!("{}\n\n{more}", h.text)
+    }
+}
+
+/// The keyboard on a chart: arrows walk the points, Enter opens a point's requests, Escape
+/// hides the tooltip.
+#[derive(Clone, Copy)]
+struct Keys {
+    hits: StoredValue<Vec<Hit>>,
+    /// The point the keyboard is on, as an index into `hits`.
+    focused: StoredValue<Option<usize>>,
+    tip: RwSignal<Option<(i32, i32, String)>>,
+    on_pick: Option<Callback<PointRef>>,
+    across: Option<Callback<PointRef, String>>,
+}
+
+/// The chart as a PNG download, as the canvas shows it.
+fn export_png(canvas: NodeRef<CanvasEl>, slug: &str) -> Result<(), String> {
+    match canvas.get() {
+        Some(el) => export::png(&el, &format!("{slug}.png")),
+        None => Ok(()),
+    }
+}
+
+/// The chart as an SVG download, drawn again at the canvas's size.
+fn export_svg(p: &Plot, dark: bool, size: (u32, u32), slug: &str) -> Result<(), String> {
+    let doc = charts::svg(p, &theme(dark), size).map_err(|e| e.to_string())?;
+    export::text(&doc, "image/svg+xml", &format!("{slug}.svg"))
+}
+
+impl Keys {
+    fn new(
+        on_pick: Option<Callback<PointRef>>,
+        across: Option<Callback<PointRef, String>>,
+    ) -> Keys {
+        Keys {
+            hits: StoredValue::new(Vec::new()),
+            focused: StoredValue::new(None),
+            tip: RwSignal::new(None),
+            on_pick,
+            across,
+        }
+    }
+
+    /// Opens the requests of the point at `source`, when there is one and a chart opens them.
+    fn pick(self, source: Option<PointRef>) {
+        if let (Some(cb), Some(src)) = (self.on_pick, source) {
+            cb.run(src);
+        }
+    }
+
+    /// No point is focused and no tooltip shown.
+    fn unfocus(self) {
+        self.focused.set_value(None);
+        self.tip.set(None);
+    }
+
+    fn press(self, e: &web_sys::KeyboardEvent) {
+        let forward = match e.key().as_str() {
+            "ArrowRight" | "ArrowUp" => true,
+            "ArrowLeft" | "ArrowDown" => false,
+            "Enter" | " " => {
+                let src = self
+                    .focused
+                    .get_value()
+                    .and_then(|i| self.hits.with_value(|h| h.get(i).and_then(|h| h.source)));
+                if self.on_pick.is_some() && src.is_some() {
+                    e.prevent_default();
+                }
+                return self.pick(src);
+            }
+            "Escape" => return self.unfocus(),
+            _ => return,
+        };
+        e.prevent_default();
+        let next = self
+            .hits
+            .with_value(|h| charts::step(h, self.focused.get_value(), forward));
+        self.focused.set_value(next);
+        let at = |i: usize| {
+            self.hits
+                .with_value(|h| h.get(i).map(|h| (h.x, h.y, tip_text(h, self.across))))
+        };
+        self.tip.set(next.and_then(at));
     }
 }
 

@@ -6,6 +6,14 @@ use leptos::prelude::*;
 use crate::app::{Ctx, load_urls, read_folder};
 use crate::state::view_model::{FolderRow, FolderStatus};
 
+/// The addresses of the readable bundles not open yet.
+fn unopened(rows: &[FolderRow]) -> Vec<String> {
+    rows.iter()
+        .filter(|r| !r.loaded && r.error.is_none())
+        .map(|r| r.url.clone())
+        .collect()
+}
+
 /// The folder's bundles; `wide` on the page without runs, else in the sidebar.
 #[component]
 pub fn FolderList(ctx: Ctx, #[prop(optional)] wide: bool) -> impl IntoView {
@@ -13,14 +21,7 @@ pub fn FolderList(ctx: Ctx, #[prop(optional)] wide: bool) -> impl IntoView {
     let name = Memo::new(move |_| state.with(|s| s.folder_name()));
     let status = Memo::new(move |_| state.with(|s| s.folder_status()));
     let rows = Memo::new(move |_| state.with(|s| s.folder_rows()));
-    let closed = Memo::new(move |_| {
-        rows.with(|r| {
-            r.iter()
-                .filter(|r| !r.loaded && r.error.is_none())
-                .map(|r| r.url.clone())
-                .collect::<Vec<_>>()
-        })
-    });
+    let closed = Memo::new(move |_| rows.with(|r| unopened(r)));
     view! {
         <section class="folder" class:wide=wide data-testid="folder" aria-label="Bundles in the folder">
             <div class="folder-head">

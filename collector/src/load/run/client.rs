@@ -278,26 +278,9 @@ impl Client {
         if let Some((new, connect_s)) = self.connection_of(&resp, start) {
             trace.on_headers(new, connect_s, start.elapsed().as_secs_f64());
         }
-        let status = resp.status();
-        if !status.is_success() {
-            let text = resp.text().await.unwrap_or_default();
-            trace.fail(
-                ErrorKind::Http,
-                Some(status.as_u16()),
-                api::error_message(&text),
-            );
+        let Some(resp) = stream_or_failure(resp, trace).await else {
             return Sent::Done;
-        }
-        let html = resp
-            .headers()
-            .get(reqwest::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|t| t.trim_start().to_ascii_lowercase().starts_with("text/html"));
-        if html {
-            let text = resp.text().await.unwrap_or_default();
-            trace.fail(ErrorKind::Protocol, None, api::html_page(&text));
-            return Sent::Done;
-        }
+        };
         let mut decoder = SseDecoder::new();
         let mut bytes = resp.bytes_stream();
         while let Some(item) = bytes.next().await {
@@ -336,6 +319,32 @@ impl Client {
         }
         Sent::Done
     }
+}
+
+/// The response when it is a stream to read; `None` when it is an HTTP error or an HTML page,
+/// which are recorded on the trace as the request's failure.
+async fn stream_or_failure(resp: reqwest::Response, trace: &mut Trace) -> Option<reqwest::Response> {
+    let status = resp.status();
+    if !status.is_success() {
+        let text = resp.text().await.unwrap_or_default();
+        trace.fail(
+            ErrorKind::Http,
+            Some(status.as_u16()),
+            api::error_message(&text),
+        );
+        return None;
+    }
+    let html = resp
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|t| t.trim_start().to_ascii_lowercase().starts_with("text/html"));
+    if html {
+        let text = resp.text().await.unwrap_or_default();
+        trace.fail(ErrorKind::Protocol, None, api::html_page(&text));
+        return None;
+    }
+    Some(resp)
 }
 
 /// Reads a body to its end after `[DONE]` (the end of its chunked encoding usually follows in

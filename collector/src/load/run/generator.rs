@@ -329,22 +329,7 @@ async fn run_open(
     // The dispatcher releases each arrival at its due time into a queue; the sender takes
     // them in order, waits for the cap when there is one, and starts each request.
     let (due_tx, mut due_rx) = mpsc::unbounded_channel::<(u64, f64, Instant)>();
-    let dispatcher = {
-        let (stop, down) = (stop.clone(), down.clone());
-        tokio::spawn(async move {
-            for (i, &t) in due.iter().enumerate() {
-                let at = origin + Duration::from_secs_f64(t);
-                tokio::select! {
-                    _ = tokio::time::sleep_until(at.into()) => {}
-                    _ = stop.cancelled() => return,
-                    _ = down.cancelled() => return,
-                }
-                if due_tx.send((i as u64, t, Instant::now())).is_err() {
-                    return;
-                }
-            }
-        })
-    };
+    let dispatcher = release_arrivals(due, origin, stop.clone(), down.clone(), due_tx);
     let cap = (spec.concurrency > 0)
         .then(|| Arc::new(tokio::sync::Semaphore::new(spec.concurrency as usize)));
     let (tx, rx) = mpsc::unbounded_channel();
@@ -359,64 +344,32 @@ async fn run_open(
                 if stop.is_cancelled() || down.is_cancelled() {
                     return;
                 }
-                let permit = match &cap {
-                    Some(sem) => tokio::select! {
-                        p = sem.clone().acquire_owned() => p.ok(),
-                        _ = stop.cancelled() => return,
-                        _ = down.cancelled() => return,
-                    },
-                    None => None,
+                let Some(permit) = slot(cap.as_ref(), &stop, &down).await else {
+                    return;
                 };
-                let queued_s = if cap.is_some() {
-                    released.elapsed().as_secs_f64()
-                } else {
-                    0.0
-                };
+                let queued_s = cap
+                    .as_ref()
+                    .map_or(0.0, |_| released.elapsed().as_secs_f64());
                 // Taken after the cap's wait: the request that freed the slot may have made
                 // its conversation ready.
-                let conversation = (spec.turns > 1).then(|| {
-                    while let Ok(c) = back_rx.try_recv() {
-                        ready.put(c);
-                    }
-                    ready.next()
-                });
-                let (input_len, output_len) = lengths(&spec, prompts.seed, index);
-                let user = prompts.request(spec.stream, index, input_len);
-                let output_len = user.output_len.unwrap_or(output_len);
-                let own_len = spec.spread > 0.0 || user.output_len.is_some();
-                let (client, abort, tx, back) =
-                    (client.clone(), abort.clone(), tx.clone(), back_tx.clone());
-                tokio::spawn(async move {
-                    let resent = conversation
-                        .as_ref()
-                        .and_then(|c| c.prompt(&user, client.api));
-                    let keep = conversation
-                        .as_ref()
-                        .map_or(Keep::Start, |c| c.keep(spec.turns));
-                    let mut f = client
-                        .generate(
-                            index as usize,
-                            resent.as_ref().unwrap_or(&user),
-                            output_len,
-                            origin,
-                            &abort,
-                            keep,
-                        )
-                        .await;
-                    // Ready before the slot is freed, so the arrival waiting for the slot
-                    // finds it.
-                    if let Some(c) =
-                        conversation.and_then(|c| c.answered(user.text, &mut f, spec.turns))
-                    {
-                        let _ = back.send(c);
-                    }
-                    drop(permit);
-                    f.record.due = Some(Due { due_s, queued_s });
-                    if own_len {
-                        f.record.output_asked = Some(output_len);
-                    }
-                    let _ = tx.send((index, f));
-                });
+                let conversation = (spec.turns > 1).then(|| next_turn(&mut ready, &mut back_rx));
+                let arrival = Arrival {
+                    conversation,
+                    permit,
+                    ..Arrival::of(&spec, &prompts, index, Due { due_s, queued_s })
+                };
+                let to = Replies {
+                    done: tx.clone(),
+                    back: back_tx.clone(),
+                };
+                tokio::spawn(send_arrival(
+                    arrival,
+                    client.clone(),
+                    spec,
+                    origin,
+                    abort.clone(),
+                    to,
+                ));
             }
         })
     };
@@ -430,6 +383,136 @@ async fn run_open(
         interrupted: interrupt.is_stopped(),
         outage,
     }
+}
+
+/// Releases each arrival at its due time (seconds after `origin`) into `to`, in order, until
+/// the run stops sending or the point is over.
+fn release_arrivals(
+    due: Vec<f64>,
+    origin: Instant,
+    stop: CancellationToken,
+    down: CancellationToken,
+    to: mpsc::UnboundedSender<(u64, f64, Instant)>,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        for (i, &t) in due.iter().enumerate() {
+            let at = origin + Duration::from_secs_f64(t);
+            tokio::select! {
+                _ = tokio::time::sleep_until(at.into()) => {}
+                _ = stop.cancelled() => return,
+                _ = down.cancelled() => return,
+            }
+            if to.send((i as u64, t, Instant::now())).is_err() {
+                return;
+            }
+        }
+    })
+}
+
+/// One open-loop arrival, ready to send: its prompt and output length, when it was due and how
+/// long it waited for the cap, the conversation it continues, and its slot under the cap.
+struct Arrival {
+    index: u64,
+    due: Due,
+    user: crate::load::workload::Prompt,
+    output_len: u64,
+    /// The output length is the request's own (a spread or a dataset line's), so it is recorded.
+    own_len: bool,
+    conversation: Option<Conversation>,
+    permit: Option<tokio::sync::OwnedSemaphorePermit>,
+}
+
+impl Arrival {
+    /// Arrival `index` of the point, its prompt and lengths from the plan, no conversation yet
+    /// and no slot.
+    fn of(spec: &LoadSpec, prompts: &PromptBuilder, index: u64, due: Due) -> Arrival {
+        let (input_len, output_len) = lengths(spec, prompts.seed, index);
+        let user = prompts.request(spec.stream, index, input_len);
+        Arrival {
+            index,
+            due,
+            output_len: user.output_len.unwrap_or(output_len),
+            own_len: spec.spread > 0.0 || user.output_len.is_some(),
+            user,
+            conversation: None,
+            permit: None,
+        }
+    }
+}
+
+/// The conversation the next arrival continues: the oldest whose last turn was answered (those
+/// answered since are taken in first), or a new one.
+fn next_turn(ready: &mut Ready, back: &mut mpsc::UnboundedReceiver<Conversation>) -> Conversation {
+    while let Ok(c) = back.try_recv() {
+        ready.put(c);
+    }
+    ready.next()
+}
+
+/// A slot under the cap, when there is one (`Some(None)` without a cap); `None` when the run
+/// stops sending or the point ends first.
+async fn slot(
+    cap: Option<&Arc<tokio::sync::Semaphore>>,
+    stop: &CancellationToken,
+    down: &CancellationToken,
+) -> Option<Option<tokio::sync::OwnedSemaphorePermit>> {
+    let Some(sem) = cap else {
+        return Some(None);
+    };
+    tokio::select! {
+        p = sem.clone().acquire_owned() => Some(p.ok()),
+        _ = stop.cancelled() => None,
+        _ = down.cancelled() => None,
+    }
+}
+
+/// Where an arrival's request reports: the finished request, and its conversation when it has
+/// turns left.
+struct Replies {
+    done: mpsc::UnboundedSender<(u64, Finished)>,
+    back: mpsc::UnboundedSender<Conversation>,
+}
+
+/// Sends one arrival's request and hands its record on; its conversation is ready again before
+/// its slot is freed, so the arrival waiting for the slot finds it.
+async fn send_arrival(
+    a: Arrival,
+    client: Arc<Client>,
+    spec: LoadSpec,
+    origin: Instant,
+    abort: CancellationToken,
+    to: Replies,
+) {
+    let resent = a
+        .conversation
+        .as_ref()
+        .and_then(|c| c.prompt(&a.user, client.api));
+    let keep = a
+        .conversation
+        .as_ref()
+        .map_or(Keep::Start, |c| c.keep(spec.turns));
+    let mut f = client
+        .generate(
+            a.index as usize,
+            resent.as_ref().unwrap_or(&a.user),
+            a.output_len,
+            origin,
+            &abort,
+            keep,
+        )
+        .await;
+    if let Some(c) = a
+        .conversation
+        .and_then(|c| c.answered(a.user.text, &mut f, spec.turns))
+    {
+        let _ = to.back.send(c);
+    }
+    drop(a.permit);
+    f.record.due = Some(a.due);
+    if a.own_len {
+        f.record.output_asked = Some(a.output_len);
+    }
+    let _ = to.done.send((a.index, f));
 }
 
 const YIELDS: usize = 4;
