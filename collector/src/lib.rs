@@ -5,17 +5,19 @@
 //!
 //! ```text
 //! cli          the subcommands (clap's top level)
-//! commands/    one file per subcommand: its flags and its handler
-//!   │
+//! commands/    one file per subcommand: its flags and handler; plan: flags into checked plans;
+//!   │          resume: the plan that finishes an interrupted bundle
 //!   ▼
-//! load/        the load engine: plan (checked flags) → session (probe, calibration, warm-up)
-//!              → sweep (levels) → generator (the closed loop) → client (one request)
-//!              → stream (SSE bytes → request record); workload (prompts), tokenize, probe, host
+//! output/      what a person sees: terminal (the printer of a run's events, the live table),
+//!   │          table (the text table), compare (terminal tables), report (one HTML file),
+//!   │          plot (SVG/PNG), view (the local results browser), dist (the viewer, embedded)
+//!   ▼
+//! load/        the load engine, silent: plan → run (session → sweep → generator → client →
+//!   │          stream), workload (what to send), server (what is known of both ends),
+//!   │          events (what it tells a sink as it goes)
 //!   │    └──── telemetry/   the server's /metrics and the GPUs during a level
 //!   ▼
-//! output/      store (the bundle on disk, read and written atomically), terminal (live table),
-//!              compare (terminal tables and the gate), report (one HTML file), plot (SVG/PNG),
-//!              view (the local results browser), dist (the viewer's build, embedded)
+//! store        the bundle on disk: named, read and written atomically
 //!
 //! selftest/    the client's own capacity and accuracy, against a loopback endpoint
 //! sim/         serve-sim: a simulated server with known timing, the tests' ground truth
@@ -33,6 +35,7 @@ pub mod load;
 pub mod output;
 pub(crate) mod selftest;
 pub mod sim;
+pub(crate) mod store;
 pub mod telemetry;
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use super::args::{parse_len, parse_note};
 use llmsweep_shared::bundle::ImportFormat;
 
 use crate::import::{Request, import};
-use crate::output::store;
+use crate::store;
 
 #[derive(Debug, Clone, Args)]
 #[command(after_help = "Examples:

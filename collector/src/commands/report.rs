@@ -6,7 +6,8 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Args;
 
-use crate::output::{report, store};
+use crate::output::report;
+use crate::store;
 
 #[derive(Debug, Clone, Args)]
 #[command(after_help = "Examples:

@@ -12,7 +12,7 @@ use clap::Parser;
 
 use crate::cli::Cli;
 use crate::load::{Resume, RunPlan, Sweeps};
-use crate::output::store;
+use crate::store;
 
 /// The plan that finishes `path`: the bundle's own, reached the way `now` (this command line,
 /// `--resume` and all) says. Every refusal names the flag or the file to fix.

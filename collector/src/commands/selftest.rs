@@ -15,9 +15,9 @@ use llmsweep_shared::selftest::millis;
 
 use crate::load::plan::MAX_CONCURRENCY;
 use crate::load::server::capacity::{self, Capacity};
-use crate::output::store;
 use crate::output::table::{self, Column};
 use crate::selftest::{Endpoint, EndpointAt, LevelSpec, Pacing, PacingJson, run_level, wire};
+use crate::store;
 
 #[derive(Debug, Clone, Args)]
 #[command(after_help = "Examples:

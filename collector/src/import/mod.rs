@@ -26,7 +26,7 @@ use llmsweep_shared::bundle::{
     Source, Sweep, SweepKind, Target,
 };
 
-use crate::output::store::new_bundle;
+use crate::store::new_bundle;
 
 use self::bench::{Bench, LenSource, OpenLoop, Run};
 use self::table::{Row, TableKind};

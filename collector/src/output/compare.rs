@@ -20,7 +20,7 @@ use llmsweep_shared::curves::Metric;
 pub(crate) fn load_runs(files: &[PathBuf]) -> anyhow::Result<Vec<(String, Bundle)>> {
     let mut runs: Vec<(String, Bundle)> = Vec::new();
     for f in files {
-        let b = crate::output::store::read_bundle(f)?;
+        let b = crate::store::read_bundle(f)?;
         let mut label = b.label.clone();
         if runs.iter().any(|(l, _)| *l == label) {
             let name = f

@@ -1,4 +1,4 @@
-//! What becomes of measurements: the bundle on disk ([`store`]), the live table ([`terminal`]),
+//! What becomes of measurements: the live table ([`terminal`]),
 //! comparisons ([`compare`]), the single-file report ([`report`]), chart images ([`plot`]) and the
 //! local results browser ([`view`]), the last three with the viewer's build that [`dist`] embeds.
 
@@ -6,7 +6,6 @@ pub(crate) mod compare;
 pub(crate) mod dist;
 pub(crate) mod plot;
 pub mod report;
-pub(crate) mod store;
 pub(crate) mod table;
 pub(crate) mod terminal;
 pub mod view;

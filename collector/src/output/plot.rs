@@ -116,7 +116,7 @@ pub(crate) fn run(a: &PlotRequest) -> anyhow::Result<Written> {
         ImageFormat::Svg => charts::svg(&plot, &theme, size)?.into_bytes(),
         ImageFormat::Png => charts::png(&plot, &theme, size)?,
     };
-    crate::output::store::write_file_atomic(&a.output, &image)
+    crate::store::write_file_atomic(&a.output, &image)
         .with_context(|| format!("cannot write the chart {} (-o)", a.output.display()))?;
     Ok(Written {
         path: a.output.clone(),

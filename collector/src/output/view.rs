@@ -144,7 +144,7 @@ impl Folder {
         Cached {
             size,
             modified,
-            facts: crate::output::store::read_bundle_plain(path).map(|b| BundleFacts::of(&b)),
+            facts: crate::store::read_bundle_plain(path).map(|b| BundleFacts::of(&b)),
         }
     }
 }

@@ -323,7 +323,10 @@ impl Client {
 
 /// The response when it is a stream to read; `None` when it is an HTTP error or an HTML page,
 /// which are recorded on the trace as the request's failure.
-async fn stream_or_failure(resp: reqwest::Response, trace: &mut Trace) -> Option<reqwest::Response> {
+async fn stream_or_failure(
+    resp: reqwest::Response,
+    trace: &mut Trace,
+) -> Option<reqwest::Response> {
     let status = resp.status();
     if !status.is_success() {
         let text = resp.text().await.unwrap_or_default();

@@ -19,7 +19,7 @@ use crate::load::run::writer::{BundleWriter, SweepHandle};
 use crate::load::server::probe::{Fingerprint, probe};
 use crate::load::server::tokenize;
 use crate::load::workload::{PREFIX_WORDS, PromptBuilder, SplitMix64, TokenModel, digest};
-use crate::output::store;
+use crate::store;
 
 /// How long each fingerprint probe may take.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(4);

@@ -10,7 +10,7 @@ use llmsweep_shared::bundle::{ErrorKind, FlagKind, Point, PointStatus, Slo, Swee
 
 use crate::load::events::{Event, Sink};
 use crate::load::workload::digest;
-use crate::output::store;
+use crate::store;
 
 /// One sweep of the bundle being written: what the sweep drivers hold instead of an index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

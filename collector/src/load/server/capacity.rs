@@ -53,7 +53,7 @@ pub(crate) fn save(c: &Capacity) -> Result<PathBuf, String> {
         std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
     }
     let text = serde_json::to_string_pretty(c).map_err(|e| e.to_string())?;
-    crate::output::store::write_file_atomic(&p, text.as_bytes()).map_err(|e| e.to_string())?;
+    crate::store::write_file_atomic(&p, text.as_bytes()).map_err(|e| e.to_string())?;
     Ok(p)
 }
 
