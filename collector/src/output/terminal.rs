@@ -289,6 +289,30 @@ fn explanations(p: &Point) -> Vec<String> {
     lines
 }
 
+/// Prints `line` on stdout, inert: see [`inert`].
+fn say(line: &str) {
+    println!("{}", inert(line));
+}
+
+/// `text` with every control character but newline and tab written as its escape (`\u{1b}`), so
+/// nothing a server or a file sends (a model name, an error text, a label) can move the cursor,
+/// clear the screen, retitle the window or set the clipboard.
+pub(crate) fn inert(text: &str) -> std::borrow::Cow<'_, str> {
+    let live = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if !text.chars().any(live) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    text.chars()
+        .map(|c| {
+            if live(c) {
+                c.escape_unicode().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
 /// The bar on screen, if any, so that a message printed meanwhile (a Ctrl-C notice) goes above it
 /// instead of through it.
 static ACTIVE: std::sync::Mutex<Option<ProgressBar>> = std::sync::Mutex::new(None);
@@ -301,8 +325,8 @@ pub(crate) fn note_line(line: &str) {
         .map(|a| a.clone())
         .unwrap_or_else(|poisoned| poisoned.into_inner().clone());
     match active {
-        Some(bar) => bar.suspend(|| eprintln!("{line}")),
-        None => eprintln!("{line}"),
+        Some(bar) => bar.suspend(|| eprintln!("{}", inert(line))),
+        None => eprintln!("{}", inert(line)),
     }
 }
 
@@ -418,9 +442,9 @@ impl Sink for Printer {
                     _ => ThroughputTable(w).header(),
                 };
                 if after_another {
-                    println!();
+                    say("");
                 }
-                println!("{header}");
+                say(&header);
             }
             Event::Point { kind, point } => {
                 let w = self.with(|s| s.width);
@@ -429,7 +453,7 @@ impl Sink for Printer {
                     SweepKind::Rate => RateTable(w).row(point),
                     _ => ThroughputTable(w).row(point),
                 };
-                println!("{row}");
+                say(&row);
             }
             Event::Sending { label, total } => {
                 let bar = Progress::start(label.to_string(), total);
@@ -457,10 +481,10 @@ impl Sink for Printer {
                 } else {
                     format!("{} to {}", duration_words(low_s), duration_words(high_s))
                 };
-                println!("      {left} left for C = {}", join(levels));
+                say(&format!("      {left} left for C = {}", join(levels)));
             }
             Event::PrefillFit(sweep) => print_fit(sweep),
-            Event::Headline(h) => println!("\n{h}"),
+            Event::Headline(h) => say(&format!("\n{h}")),
         }
     }
 }
@@ -485,7 +509,10 @@ fn print_target(b: &Bundle) {
     } else {
         format!(", {}", limits.join(", "))
     };
-    println!("llmsweep {} → {} ({engine}{limits})", b.label, t.url);
+    say(&format!(
+        "llmsweep {} → {} ({engine}{limits})",
+        b.label, t.url
+    ));
     let calibration = match b.workload.calibration {
         llmsweep_shared::bundle::Calibration::Tokenizer => {
             "prompt lengths from the server's tokenizer"
@@ -498,18 +525,18 @@ fn print_target(b: &Bundle) {
             "prompt lengths estimated at one token per word"
         }
     };
-    println!(
+    say(&format!(
         "model {} · api {} · {calibration} · seed {}",
         t.model,
         t.api.as_str(),
         b.workload.seed
-    );
+    ));
     if t.simulated {
-        println!(
-            "note: this server is llmsweep's simulator; its numbers describe a model, not hardware"
+        say(
+            "note: this server is llmsweep's simulator; its numbers describe a model, not hardware",
         );
     }
-    println!();
+    say("");
 }
 
 /// `45 s`, `12 min`, `1.5 h`.
@@ -529,24 +556,24 @@ fn join(v: &[u32]) -> String {
 
 fn print_fit(sweep: &Sweep) {
     let Some(fit) = &sweep.prefill_fit else {
-        println!("\nprefill fit: needs successful points at two or more lengths");
+        say("\nprefill fit: needs successful points at two or more lengths");
         return;
     };
-    println!(
+    say(&format!(
         "\nprefill fit over {} requests at {}..{} tokens: {} (rms residual {:.3} s)",
         fit.samples,
         fit.min_len,
         fit.max_len,
         fit.describe(),
         fit.rms_residual_s
-    );
+    ));
     for p in sweep.points.iter().filter(|p| p.predicted_ttft_s.is_some()) {
-        println!(
+        say(&format!(
             "  predicted, not measured: TTFT at {} tokens ≈ {:.2} s (skipped: {})",
             p.input_len,
             p.predicted_ttft_s.unwrap_or_default(),
             p.reason.as_deref().unwrap_or("")
-        );
+        ));
     }
 }
 
@@ -563,6 +590,16 @@ mod tests {
         p.summary = Some(summarize(&requests, 100, 500, &[0.0136]));
         p.requests = requests;
         p
+    }
+
+    #[test]
+    fn control_characters_reach_the_terminal_as_text() {
+        assert_eq!(inert("plain\tline\n"), "plain\tline\n");
+        assert_eq!(
+            inert("evil\u{1b}]0;pwned\u{7}model"),
+            "evil\\u{1b}]0;pwned\\u{7}model"
+        );
+        assert_eq!(inert("\u{9b}2J"), "\\u{9b}2J");
     }
 
     #[test]

@@ -211,7 +211,14 @@ pub fn scientific(v: f64, decimals: usize) -> String {
 /// `v` with exactly `decimals` decimals (`{:.N}`), for tables; scientific from
 /// [`SCIENTIFIC_FROM`] up and a word for NaN and ±∞, so no number prints as 300 digits.
 pub fn fixed(v: f64, decimals: usize) -> String {
-    unusual(v).unwrap_or_else(|| format!("{v:.decimals$}"))
+    unusual(v).unwrap_or_else(|| {
+        let s = format!("{v:.decimals$}");
+        // A value that rounds to zero has no sign: `-0.0` reads as a loss that is not there.
+        match s.strip_prefix('-') {
+            Some(digits) if digits.bytes().all(|b| b == b'0' || b == b'.') => digits.to_string(),
+            _ => s,
+        }
+    })
 }
 
 /// `v` rounded to a whole number with thousands separated by commas, for tables of big rates:
@@ -320,6 +327,14 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn a_value_that_rounds_to_zero_has_no_sign() {
+        assert_eq!(fixed(-0.0, 1), "0.0");
+        assert_eq!(fixed(-0.004, 2), "0.00");
+        assert_eq!(fixed(-0.006, 2), "-0.01");
+        assert_eq!(fixed(-3.0, 0), "-3");
+    }
 
     #[test]
     fn concurrency_ticks_are_powers_of_two_around_the_data() {
