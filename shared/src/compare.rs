@@ -14,7 +14,7 @@ pub(crate) use rate::tests as rate_tests;
 
 use std::collections::BTreeSet;
 
-use crate::bundle::{Api, Bundle, Point, PointStatus, Sweep, SweepKind};
+use crate::bundle::{Api, Bundle, DatasetFacts, Point, PointStatus, Sweep, SweepKind};
 use crate::charts::axis::fixed;
 use crate::curves::{Metric, sweep_of};
 
@@ -264,134 +264,187 @@ pub fn workload_mismatch(a: &Sweep, b: &Sweep, bb: &Bundle, ab: &Bundle) -> Vec<
     if a.kind == SweepKind::Rate {
         rate_mismatch(a, b, &mut reasons);
     }
-    // Different level lists are fine: the runs are compared at the levels both have. Only
-    // lengths that matter to every level must agree.
-    let set = |v: &[u32]| v.iter().copied().collect::<BTreeSet<u32>>();
-    let lens = |v: &[u64]| v.iter().copied().collect::<BTreeSet<u64>>();
-    match a.kind {
-        SweepKind::Context => {
-            if lens(&a.input_lens).is_disjoint(&lens(&b.input_lens)) {
-                reasons.push(format!(
-                    "no input length in common: {} vs {}",
-                    join(&a.input_lens),
-                    join(&b.input_lens)
-                ));
-            }
-            if set(&a.concurrency) != set(&b.concurrency) {
-                reasons.push(format!(
-                    "concurrency differs: {} vs {}",
-                    join(&a.concurrency),
-                    join(&b.concurrency)
-                ));
-            }
-        }
-        SweepKind::Rate => {
-            if lens(&a.input_lens) != lens(&b.input_lens) {
-                reasons.push(format!(
-                    "input lengths differ: {} vs {}",
-                    join(&a.input_lens),
-                    join(&b.input_lens)
-                ));
-            }
-        }
-        _ => {
-            if set(&a.concurrency).is_disjoint(&set(&b.concurrency)) {
-                reasons.push(format!(
-                    "no concurrency level in common: {} vs {}",
-                    join(&a.concurrency),
-                    join(&b.concurrency)
-                ));
-            }
-            if lens(&a.input_lens) != lens(&b.input_lens) {
-                reasons.push(format!(
-                    "input lengths differ: {} vs {}",
-                    join(&a.input_lens),
-                    join(&b.input_lens)
-                ));
-            }
-        }
-    }
-    if a.output_len != b.output_len {
-        reasons.push(format!(
+    reasons.extend(level_lists_mismatch(a, b));
+    let checks = [
+        output_len_mismatch(a, b),
+        length_spread_mismatch(a, b),
+        shared_prefix_mismatch(ab, bb),
+        turns_mismatch(a, b),
+        extra_body_mismatch(ab, bb),
+        dataset_mismatch(ab, bb),
+        api_mismatch(ab, bb),
+    ];
+    reasons.extend(checks.into_iter().flatten());
+    reasons
+}
+
+/// Why the level lists of two sweeps of `a`'s kind differ. Different level lists are fine:
+/// the runs are compared at the levels both have. Only lengths that matter to every level must
+/// agree.
+fn level_lists_mismatch(a: &Sweep, b: &Sweep) -> Vec<String> {
+    let checks = match a.kind {
+        SweepKind::Context => [no_input_len_in_common(a, b), concurrency_differs(a, b)],
+        SweepKind::Rate => [input_lens_differ(a, b), None],
+        _ => [no_concurrency_in_common(a, b), input_lens_differ(a, b)],
+    };
+    checks.into_iter().flatten().collect()
+}
+
+/// The distinct values of a list, sorted.
+fn distinct<T: Ord + Copy>(v: &[T]) -> BTreeSet<T> {
+    v.iter().copied().collect()
+}
+
+/// "no input length in common" when two context sweeps share no input length.
+fn no_input_len_in_common(a: &Sweep, b: &Sweep) -> Option<String> {
+    distinct(&a.input_lens)
+        .is_disjoint(&distinct(&b.input_lens))
+        .then(|| {
+            format!(
+                "no input length in common: {} vs {}",
+                join(&a.input_lens),
+                join(&b.input_lens)
+            )
+        })
+}
+
+/// "concurrency differs" when two sweeps ran other sets of concurrency levels.
+fn concurrency_differs(a: &Sweep, b: &Sweep) -> Option<String> {
+    (distinct(&a.concurrency) != distinct(&b.concurrency)).then(|| {
+        format!(
+            "concurrency differs: {} vs {}",
+            join(&a.concurrency),
+            join(&b.concurrency)
+        )
+    })
+}
+
+/// "input lengths differ" when two sweeps ran other sets of input lengths.
+fn input_lens_differ(a: &Sweep, b: &Sweep) -> Option<String> {
+    (distinct(&a.input_lens) != distinct(&b.input_lens)).then(|| {
+        format!(
+            "input lengths differ: {} vs {}",
+            join(&a.input_lens),
+            join(&b.input_lens)
+        )
+    })
+}
+
+/// "no concurrency level in common" when two sweeps share no concurrency level.
+fn no_concurrency_in_common(a: &Sweep, b: &Sweep) -> Option<String> {
+    distinct(&a.concurrency)
+        .is_disjoint(&distinct(&b.concurrency))
+        .then(|| {
+            format!(
+                "no concurrency level in common: {} vs {}",
+                join(&a.concurrency),
+                join(&b.concurrency)
+            )
+        })
+}
+
+/// "output lengths differ" when the sweeps asked for other numbers of output tokens.
+fn output_len_mismatch(a: &Sweep, b: &Sweep) -> Option<String> {
+    (a.output_len != b.output_len).then(|| {
+        format!(
             "output lengths differ: {} vs {}",
             a.output_len, b.output_len
-        ));
-    }
-    if a.length_spread != b.length_spread {
-        let spread = |v: Option<f64>| {
-            v.map_or_else(
-                || "none".to_string(),
-                |f| format!("±{} %", fixed(f * 100.0, 0)),
-            )
-        };
-        reasons.push(format!(
+        )
+    })
+}
+
+/// "length spreads differ" when the sweeps spread their prompt lengths otherwise.
+fn length_spread_mismatch(a: &Sweep, b: &Sweep) -> Option<String> {
+    (a.length_spread != b.length_spread).then(|| {
+        format!(
             "length spreads differ: {} vs {}",
-            spread(a.length_spread),
-            spread(b.length_spread)
-        ));
-    }
-    if ab.workload.shared_prefix_len != bb.workload.shared_prefix_len {
-        reasons.push(format!(
-            "shared prefix lengths differ: {} vs {}",
-            ab.workload.shared_prefix_len, bb.workload.shared_prefix_len
-        ));
-    }
-    let turns = |s: &Sweep| {
-        s.points
-            .iter()
-            .flat_map(|p| &p.requests)
-            .filter_map(|r| r.turn)
-            .max()
-            .map_or(1, |t| t + 1)
+            spread_text(a.length_spread),
+            spread_text(b.length_spread)
+        )
+    })
+}
+
+/// A length spread in words: `none` or `±10 %`.
+fn spread_text(spread: Option<f64>) -> String {
+    spread.map_or_else(
+        || "none".to_string(),
+        |f| format!("±{} %", fixed(f * 100.0, 0)),
+    )
+}
+
+/// "shared prefix lengths differ" when the runs shared other numbers of prompt tokens.
+fn shared_prefix_mismatch(ab: &Bundle, bb: &Bundle) -> Option<String> {
+    let (a, b) = (ab.workload.shared_prefix_len, bb.workload.shared_prefix_len);
+    (a != b).then(|| format!("shared prefix lengths differ: {a} vs {b}"))
+}
+
+/// "turns per conversation differ" when the sweeps' conversations had other numbers of turns.
+fn turns_mismatch(a: &Sweep, b: &Sweep) -> Option<String> {
+    let (ta, tb) = (turns(a), turns(b));
+    (ta != tb).then(|| format!("turns per conversation differ (--turns): {ta} vs {tb}"))
+}
+
+/// Turns per conversation in a sweep: one more than the highest turn a request records, 1
+/// when none records one.
+fn turns(s: &Sweep) -> u32 {
+    s.points
+        .iter()
+        .flat_map(|p| &p.requests)
+        .filter_map(|r| r.turn)
+        .max()
+        .map_or(1, |t| t + 1)
+}
+
+/// "request extras differ" when the runs sent other `--extra-body` fields.
+fn extra_body_mismatch(ab: &Bundle, bb: &Bundle) -> Option<String> {
+    let extra = |v: &Option<serde_json::Value>| {
+        v.as_ref()
+            .map_or_else(|| "none".to_string(), |v| v.to_string())
     };
-    if turns(a) != turns(b) {
-        reasons.push(format!(
-            "turns per conversation differ (--turns): {} vs {}",
-            turns(a),
-            turns(b)
-        ));
-    }
-    if ab.workload.extra_body != bb.workload.extra_body {
-        let extra = |v: &Option<serde_json::Value>| {
-            v.as_ref()
-                .map_or_else(|| "none".to_string(), |v| v.to_string())
-        };
-        reasons.push(format!(
+    (ab.workload.extra_body != bb.workload.extra_body).then(|| {
+        format!(
             "request extras differ (--extra-body): {} vs {}",
             extra(&ab.workload.extra_body),
             extra(&bb.workload.extra_body)
-        ));
-    }
-    let digest = |d: &Option<crate::bundle::DatasetFacts>| d.as_ref().map(|d| d.sha256.clone());
-    if digest(&ab.workload.dataset) != digest(&bb.workload.dataset) {
-        let said = |d: &Option<crate::bundle::DatasetFacts>| {
-            d.as_ref().map_or_else(
-                || "generated prompts".to_string(),
-                |d| {
-                    format!(
-                        "{} (sha256 {})",
-                        d.file,
-                        d.sha256.get(..12).unwrap_or(&d.sha256)
-                    )
-                },
-            )
-        };
-        reasons.push(format!(
+        )
+    })
+}
+
+/// "prompts differ" when the runs' prompts came from other datasets (by content: the same file
+/// under another name is the same prompts), or one's were generated.
+fn dataset_mismatch(ab: &Bundle, bb: &Bundle) -> Option<String> {
+    let digest = |d: &Option<DatasetFacts>| d.as_ref().map(|d| d.sha256.clone());
+    (digest(&ab.workload.dataset) != digest(&bb.workload.dataset)).then(|| {
+        format!(
             "prompts differ (--dataset): {} vs {}",
-            said(&ab.workload.dataset),
-            said(&bb.workload.dataset)
-        ));
-    }
-    // An imported result that does not say its API is compared, with the API row showing it.
+            dataset_text(&ab.workload.dataset),
+            dataset_text(&bb.workload.dataset)
+        )
+    })
+}
+
+/// Where prompts came from, in words: `generated prompts` or `chats.jsonl (sha256 0123456789ab)`
+/// (the digest's first 12 characters).
+fn dataset_text(d: &Option<DatasetFacts>) -> String {
+    d.as_ref().map_or_else(
+        || "generated prompts".to_string(),
+        |d| {
+            format!(
+                "{} (sha256 {})",
+                d.file,
+                d.sha256.get(..12).unwrap_or(&d.sha256)
+            )
+        },
+    )
+}
+
+/// "APIs differ" when both runs state their API and the two differ. An imported result that
+/// does not say its API is compared, with the API row showing it.
+fn api_mismatch(ab: &Bundle, bb: &Bundle) -> Option<String> {
     let stated = |api: Api| api != Api::Unknown;
-    if stated(ab.target.api) && stated(bb.target.api) && ab.target.api != bb.target.api {
-        reasons.push(format!(
-            "APIs differ: {} vs {}",
-            ab.target.api.as_str(),
-            bb.target.api.as_str()
-        ));
-    }
-    reasons
+    let (a, b) = (ab.target.api, bb.target.api);
+    (stated(a) && stated(b) && a != b)
+        .then(|| format!("APIs differ: {} vs {}", a.as_str(), b.as_str()))
 }
 
 fn join<T: ToString>(v: &[T]) -> String {
@@ -420,10 +473,42 @@ fn levels(
     compared: &[usize],
     kind: SweepKind,
 ) -> (Vec<Level>, Vec<(usize, Vec<u64>)>) {
-    let metrics: Vec<Metric> = match kind {
+    let metrics = table_metrics(runs, compared, kind);
+    let keys: Vec<BTreeSet<u64>> = compared
+        .iter()
+        .map(|&i| level_keys(runs[i].bundle, kind))
+        .collect();
+    let table = table_keys(&keys);
+    let only_in = compared
+        .iter()
+        .zip(&keys)
+        .filter_map(|(&i, k)| {
+            let left = left_out_levels(runs[i].bundle, kind, k, &table);
+            (!left.is_empty()).then_some((i, left))
+        })
+        .collect();
+    let levels = table
+        .into_iter()
+        .map(|key| Level {
+            key,
+            peaks: level_peaks(runs, compared, kind, key),
+            rows: metrics
+                .iter()
+                .map(|&m| MetricRow {
+                    metric: m,
+                    cells: row_cells(runs, compared, kind, m, |p| level_key(kind, p) == key),
+                })
+                .collect(),
+        })
+        .collect();
+    (levels, only_in)
+}
+
+/// The metrics a table of `kind` has a row for. A rate table has goodput rows only when every
+/// compared run counted it: a run without --goodput has nothing to set beside them.
+fn table_metrics(runs: &[RunInput], compared: &[usize], kind: SweepKind) -> Vec<Metric> {
+    match kind {
         SweepKind::Context => Metric::CONTEXT.to_vec(),
-        // Goodput rows only when every compared run counted it: a run without --goodput has
-        // nothing to set beside them.
         SweepKind::Rate => Metric::RATE
             .into_iter()
             .filter(|m| {
@@ -435,66 +520,66 @@ fn levels(
             })
             .collect(),
         _ => Metric::THROUGHPUT.to_vec(),
-    };
-    let keys_of = |i: usize| -> BTreeSet<u64> {
-        sweep_of(runs[i].bundle, kind)
-            .map(|s| s.points.iter().map(|p| level_key(kind, p)).collect())
-            .unwrap_or_default()
-    };
-    let keys: Vec<BTreeSet<u64>> = compared.iter().map(|&i| keys_of(i)).collect();
+    }
+}
+
+/// The level keys of a bundle's sweep of `kind`; none without that sweep.
+fn level_keys(b: &Bundle, kind: SweepKind) -> BTreeSet<u64> {
+    sweep_of(b, kind)
+        .map(|s| s.points.iter().map(|p| level_key(kind, p)).collect())
+        .unwrap_or_default()
+}
+
+/// The keys of the table, from each compared run's keys (the baseline's first): the baseline's
+/// keys that at least one other run has too. None without runs.
+fn table_keys(keys: &[BTreeSet<u64>]) -> BTreeSet<u64> {
     let Some((base, others)) = keys.split_first() else {
-        return (Vec::new(), Vec::new());
+        return BTreeSet::new();
     };
-    let table: BTreeSet<u64> = base
-        .iter()
+    base.iter()
         .copied()
         .filter(|k| others.iter().any(|o| o.contains(k)))
-        .collect();
-    // Levels only one run has, and measured: a level it skipped (beyond the server's
-    // context) was not measured anywhere.
-    let measured = |i: usize, k: u64| {
-        sweep_of(runs[i].bundle, kind).is_some_and(|s| {
+        .collect()
+}
+
+/// A run's `keys` that are not in the `table` and that it measured: a level it skipped (beyond
+/// the server's context) was not measured anywhere.
+fn left_out_levels(
+    b: &Bundle,
+    kind: SweepKind,
+    keys: &BTreeSet<u64>,
+    table: &BTreeSet<u64>,
+) -> Vec<u64> {
+    let measured = |k: u64| {
+        sweep_of(b, kind).is_some_and(|s| {
             s.points
                 .iter()
                 .any(|p| level_key(kind, p) == k && p.status != PointStatus::Skipped)
         })
     };
-    let only_in = compared
+    keys.difference(table)
+        .copied()
+        .filter(|&k| measured(k))
+        .collect()
+}
+
+/// Each compared run's server peaks at level `key`: none where it did not run or skipped it.
+fn level_peaks(
+    runs: &[RunInput],
+    compared: &[usize],
+    kind: SweepKind,
+    key: u64,
+) -> Vec<ServerPeaks> {
+    compared
         .iter()
-        .zip(&keys)
-        .filter_map(|(&i, k)| {
-            let left: Vec<u64> = k
-                .difference(&table)
-                .copied()
-                .filter(|&k| measured(i, k))
-                .collect();
-            (!left.is_empty()).then_some((i, left))
+        .map(|&i| {
+            sweep_of(runs[i].bundle, kind)
+                .and_then(|s| s.points.iter().find(|p| level_key(kind, p) == key))
+                .filter(|p| p.status != PointStatus::Skipped)
+                .map(ServerPeaks::of)
+                .unwrap_or_default()
         })
-        .collect();
-    let levels = table
-        .into_iter()
-        .map(|k| Level {
-            key: k,
-            peaks: compared
-                .iter()
-                .map(|&i| {
-                    sweep_of(runs[i].bundle, kind)
-                        .and_then(|s| s.points.iter().find(|p| level_key(kind, p) == k))
-                        .filter(|p| p.status != PointStatus::Skipped)
-                        .map(ServerPeaks::of)
-                        .unwrap_or_default()
-                })
-                .collect(),
-            rows: metrics
-                .iter()
-                .map(|&m| MetricRow {
-                    metric: m,
-                    cells: row_cells(runs, compared, kind, m, |p| level_key(kind, p) == k),
-                })
-                .collect(),
-        })
-        .collect();
-    (levels, only_in)
+        .collect()
 }
 
 fn row_cells(
@@ -913,6 +998,72 @@ mod tests {
         assert_eq!(row(Metric::TtftP99).value, None);
         let measured_by = c.metadata.iter().find(|m| m.name == "measured by").unwrap();
         assert_eq!(measured_by.values, ["llmsweep", "a text table"]);
+    }
+
+    #[test]
+    fn the_table_holds_the_baselines_levels_that_another_run_has() {
+        let set = |v: &[u64]| v.iter().copied().collect::<BTreeSet<u64>>();
+        let keys = [set(&[1, 2, 4]), set(&[2, 8]), set(&[4])];
+        assert_eq!(table_keys(&keys), set(&[2, 4]));
+        assert_eq!(table_keys(&keys[..1]), set(&[]));
+        assert_eq!(table_keys(&[]), set(&[]));
+    }
+
+    #[test]
+    fn each_kind_checks_the_lengths_that_matter_to_all_its_levels() {
+        let sweep = |kind, concurrency: &[u32], input_lens: &[u64]| Sweep {
+            kind,
+            concurrency: concurrency.to_vec(),
+            input_lens: input_lens.to_vec(),
+            ..bundle("a").sweeps[0].clone()
+        };
+        // Throughput: a concurrency level in common is enough; input lengths must agree.
+        let (a, b) = (
+            sweep(SweepKind::Throughput, &[1, 2], &[512]),
+            sweep(SweepKind::Throughput, &[2, 4], &[512, 1024]),
+        );
+        assert_eq!(
+            level_lists_mismatch(&a, &b),
+            ["input lengths differ: 512 vs 512,1024"]
+        );
+        // Context: the other way round, in that order.
+        let (a, b) = (
+            sweep(SweepKind::Context, &[1], &[1000, 2000]),
+            sweep(SweepKind::Context, &[1, 2], &[4000]),
+        );
+        assert_eq!(
+            level_lists_mismatch(&a, &b),
+            [
+                "no input length in common: 1000,2000 vs 4000",
+                "concurrency differs: 1 vs 1,2"
+            ]
+        );
+        // Rate: input lengths only (its rates are rate_mismatch's).
+        let (a, b) = (
+            sweep(SweepKind::Rate, &[1], &[512]),
+            sweep(SweepKind::Rate, &[8], &[512]),
+        );
+        assert!(level_lists_mismatch(&a, &b).is_empty());
+    }
+
+    #[test]
+    fn length_spreads_and_datasets_in_words() {
+        assert_eq!(spread_text(None), "none");
+        assert_eq!(spread_text(Some(0.1)), "±10 %");
+        let facts = |sha256: &str| {
+            Some(crate::bundle::DatasetFacts {
+                file: "chats.jsonl".into(),
+                sha256: sha256.into(),
+                lines: 4,
+            })
+        };
+        assert_eq!(dataset_text(&None), "generated prompts");
+        assert_eq!(
+            dataset_text(&facts("0123456789abcdef")),
+            "chats.jsonl (sha256 0123456789ab)"
+        );
+        // A digest shorter than its 12 characters is written whole.
+        assert_eq!(dataset_text(&facts("abc")), "chats.jsonl (sha256 abc)");
     }
 
     #[test]

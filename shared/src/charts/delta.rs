@@ -94,101 +94,28 @@ pub fn delta_chart(
     colors: &[Rgb],
     threshold_pct: f64,
 ) -> DeltaChart {
-    let context = s.kind == SweepKind::Context;
-    let base = cmp.labels.get(cmp.baseline).map_or("?", String::as_str);
-    let (x_kind, x_label) = match s.kind {
-        _ if context => (AxisKind::Tokens, "input tokens"),
-        SweepKind::Rate => (AxisKind::Rate, "offered requests/s"),
-        _ => (AxisKind::Concurrency, "concurrency"),
-    };
-    // A rate level's key is in milli-requests/s; its axis is in requests/s.
-    let key_x = |key: u64| {
-        if s.kind == SweepKind::Rate {
-            key as f64 / 1000.0
-        } else {
-            key as f64
-        }
-    };
-    let mut plot = Plot::new(
-        &format!("Change against {base} — {} sweep", kind_name(s.kind)),
-        x_kind,
-        x_label,
-        "better by % (up = better for every metric)",
-    );
-    plot.empty_note = "No level that both runs measured".into();
     let metrics = delta_metrics(s.kind);
     let candidates: Vec<(usize, usize)> = s.runs.iter().copied().enumerate().skip(1).collect();
-    // Points of one level are spread a little sideways, so error bars do not hide each other.
     let slots = (candidates.len() * metrics.len()).max(1);
-    let step = (0.6 / slots as f64).min(0.05);
     let mut out = DeltaChart {
-        plot,
+        plot: empty_plot(cmp, s.kind),
         points: Vec::new(),
         levels: Vec::new(),
         left_out: 0,
     };
     // (point, bar) index pairs, to cut bars once the scale is known.
     let mut bars: Vec<(usize, usize)> = Vec::new();
-    for (ci, &(n, run)) in candidates.iter().enumerate() {
-        let color = colors.get(run).copied().unwrap_or(Rgb(0x88, 0x8e, 0x96));
+    for (ci, &(column, run)) in candidates.iter().enumerate() {
         for (mi, &metric) in metrics.iter().enumerate() {
-            let slot = (ci * metrics.len() + mi) as f64 - (slots as f64 - 1.0) / 2.0;
-            let dodge = 2f64.powf(slot * step);
-            let mut line = Vec::new();
-            for level in &s.levels {
-                let Some(cell) = level
-                    .rows
-                    .iter()
-                    .find(|r| r.metric == metric)
-                    .and_then(|r| r.cells.get(n))
-                else {
-                    continue;
-                };
-                let Some(change) = cell.change else { continue };
-                let p = better(metric, change.pct);
-                if !p.is_finite() {
-                    out.left_out += 1;
-                    continue;
-                }
-                let (y, clamped) = clamp(p);
-                let interval = change
-                    .interval
-                    .map(|(lo, hi)| (better(metric, lo), better(metric, hi)))
-                    .map(|(a, b)| (a.min(b), a.max(b)))
-                    .filter(|(a, b)| a.is_finite() && b.is_finite());
-                let x = key_x(level.key) * dodge;
-                if let Some((lo, hi)) = interval {
-                    bars.push((out.points.len(), out.plot.bars.len()));
-                    out.plot.bars.push(ErrorBar { x, lo, hi, color });
-                }
-                let point = DeltaPoint {
-                    run,
-                    metric,
-                    key: level.key,
-                    change,
-                    verdict: cell.verdict,
-                    better_pct: p,
-                    better_interval: interval,
-                    clamped,
-                    bar_cut: false,
-                };
-                out.plot.marks.push(Mark {
-                    x,
-                    y,
-                    color,
-                    style: METRIC_MARKS[mi % METRIC_MARKS.len()],
-                    tag: None,
-                    hover: point.text(&cmp.labels, s.kind),
-                    source: None,
-                });
-                line.push((x, y));
-                out.points.push(point);
-            }
-            out.plot.lines.push(Line {
-                color,
-                dashed: !metric.improved_by(1.0),
-                points: line,
-            });
+            let series = Series {
+                column,
+                run,
+                metric,
+                color: colors.get(run).copied().unwrap_or(Rgb(0x88, 0x8e, 0x96)),
+                style: METRIC_MARKS[mi % METRIC_MARKS.len()],
+                dodge: dodge(ci * metrics.len() + mi, slots),
+            };
+            add_series(&mut out, &mut bars, cmp, s, &series);
         }
     }
     cut_bars(&mut out, &bars, threshold_pct);
@@ -197,6 +124,148 @@ pub fn delta_chart(
     out.levels.dedup();
     legend(&mut out, cmp, &candidates, colors, metrics, threshold_pct);
     out
+}
+
+/// The chart before anything is drawn on it: its title, its axes for the sweep's kind, and
+/// what it says when it stays empty.
+fn empty_plot(cmp: &Comparison, kind: SweepKind) -> Plot {
+    let base = cmp.labels.get(cmp.baseline).map_or("?", String::as_str);
+    let (x_kind, x_label) = match kind {
+        SweepKind::Context => (AxisKind::Tokens, "input tokens"),
+        SweepKind::Rate => (AxisKind::Rate, "offered requests/s"),
+        _ => (AxisKind::Concurrency, "concurrency"),
+    };
+    let mut plot = Plot::new(
+        &format!("Change against {base} — {} sweep", kind_name(kind)),
+        x_kind,
+        x_label,
+        "better by % (up = better for every metric)",
+    );
+    plot.empty_note = "No level that both runs measured".into();
+    plot
+}
+
+/// The x of a level on the chart: its key, but in requests/s for a rate level (whose key is
+/// in milli-requests/s).
+fn level_x(kind: SweepKind, key: u64) -> f64 {
+    if kind == SweepKind::Rate {
+        key as f64 / 1000.0
+    } else {
+        key as f64
+    }
+}
+
+/// The factor by which series number `slot` of `slots` is moved sideways, so that the error
+/// bars of one level do not hide each other: 1 in the middle, at most 2^±0.3 at the ends.
+fn dodge(slot: usize, slots: usize) -> f64 {
+    let step = (0.6 / slots as f64).min(0.05);
+    let from_middle = slot as f64 - (slots as f64 - 1.0) / 2.0;
+    2f64.powf(from_middle * step)
+}
+
+/// One compared run's changes of one metric over the levels: where to find them and how they
+/// are drawn.
+#[derive(Debug, Clone, Copy)]
+struct Series {
+    /// The run's column in the comparison's cells.
+    column: usize,
+    /// The run's index into the comparison's labels.
+    run: usize,
+    metric: Metric,
+    color: Rgb,
+    style: MarkStyle,
+    dodge: f64,
+}
+
+/// Draws `series` on `out`: a mark per level with a finite change, an error bar where the
+/// change has an interval (its indices added to `bars`), and a line through the marks.
+fn add_series(
+    out: &mut DeltaChart,
+    bars: &mut Vec<(usize, usize)>,
+    cmp: &Comparison,
+    s: &SweepComparison,
+    series: &Series,
+) {
+    let &Series {
+        column,
+        run,
+        metric,
+        color,
+        style,
+        dodge,
+    } = series;
+    let mut line = Vec::new();
+    for level in &s.levels {
+        let Some(cell) = level
+            .rows
+            .iter()
+            .find(|r| r.metric == metric)
+            .and_then(|r| r.cells.get(column))
+        else {
+            continue;
+        };
+        let Some(change) = cell.change else { continue };
+        let Some(point) = delta_point(run, metric, level.key, change, cell.verdict) else {
+            out.left_out += 1;
+            continue;
+        };
+        let (x, y) = (
+            level_x(s.kind, level.key) * dodge,
+            clamp(point.better_pct).0,
+        );
+        if let Some((lo, hi)) = point.better_interval {
+            bars.push((out.points.len(), out.plot.bars.len()));
+            out.plot.bars.push(ErrorBar { x, lo, hi, color });
+        }
+        out.plot.marks.push(Mark {
+            x,
+            y,
+            color,
+            style,
+            tag: None,
+            hover: point.text(&cmp.labels, s.kind),
+            source: None,
+        });
+        line.push((x, y));
+        out.points.push(point);
+    }
+    out.plot.lines.push(Line {
+        color,
+        dashed: !metric.improved_by(1.0),
+        points: line,
+    });
+}
+
+/// Run `run`'s `change` of `metric` at level `key` as the chart draws it: with the sign that
+/// makes higher better, clamped at ±[`CLAMP_PCT`], its interval only when both ends are
+/// finite. `None` when the change is not a finite number (left out, and counted).
+fn delta_point(
+    run: usize,
+    metric: Metric,
+    key: u64,
+    change: Change,
+    verdict: Verdict,
+) -> Option<DeltaPoint> {
+    let p = better(metric, change.pct);
+    if !p.is_finite() {
+        return None;
+    }
+    let interval = change
+        .interval
+        .map(|(lo, hi)| (better(metric, lo), better(metric, hi)))
+        .map(|(a, b)| (a.min(b), a.max(b)))
+        .filter(|(a, b)| a.is_finite() && b.is_finite());
+    Some(DeltaPoint {
+        run,
+        metric,
+        key,
+        change,
+        verdict,
+        better_pct: p,
+        better_interval: interval,
+        clamped: clamp(p).1,
+        bar_cut: false,
+    })
 }
 
 /// The scale is set by the changes and the threshold band, with a quarter of their span to
@@ -514,6 +583,65 @@ mod tests {
                 .iter()
                 .any(|e| e.text == "bar: 95 % interval (cut at the edge)")
         );
+    }
+
+    #[test]
+    fn a_point_is_better_by_with_its_interval_flipped_clamped_or_left_out() {
+        let change = |pct, interval| Change {
+            pct,
+            interval,
+            no_interval: None,
+            below_resolution: false,
+        };
+        // TTFT −50 % (−55 … −40): better by +50, interval +40 … +55.
+        let p = delta_point(
+            1,
+            Metric::TtftP50,
+            4,
+            change(-50.0, Some((-55.0, -40.0))),
+            Verdict::Better,
+        )
+        .unwrap();
+        assert_eq!(
+            (p.better_pct, p.better_interval),
+            (50.0, Some((40.0, 55.0)))
+        );
+        assert!(!p.clamped && !p.bar_cut);
+        // Beyond the edge: clamped when drawn, kept whole; an infinite end is no interval.
+        let p = delta_point(
+            1,
+            Metric::SteadyTokS,
+            4,
+            change(1e12, Some((-1.0, f64::INFINITY))),
+            Verdict::Better,
+        )
+        .unwrap();
+        assert_eq!(
+            (p.better_pct, p.better_interval, p.clamped),
+            (1e12, None, true)
+        );
+        assert_eq!(
+            delta_point(
+                1,
+                Metric::SteadyTokS,
+                4,
+                change(f64::NAN, None),
+                Verdict::None
+            ),
+            None
+        );
+    }
+
+    #[test]
+    fn series_are_dodged_around_the_level_and_rates_drawn_in_requests_per_second() {
+        assert_eq!(dodge(0, 1), 1.0);
+        assert_eq!(dodge(1, 3), 1.0);
+        // Two series: half a slot either side, 0.05 of an octave a slot.
+        assert_eq!(dodge(0, 2), 2f64.powf(-0.025));
+        // Twenty: the step narrows to 0.6 / 20 so the ends stay within 0.3 of an octave.
+        assert_eq!(dodge(19, 20), 2f64.powf(9.5 * 0.03));
+        assert_eq!(level_x(SweepKind::Rate, 2500), 2.5);
+        assert_eq!(level_x(SweepKind::Throughput, 8), 8.0);
     }
 
     #[test]

@@ -9,7 +9,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::axis::{AxisKind, format_value, linear_ticks, widen};
-use super::plot::{LegendEntry, Mark, MarkStyle, Plot, PointRef, Rgb};
+use super::plot::{ErrorBar, LegendEntry, Line, Mark, MarkStyle, Plot, PointRef, Rgb, Rule};
 use super::{ChartError, Theme};
 
 /// Where a mark was drawn, in backend pixels, and what hovering it says.
@@ -213,7 +213,37 @@ fn draw_data<DB: DrawingBackend>(
 ) -> Result<Vec<Hit>, ChartError> {
     let xk = plot.x_kind;
     let (px0, px1) = xk.plot_range(x0, x1);
-    let ticks: Vec<f64> = match xk {
+    let (ylo, yhi) = y_range(y0, y1);
+    let x = TickedAxis {
+        range: px0..px1,
+        ticks: x_ticks(xk, (x0, x1), (px0, px1)),
+    };
+    let y = TickedAxis {
+        range: ylo..yhi,
+        ticks: linear_ticks(ylo, yhi, 6),
+    };
+    let chart = draw_axes(area, plot, theme, x, y)?;
+    let to_px = |x: f64, y: f64| chart.backend_coord(&(xk.to_plot(x), y));
+    if let Some(b) = &plot.band {
+        draw_band(
+            root,
+            b,
+            theme,
+            |y| chart.backend_coord(&(px0, y)),
+            |y| chart.backend_coord(&(px1, y)),
+        )?;
+    }
+    draw_rules(root, &plot.rules, theme, to_px, (ylo, yhi))?;
+    draw_lines(root, &plot.lines, to_px)?;
+    draw_bars(root, &plot.bars, to_px)?;
+    draw_marks(root, &plot.marks, theme, to_px)
+}
+
+/// The x axis's ticks in plot units, for data spanning `x0..x1` drawn over the plot range
+/// `px0..px1`: evenly spaced on a linear axis, the axis kind's own (powers of two, 1-2-5)
+/// inside the range on a log one.
+fn x_ticks(xk: AxisKind, (x0, x1): (f64, f64), (px0, px1): (f64, f64)) -> Vec<f64> {
+    match xk {
         AxisKind::Linear => linear_ticks(px0, px1, 8),
         _ => xk
             .ticks(x0, x1)
@@ -221,8 +251,19 @@ fn draw_data<DB: DrawingBackend>(
             .map(|t| xk.to_plot(t))
             .filter(|t| (px0..=px1).contains(t))
             .collect(),
-    };
-    let (ylo, yhi) = y_range(y0, y1);
+    }
+}
+
+/// The chart over `area` with axes `x` and `y` (in plot units), its grid, tick labels and
+/// axis names drawn; the chart maps data to pixels for what is drawn on it.
+fn draw_axes<'a, DB: DrawingBackend>(
+    area: &'a DrawingArea<DB, Shift>,
+    plot: &Plot,
+    theme: &Theme,
+    x: TickedAxis,
+    y: TickedAxis,
+) -> Result<ChartContext<'a, DB, Cartesian2d<TickedAxis, TickedAxis>>, ChartError> {
+    let xk = plot.x_kind;
     let mut chart = ChartBuilder::on(area)
         .margin_left(8)
         .margin_right(24)
@@ -230,16 +271,7 @@ fn draw_data<DB: DrawingBackend>(
         .margin_bottom(4)
         .x_label_area_size(44)
         .y_label_area_size(64)
-        .build_cartesian_2d(
-            TickedAxis {
-                range: px0..px1,
-                ticks,
-            },
-            TickedAxis {
-                range: ylo..yhi,
-                ticks: linear_ticks(ylo, yhi, 6),
-            },
-        )?;
+        .build_cartesian_2d(x, y)?;
     let fmt_x = |v: &f64| match xk {
         AxisKind::Linear => format_value(*v),
         _ => xk.format(2f64.powf(*v)),
@@ -257,17 +289,18 @@ fn draw_data<DB: DrawingBackend>(
         .x_label_formatter(&fmt_x)
         .y_label_formatter(&fmt_y)
         .draw()?;
-    let to_px = |x: f64, y: f64| chart.backend_coord(&(xk.to_plot(x), y));
-    if let Some(b) = &plot.band {
-        draw_band(
-            root,
-            b,
-            theme,
-            |y| chart.backend_coord(&(px0, y)),
-            |y| chart.backend_coord(&(px1, y)),
-        )?;
-    }
-    for r in &plot.rules {
+    Ok(chart)
+}
+
+/// Each rule: a dashed vertical line from `yhi` down to `ylo`, its label at its top left.
+fn draw_rules<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    rules: &[Rule],
+    theme: &Theme,
+    to_px: impl Fn(f64, f64) -> (i32, i32),
+    (ylo, yhi): (f64, f64),
+) -> Result<(), ChartError> {
+    for r in rules {
         let (top, bottom) = (to_px(r.x, yhi), to_px(r.x, ylo));
         root.draw(&DashedPathElement::new(
             vec![top, bottom],
@@ -278,7 +311,16 @@ fn draw_data<DB: DrawingBackend>(
         let style = font(11, theme.muted).pos(Pos::new(HPos::Right, VPos::Top));
         root.draw(&Text::new(r.text.clone(), (top.0 - 4, top.1 + 4), style))?;
     }
-    for l in &plot.lines {
+    Ok(())
+}
+
+/// Each line through its finite points; a line of fewer than two is not drawn.
+fn draw_lines<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    lines: &[Line],
+    to_px: impl Fn(f64, f64) -> (i32, i32),
+) -> Result<(), ChartError> {
+    for l in lines {
         let px: Vec<(i32, i32)> = l
             .points
             .iter()
@@ -289,7 +331,16 @@ fn draw_data<DB: DrawingBackend>(
             draw_path(root, px, l.color, l.dashed)?;
         }
     }
-    for b in &plot.bars {
+    Ok(())
+}
+
+/// Each error bar: a vertical line from `lo` to `hi` with a short cap at both ends.
+fn draw_bars<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    bars: &[ErrorBar],
+    to_px: impl Fn(f64, f64) -> (i32, i32),
+) -> Result<(), ChartError> {
+    for b in bars {
         let (lo, hi) = (to_px(b.x, b.lo), to_px(b.x, b.hi));
         let style = rgb(b.color).stroke_width(1);
         root.draw(&PathElement::new(vec![lo, hi], style))?;
@@ -300,7 +351,7 @@ fn draw_data<DB: DrawingBackend>(
             ))?;
         }
     }
-    draw_marks(root, &plot.marks, theme, to_px)
+    Ok(())
 }
 
 /// The shaded band across the plot area, its line, and its label at the top right.
@@ -512,6 +563,17 @@ mod tests {
         let plot = build(ChartKind::TtftVsLength, &[]);
         let doc = svg(&plot, &Theme::LIGHT, (600, 300)).unwrap();
         assert!(doc.contains("No context sweep in the runs shown"));
+    }
+
+    #[test]
+    fn x_ticks_of_a_log_axis_are_its_own_inside_the_plot_range() {
+        // Concurrency 3 to 6: ticks at 2, 4 and 8, in plot units log2; only 4 is inside.
+        let xk = AxisKind::Concurrency;
+        assert_eq!(x_ticks(xk, (3.0, 6.0), (1.285, 2.885)), [2.0]);
+        assert_eq!(x_ticks(xk, (3.0, 6.0), (0.5, 3.0)), [1.0, 2.0, 3.0]);
+        // A linear axis spaces its ticks over the plot range, not the data's.
+        let linear = x_ticks(AxisKind::Linear, (0.0, 10.0), (-1.0, 11.0));
+        assert_eq!(linear, linear_ticks(-1.0, 11.0, 8));
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! faster, where, by how much, and whether it is beyond the noise — the first thing `compare`,
 //! the viewer's Compare tab and a report show, worded once, here.
 
-use crate::bundle::SweepKind;
+use crate::bundle::{Bundle, SweepKind};
 use crate::charts::axis::fixed;
 use crate::curves::Metric;
 use crate::hash::{FNV_START, fnv1a_extend};
@@ -129,10 +129,8 @@ pub fn verdicts(cmp: &Comparison, threshold_pct: f64) -> Vec<SweepVerdict> {
     out
 }
 
+/// Run `run`'s verdict against the baseline in sweep `s`, `pct` the smallest change that counts.
 fn sweep_verdict(cmp: &Comparison, s: &SweepComparison, run: usize, pct: f64) -> SweepVerdict {
-    let name = kind_name(s.kind);
-    let label = |i: usize| cmp.labels[i].as_str();
-    let base = cmp.baseline;
     let mut v = SweepVerdict {
         kind: s.kind,
         run,
@@ -141,99 +139,127 @@ fn sweep_verdict(cmp: &Comparison, s: &SweepComparison, run: usize, pct: f64) ->
         metrics: Vec::new(),
         notes: Vec::new(),
     };
-    let not_compared = |v: &mut SweepVerdict, why: String| {
+    if let Some(why) = why_not_compared(cmp, s, run) {
         v.notes.push(why);
         v.levels.clear();
-    };
-    if s.absent.contains(&base) {
-        not_compared(
-            &mut v,
-            format!("{} (baseline) has no {name} sweep", label(base)),
-        );
-        return v;
-    }
-    if s.absent.contains(&run) {
-        not_compared(&mut v, format!("{} has no {name} sweep", label(run)));
-        return v;
-    }
-    if let Some(m) = s.mismatched.iter().find(|m| m.run == run) {
-        not_compared(
-            &mut v,
-            format!("a different workload: {}", m.reasons.join("; ")),
-        );
         return v;
     }
     let Some(n) = s.runs.iter().position(|&r| r == run) else {
         return v;
     };
-    for &(i, ref keys) in &s.only_in {
-        v.notes.push(format!(
-            "only in {}: {}",
-            label(i),
-            level_list(s.kind, keys)
-        ));
-    }
-    for &metric in headline_metrics(s.kind) {
-        let mut mv = MetricVerdict {
-            metric,
-            changes: Vec::new(),
-            better: Vec::new(),
-            worse: Vec::new(),
-        };
-        for level in &s.levels {
-            let Some(change) = level
-                .rows
-                .iter()
-                .find(|r| r.metric == metric)
-                .and_then(|r| r.cells.get(n)?.change)
-            else {
-                continue;
-            };
-            mv.changes.push(AtLevel {
-                key: level.key,
-                change,
-            });
-            if change.significant(pct) {
-                if metric.improved_by(change.pct) {
-                    mv.better.push(level.key);
-                } else {
-                    mv.worse.push(level.key);
-                }
-            }
-        }
-        if !mv.changes.is_empty() {
-            v.metrics.push(mv);
-        }
-    }
-    // Aggregate throughput speaks only where steady throughput could not (imported runs).
-    if v.metrics.iter().any(|m| m.metric == Metric::SteadyTokS) {
-        v.metrics.retain(|m| m.metric != Metric::AggTokS);
-    }
+    v.notes = only_in_notes(cmp, s);
+    v.metrics = headline_verdicts(s, n, pct);
     if v.levels.is_empty() {
         v.notes.push(format!(
-            "no {name} level in common between {} and {}",
-            label(base),
-            label(run)
+            "no {} level in common between {} and {}",
+            kind_name(s.kind),
+            cmp.labels[cmp.baseline],
+            cmp.labels[run]
         ));
         return v;
     }
-    let better = v.metrics.iter().any(|m| !m.better.is_empty());
-    let worse = v.metrics.iter().any(|m| !m.worse.is_empty());
-    v.outcome = match (better, worse) {
+    v.outcome = outcome(&v.metrics);
+    v.notes.extend(imported_notes(cmp, run));
+    v
+}
+
+/// Why run `run` is not compared with the baseline in sweep `s`: the sweep is missing on one
+/// side, or the run sent another workload; `None` when it is compared.
+fn why_not_compared(cmp: &Comparison, s: &SweepComparison, run: usize) -> Option<String> {
+    let name = kind_name(s.kind);
+    let base = cmp.baseline;
+    if s.absent.contains(&base) {
+        return Some(format!(
+            "{} (baseline) has no {name} sweep",
+            cmp.labels[base]
+        ));
+    }
+    if s.absent.contains(&run) {
+        return Some(format!("{} has no {name} sweep", cmp.labels[run]));
+    }
+    let m = s.mismatched.iter().find(|m| m.run == run)?;
+    Some(format!("a different workload: {}", m.reasons.join("; ")))
+}
+
+/// One note per compared run with levels outside the table: `only in kpro5: C = 4`.
+fn only_in_notes(cmp: &Comparison, s: &SweepComparison) -> Vec<String> {
+    s.only_in
+        .iter()
+        .map(|(i, keys)| format!("only in {}: {}", cmp.labels[*i], level_list(s.kind, keys)))
+        .collect()
+}
+
+/// The headline metrics with a change at some level, for the compared run at column `n`.
+/// Aggregate throughput speaks only where steady throughput could not (imported runs).
+fn headline_verdicts(s: &SweepComparison, n: usize, pct: f64) -> Vec<MetricVerdict> {
+    let mut metrics: Vec<MetricVerdict> = headline_metrics(s.kind)
+        .iter()
+        .map(|&metric| metric_verdict(s, n, metric, pct))
+        .filter(|mv| !mv.changes.is_empty())
+        .collect();
+    if metrics.iter().any(|m| m.metric == Metric::SteadyTokS) {
+        metrics.retain(|m| m.metric != Metric::AggTokS);
+    }
+    metrics
+}
+
+/// One metric's changes over the levels for the compared run at column `n`, and where each
+/// is better or worse beyond the noise and `pct`.
+fn metric_verdict(s: &SweepComparison, n: usize, metric: Metric, pct: f64) -> MetricVerdict {
+    let mut mv = MetricVerdict {
+        metric,
+        changes: Vec::new(),
+        better: Vec::new(),
+        worse: Vec::new(),
+    };
+    for level in &s.levels {
+        let Some(change) = level
+            .rows
+            .iter()
+            .find(|r| r.metric == metric)
+            .and_then(|r| r.cells.get(n)?.change)
+        else {
+            continue;
+        };
+        mv.changes.push(AtLevel {
+            key: level.key,
+            change,
+        });
+        if change.significant(pct) {
+            if metric.improved_by(change.pct) {
+                mv.better.push(level.key);
+            } else {
+                mv.worse.push(level.key);
+            }
+        }
+    }
+    mv
+}
+
+/// Faster, slower, mixed or no significant change, from where the metrics are better or worse.
+fn outcome(metrics: &[MetricVerdict]) -> Outcome {
+    let better = metrics.iter().any(|m| !m.better.is_empty());
+    let worse = metrics.iter().any(|m| !m.worse.is_empty());
+    match (better, worse) {
         (true, false) => Outcome::Faster,
         (false, true) => Outcome::Slower,
         (true, true) => Outcome::Mixed,
         (false, false) => Outcome::NoSignificantChange,
-    };
-    for i in [base, run] {
-        if cmp.sources[i].is_some() {
-            v.notes.push(format!(
-                "{} is imported: its numbers have no spread, so the intervals are the measured run's alone",
-                label(i)
-            ));
-        }
     }
-    v
+}
+
+/// A note for the baseline and for run `run` when it is imported: how its intervals are made.
+fn imported_notes(cmp: &Comparison, run: usize) -> Vec<String> {
+    [cmp.baseline, run]
+        .into_iter()
+        .filter(|&i| cmp.sources[i].is_some())
+        .map(|i| {
+            format!(
+                "{} is imported: its numbers have no spread, so the intervals are the measured run's alone",
+                cmp.labels[i]
+            )
+        })
+        .collect()
 }
 
 /// `C = 1, 2, 4`, `input = 1000, 8000` or `1, 2, 0.5 req/s`.
@@ -417,138 +443,187 @@ pub struct WorkloadCheck {
 /// per-run prefix (see `RequestRecord::content_hash`), as a multiset per level, so the order in
 /// which requests finished does not matter.
 pub fn workload_checks(runs: &[super::RunInput], cmp: &Comparison) -> Vec<WorkloadCheck> {
-    let base = cmp.baseline;
-    let label = |i: usize| cmp.labels[i].as_str();
-    let mut out = Vec::new();
-    for (run, r) in runs.iter().enumerate() {
-        if run == base {
-            continue;
+    (0..runs.len())
+        .filter(|&run| run != cmp.baseline)
+        .filter_map(|run| workload_check(runs, cmp, run))
+        .collect()
+}
+
+/// Whether run `run` sent the baseline's prompts; `None` when no prompts were compared because
+/// its sweeps ran another workload, which their own lines say.
+fn workload_check(runs: &[super::RunInput], cmp: &Comparison, run: usize) -> Option<WorkloadCheck> {
+    if let Some(line) = imported_line(runs, cmp, run) {
+        return Some(WorkloadCheck {
+            run,
+            same: None,
+            line,
+        });
+    }
+    let (same, line) = PromptMatch::of(runs, cmp, run).answer(runs, cmp, run)?;
+    Some(WorkloadCheck { run, same, line })
+}
+
+/// Why the workload of run `run` cannot be proven when it or the baseline is imported (the
+/// baseline named first); `None` when both were measured.
+fn imported_line(runs: &[super::RunInput], cmp: &Comparison, run: usize) -> Option<String> {
+    let i = [cmp.baseline, run]
+        .into_iter()
+        .find(|&i| runs[i].bundle.is_imported())?;
+    Some(format!(
+        "{} is imported: its prompts are not known, so the same workload is not proven",
+        cmp.labels[i]
+    ))
+}
+
+/// The prompts of a run against the baseline's, over the levels of the tables it is in.
+#[derive(Debug, PartialEq)]
+struct PromptMatch {
+    /// Every level compared had content hashes on both sides.
+    known: bool,
+    /// Levels where one run's prompts are not all among the other's.
+    differs: Vec<String>,
+    /// Levels where one run sent more of the same prompt stream: `C=4 (64 vs 32)`, the run's
+    /// count first.
+    more: Vec<String>,
+    /// FNV-1a of the prompts both sent, level by level, each level's hashes sorted.
+    digest: u64,
+    /// Prompts the two runs were compared on: none when no level was in common.
+    compared: usize,
+}
+
+impl PromptMatch {
+    /// Nothing compared yet: every level known, none differing, the digest at its start.
+    fn new() -> PromptMatch {
+        PromptMatch {
+            known: true,
+            differs: Vec::new(),
+            more: Vec::new(),
+            digest: FNV_START,
+            compared: 0,
         }
-        let imported = [base, run]
-            .into_iter()
-            .find(|&i| runs[i].bundle.is_imported());
-        if let Some(i) = imported {
-            out.push(WorkloadCheck {
-                run,
-                same: None,
-                line: format!(
-                    "{} is imported: its prompts are not known, so the same workload is not proven",
-                    label(i)
-                ),
-            });
-            continue;
-        }
-        let mut same = true;
-        let mut known = true;
-        let mut differs: Vec<String> = Vec::new();
-        let mut more: Vec<String> = Vec::new();
-        let mut digest = FNV_START;
-        // Prompts the two runs were compared on: none when no level was in common.
-        let mut compared = 0usize;
-        for s in &cmp.sweeps {
-            if !s.runs.contains(&run) {
-                continue;
-            }
+    }
+
+    /// Run `run`'s prompts against the baseline's at every level of every table it is in.
+    fn of(runs: &[super::RunInput], cmp: &Comparison, run: usize) -> PromptMatch {
+        let mut m = PromptMatch::new();
+        for s in cmp.sweeps.iter().filter(|s| s.runs.contains(&run)) {
             for level in &s.levels {
-                let hashes = |i: usize| -> Option<Vec<&str>> {
-                    let sweep = crate::curves::sweep_of(runs[i].bundle, s.kind)?;
-                    let mut h: Vec<&str> = sweep
-                        .points
-                        .iter()
-                        .filter(|p| super::level_key(s.kind, p) == level.key)
-                        .flat_map(|p| &p.requests)
-                        .map(|q| q.content_hash.as_deref())
-                        .collect::<Option<Vec<&str>>>()?;
-                    h.sort_unstable();
-                    Some(h)
-                };
-                match (hashes(base), hashes(run)) {
-                    (Some(a), Some(b)) if a.is_empty() && b.is_empty() => {}
-                    (Some(a), Some(b)) => {
-                        // A run that sent more requests (more passes, a larger --requests)
-                        // continues the same prompt stream: the smaller set is inside it.
-                        let (small, big) = if a.len() <= b.len() {
-                            (&a, &b)
-                        } else {
-                            (&b, &a)
-                        };
-                        if contains_all(big, small) {
-                            compared += small.len();
-                            for x in small {
-                                digest = fnv1a_extend(digest, x.as_bytes());
-                            }
-                            if a.len() != b.len() {
-                                more.push(format!(
-                                    "{} ({} vs {})",
-                                    level_text(s.kind, level.key),
-                                    b.len(),
-                                    a.len()
-                                ));
-                            }
-                        } else {
-                            same = false;
-                            differs.push(level_text(s.kind, level.key));
-                        }
-                    }
-                    _ => known = false,
-                }
+                let hashes = |i: usize| prompt_hashes(runs[i].bundle, s.kind, level.key);
+                let text = level_text(s.kind, level.key);
+                m.add_level(&text, hashes(cmp.baseline), hashes(run));
             }
         }
-        let (seed_a, seed_b) = (runs[base].bundle.workload.seed, r.bundle.workload.seed);
-        let (same, line) = if !known {
-            (
+        m
+    }
+
+    /// Adds one level, named `text`, of the baseline's and the run's sorted prompt hashes
+    /// (`None` where they are not known).
+    fn add_level(&mut self, text: &str, base: Option<Vec<&str>>, run: Option<Vec<&str>>) {
+        let (Some(a), Some(b)) = (base, run) else {
+            self.known = false;
+            return;
+        };
+        if a.is_empty() && b.is_empty() {
+            return;
+        }
+        // A run that sent more requests (more passes, a larger --requests) continues the
+        // same prompt stream: the smaller set is inside it.
+        let (small, big) = if a.len() <= b.len() {
+            (&a, &b)
+        } else {
+            (&b, &a)
+        };
+        if !contains_all(big, small) {
+            self.differs.push(text.to_string());
+            return;
+        }
+        self.compared += small.len();
+        for x in small {
+            self.digest = fnv1a_extend(self.digest, x.as_bytes());
+        }
+        if a.len() != b.len() {
+            self.more
+                .push(format!("{text} ({} vs {})", b.len(), a.len()));
+        }
+    }
+
+    /// The check's answer and sentence for run `run`; `None` when nothing was compared because
+    /// its sweeps ran another workload.
+    fn answer(
+        &self,
+        runs: &[super::RunInput],
+        cmp: &Comparison,
+        run: usize,
+    ) -> Option<(Option<bool>, String)> {
+        let (base, this) = (&cmp.labels[cmp.baseline], &cmp.labels[run]);
+        let same = self.differs.is_empty();
+        let digest = self.digest;
+        if !self.known {
+            return Some((
                 None,
                 format!(
-                    "{} or {} was written by an earlier llmsweep without prompt content hashes: the same workload is not proven",
-                    label(base),
-                    label(run)
+                    "{base} or {this} was written by an earlier llmsweep without prompt content hashes: the same workload is not proven"
                 ),
-            )
-        } else if same
-            && compared == 0
-            && cmp
+            ));
+        }
+        if same && self.compared == 0 {
+            let mismatched = cmp
                 .sweeps
                 .iter()
-                .any(|s| s.mismatched.iter().any(|m| m.run == run))
-        {
-            // Its sweeps ran another workload, which their lines say.
-            continue;
-        } else if same && compared == 0 {
-            (
-                None,
-                format!(
-                    "{} and {} sent no requests at a level in common: the same workload is not proven",
-                    label(base),
-                    label(run)
-                ),
-            )
-        } else if same && more.is_empty() {
-            (
+                .any(|s| s.mismatched.iter().any(|m| m.run == run));
+            return (!mismatched).then(|| {
+                (
+                    None,
+                    format!(
+                        "{base} and {this} sent no requests at a level in common: the same workload is not proven"
+                    ),
+                )
+            });
+        }
+        if same && self.more.is_empty() {
+            return Some((
                 Some(true),
-                format!("{}: same workload ✓ (digest {digest:016x})", label(run)),
-            )
-        } else if same {
-            (
+                format!("{this}: same workload ✓ (digest {digest:016x})"),
+            ));
+        }
+        if same {
+            return Some((
                 Some(true),
                 format!(
-                    "{}: same workload ✓ (digest {digest:016x} over the prompts both sent; the runs sent different numbers of requests at {})",
-                    label(run),
-                    more.join(", ")
+                    "{this}: same workload ✓ (digest {digest:016x} over the prompts both sent; the runs sent different numbers of requests at {})",
+                    self.more.join(", ")
                 ),
-            )
-        } else {
-            (
-                Some(false),
-                format!(
-                    "{}: different prompts at {} (seeds {seed_a} and {seed_b}): not the same workload; the same seed, lengths and tokenizer give the same prompts",
-                    label(run),
-                    differs.join(", ")
-                ),
-            )
-        };
-        out.push(WorkloadCheck { run, same, line });
+            ));
+        }
+        let seeds = (
+            runs[cmp.baseline].bundle.workload.seed,
+            runs[run].bundle.workload.seed,
+        );
+        Some((
+            Some(false),
+            format!(
+                "{this}: different prompts at {} (seeds {} and {}): not the same workload; the same seed, lengths and tokenizer give the same prompts",
+                self.differs.join(", "),
+                seeds.0,
+                seeds.1
+            ),
+        ))
     }
-    out
+}
+
+/// The sorted content hashes of the prompts a bundle sent at level `key` of its sweep of
+/// `kind`; `None` without that sweep or when a prompt has no hash (an earlier llmsweep).
+fn prompt_hashes(b: &Bundle, kind: SweepKind, key: u64) -> Option<Vec<&str>> {
+    let sweep = crate::curves::sweep_of(b, kind)?;
+    let mut h: Vec<&str> = sweep
+        .points
+        .iter()
+        .filter(|p| super::level_key(kind, p) == key)
+        .flat_map(|p| &p.requests)
+        .map(|q| q.content_hash.as_deref())
+        .collect::<Option<Vec<&str>>>()?;
+    h.sort_unstable();
+    Some(h)
 }
 
 /// Whether the sorted `big` holds every element of the sorted `small`, as many times.
@@ -712,6 +787,41 @@ mod tests {
         assert_eq!(vs[1].kind, SweepKind::Context);
         assert_eq!(vs[1].outcome, Outcome::NotCompared);
         assert_eq!(vs[1].notes, ["kpro6 (baseline) has no context sweep"]);
+    }
+
+    #[test]
+    fn the_outcome_follows_where_metrics_are_better_or_worse() {
+        let mv = |better: &[u64], worse: &[u64]| MetricVerdict {
+            metric: Metric::TtftP50,
+            changes: Vec::new(),
+            better: better.to_vec(),
+            worse: worse.to_vec(),
+        };
+        assert_eq!(outcome(&[]), Outcome::NoSignificantChange);
+        assert_eq!(outcome(&[mv(&[], &[]), mv(&[1], &[])]), Outcome::Faster);
+        assert_eq!(outcome(&[mv(&[], &[2])]), Outcome::Slower);
+        assert_eq!(outcome(&[mv(&[1], &[]), mv(&[], &[4])]), Outcome::Mixed);
+    }
+
+    #[test]
+    fn prompts_match_as_multisets_and_a_longer_run_continues_the_stream() {
+        let mut m = PromptMatch::new();
+        // The run sent one prompt more: compared on the two both sent, its count first.
+        m.add_level("C=1", Some(vec!["a", "b"]), Some(vec!["a", "b", "c"]));
+        assert_eq!(
+            (m.compared, m.more.as_slice()),
+            (2, ["C=1 (3 vs 2)".to_string()].as_slice())
+        );
+        assert_eq!(m.digest, fnv1a_extend(fnv1a_extend(FNV_START, b"a"), b"b"));
+        // As many of a prompt as the other sent, not just the same ones.
+        m.add_level("C=2", Some(vec!["a", "a"]), Some(vec!["a", "b"]));
+        assert_eq!(m.differs, ["C=2"]);
+        // A level where neither sent anything is not compared; one without hashes is unknown.
+        m.add_level("C=4", Some(Vec::new()), Some(Vec::new()));
+        assert!(m.known);
+        m.add_level("C=8", Some(vec!["a"]), None);
+        assert!(!m.known);
+        assert_eq!(m.compared, 2);
     }
 
     #[test]

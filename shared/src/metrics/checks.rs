@@ -7,52 +7,72 @@ use crate::bundle::{Flag, FlagKind, RequestRecord, ServerSamples};
 /// Allowed difference between the prompt length asked and the one the server counted.
 pub const INPUT_TOLERANCE: f64 = 0.02;
 
-/// Flags that follow from a point's records alone.
+/// Flags that follow from a point's records alone, in this order: failed, short, overshoot,
+/// tokens estimated, input length off, prefix cache, connection setup.
 ///
 /// - `output_len`: tokens asked per request.
 /// - `expected_cached`: prompt tokens meant to be shared between requests (`--shared-prefix-len`);
 ///   the server reporting more cached tokens than that, beyond one block of slack, is contamination.
 pub fn level_flags(records: &[RequestRecord], output_len: u64, expected_cached: u64) -> Vec<Flag> {
     let ok: Vec<&RequestRecord> = records.iter().filter(|r| r.is_ok()).collect();
-    let mut flags = Vec::new();
-    let mut push = |kind, count: usize, message: String| {
-        if count > 0 {
-            flags.push(Flag {
-                kind,
-                message,
-                count: Some(count as u64),
-            });
-        }
-    };
-    let n = records.len();
+    [
+        failed_flag(records),
+        short_flag(&ok, output_len),
+        overshoot_flag(&ok, output_len),
+        tokens_estimated_flag(&ok, output_len),
+        input_length_flag(&ok),
+        prefix_cache_flag(&ok, expected_cached),
+        connection_tail_flag(&ok),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
 
+/// A flag of `kind` counting `count` requests, or `None` when none of them is concerned.
+fn counted_flag(kind: FlagKind, count: usize, message: String) -> Option<Flag> {
+    (count > 0).then_some(Flag {
+        kind,
+        message,
+        count: Some(count as u64),
+    })
+}
+
+/// Flags the requests that failed, quoting the first one's error.
+fn failed_flag(records: &[RequestRecord]) -> Option<Flag> {
     let failed: Vec<&RequestRecord> = records.iter().filter(|r| !r.is_ok()).collect();
-    if let Some(first) = failed.first().and_then(|r| r.error.as_ref()) {
-        push(
-            FlagKind::Failed,
+    let first = failed.first().and_then(|r| r.error.as_ref())?;
+    counted_flag(
+        FlagKind::Failed,
+        failed.len(),
+        format!(
+            "{} of {} requests failed; first error: {}",
             failed.len(),
-            format!(
-                "{} of {n} requests failed; first error: {}",
-                failed.len(),
-                first.message
-            ),
-        );
-    }
+            records.len(),
+            first.message
+        ),
+    )
+}
 
+/// Flags the successful requests that produced fewer tokens than they asked for.
+fn short_flag(ok: &[&RequestRecord], output_len: u64) -> Option<Flag> {
     let short = ok
         .iter()
         .filter(|r| r.output_tokens < r.asked(output_len))
         .count();
     let fewest = ok.iter().map(|r| r.output_tokens).min().unwrap_or(0);
-    push(
+    counted_flag(
         FlagKind::Short,
         short,
         format!(
             "{short} of {} requests produced fewer than {output_len} tokens (fewest: {fewest}); the server stopped early, so throughput is overstated",
             ok.len()
         ),
-    );
+    )
+}
 
+/// Flags the successful requests whose server counted more tokens than they asked for.
+fn overshoot_flag(ok: &[&RequestRecord], output_len: u64) -> Option<Flag> {
     // Only the server's own count can show that it ignored max_tokens: a count of chunks may
     // include one that carried no token.
     let counted: Vec<&&RequestRecord> = ok.iter().filter(|r| !r.tokens_estimated).collect();
@@ -61,15 +81,19 @@ pub fn level_flags(records: &[RequestRecord], output_len: u64, expected_cached: 
         .filter(|r| r.output_tokens > r.asked(output_len))
         .count();
     let most = counted.iter().map(|r| r.output_tokens).max().unwrap_or(0);
-    push(
+    counted_flag(
         FlagKind::Overshoot,
         over,
         format!(
             "{over} of {} requests produced more than {output_len} tokens (most: {most}): the server ignored max_tokens",
             ok.len()
         ),
-    );
+    )
+}
 
+/// Flags the successful requests whose output tokens were counted from stream chunks, saying
+/// how many streamed more chunks than the tokens asked.
+fn tokens_estimated_flag(ok: &[&RequestRecord], output_len: u64) -> Option<Flag> {
     let est: Vec<&&RequestRecord> = ok.iter().filter(|r| r.tokens_estimated).collect();
     let chunks_over = est
         .iter()
@@ -82,7 +106,7 @@ pub fn level_flags(records: &[RequestRecord], output_len: u64, expected_cached: 
     } else {
         String::new()
     };
-    push(
+    counted_flag(
         FlagKind::TokensEstimated,
         est.len(),
         format!(
@@ -90,8 +114,12 @@ pub fn level_flags(records: &[RequestRecord], output_len: u64, expected_cached: 
             est.len(),
             ok.len()
         ),
-    );
+    )
+}
 
+/// Flags the successful requests whose prompt the server counted more than
+/// [`INPUT_TOLERANCE`] off the length asked, quoting the first.
+fn input_length_flag(ok: &[&RequestRecord]) -> Option<Flag> {
     let off: Vec<(u64, u64)> = ok
         .iter()
         // An input length of 0 is unknown (a dataset's prompts, sent as written).
@@ -99,18 +127,21 @@ pub fn level_flags(records: &[RequestRecord], output_len: u64, expected_cached: 
         .filter_map(|r| Some((r.input_tokens, r.prompt_tokens?)))
         .filter(|&(asked, got)| (got as f64 - asked as f64).abs() > asked as f64 * INPUT_TOLERANCE)
         .collect();
-    if let Some(&(asked, got)) = off.first() {
-        push(
-            FlagKind::InputLengthOff,
+    let &(asked, got) = off.first()?;
+    counted_flag(
+        FlagKind::InputLengthOff,
+        off.len(),
+        format!(
+            "{} of {} prompts were counted more than 2 % off by the server (e.g. asked {asked}, server counted {got})",
             off.len(),
-            format!(
-                "{} of {} prompts were counted more than 2 % off by the server (e.g. asked {asked}, server counted {got})",
-                off.len(),
-                ok.len()
-            ),
-        );
-    }
+            ok.len()
+        ),
+    )
+}
 
+/// Flags the first turns the server served partly from its prefix cache beyond the
+/// `expected_cached` tokens (and [`CACHE_SLACK`]) meant to be shared.
+fn prefix_cache_flag(ok: &[&RequestRecord], expected_cached: u64) -> Option<Flag> {
     // A conversation's later turns (`--turns`) resend its history in order to hit the cache;
     // only first turns say whether prompts meant to be unique were cached.
     let firsts = ok.iter().filter(|r| r.turn.unwrap_or(0) == 0);
@@ -119,24 +150,21 @@ pub fn level_flags(records: &[RequestRecord], output_len: u64, expected_cached: 
         .filter_map(|r| r.cached_tokens)
         .filter(|&c| c > expected_cached + CACHE_SLACK)
         .collect();
-    if let Some(most) = cached.iter().max() {
-        push(
-            FlagKind::PrefixCache,
+    let most = cached.iter().max()?;
+    counted_flag(
+        FlagKind::PrefixCache,
+        cached.len(),
+        format!(
+            "{} of {} {} were partly served from the prefix cache (up to {most} tokens); TTFT is understated",
             cached.len(),
-            format!(
-                "{} of {} {} were partly served from the prefix cache (up to {most} tokens); TTFT is understated",
-                cached.len(),
-                firsts.clone().count(),
-                if ok.iter().any(|r| r.turn.unwrap_or(0) > 0) {
-                    "first turns"
-                } else {
-                    "requests"
-                }
-            ),
-        );
-    }
-    flags.extend(connection_tail_flag(&ok));
-    flags
+            firsts.clone().count(),
+            if ok.iter().any(|r| r.turn.unwrap_or(0) > 0) {
+                "first turns"
+            } else {
+                "requests"
+            }
+        ),
+    )
 }
 
 /// Share of the TTFT tail's time spent opening connections above which the tail is called
@@ -406,6 +434,31 @@ mod tests {
             "{}",
             flags[1].message
         );
+    }
+
+    #[test]
+    fn short_and_overshoot_each_say_exactly_how_many_of_the_successful_requests() {
+        let rs = [
+            rec(0.0, 0.1, 1.0, 7),
+            rec(0.0, 0.1, 1.0, 12),
+            rec(0.0, 0.1, 1.0, 10),
+        ];
+        let ok: Vec<&RequestRecord> = rs.iter().collect();
+        let short = short_flag(&ok, 10).unwrap();
+        assert_eq!((short.kind, short.count), (FlagKind::Short, Some(1)));
+        assert_eq!(
+            short.message,
+            "1 of 3 requests produced fewer than 10 tokens (fewest: 7); the server stopped early, so throughput is overstated"
+        );
+        let over = overshoot_flag(&ok, 10).unwrap();
+        assert_eq!((over.kind, over.count), (FlagKind::Overshoot, Some(1)));
+        assert_eq!(
+            over.message,
+            "1 of 3 requests produced more than 10 tokens (most: 12): the server ignored max_tokens"
+        );
+        // A count of none is no flag.
+        assert_eq!(short_flag(&ok[1..], 10), None);
+        assert_eq!(overshoot_flag(&[ok[0], ok[2]], 10), None);
     }
 
     #[test]
