@@ -3,25 +3,29 @@
 //! The viewer's compare tab and the terminal's `compare` command both render a [`Comparison`],
 //! so they can never disagree about a delta or about whether two runs are comparable.
 
+mod csv;
 pub mod gate;
 pub mod interval;
 mod meta;
 mod rate;
 pub mod verdict;
+mod workload;
+
+pub use csv::csv_line;
 
 #[cfg(test)]
 pub(crate) use rate::tests as rate_tests;
 
 use std::collections::BTreeSet;
 
-use crate::bundle::{Api, Bundle, DatasetFacts, Point, PointStatus, Sweep, SweepKind};
+use crate::bundle::{Bundle, Point, PointStatus, SweepKind};
 use crate::charts::axis::fixed;
 use crate::curves::{Metric, sweep_of};
 
 pub use interval::{Change, Estimate, RESOLUTION_S, Spread};
-use rate::rate_mismatch;
 pub use rate::rate_text;
 pub use verdict::{Outcome, SweepVerdict, WorkloadCheck, verdicts, workload_checks};
+pub use workload::workload_mismatch;
 
 /// Changes smaller than this many percent are shown as unchanged, not better or worse, even when
 /// beyond the noise.
@@ -253,202 +257,6 @@ pub fn kind_name(kind: SweepKind) -> &'static str {
         SweepKind::Rate => "rate",
         SweepKind::Unknown => "unknown",
     }
-}
-
-/// Why sweep `b` (of bundle `bb`) did not run the same workload as sweep `a` (of bundle `ab`);
-/// empty when it did. Prompt seeds may differ: they change the random text, not the shape of the
-/// load. A rate sweep's arrival seed is another matter: it draws the schedule itself, so two
-/// rate sweeps must agree on it, on the arrival process and on `--max-concurrency`.
-pub fn workload_mismatch(a: &Sweep, b: &Sweep, bb: &Bundle, ab: &Bundle) -> Vec<String> {
-    let mut reasons = Vec::new();
-    if a.kind == SweepKind::Rate {
-        rate_mismatch(a, b, &mut reasons);
-    }
-    reasons.extend(level_lists_mismatch(a, b));
-    let checks = [
-        output_len_mismatch(a, b),
-        length_spread_mismatch(a, b),
-        shared_prefix_mismatch(ab, bb),
-        turns_mismatch(a, b),
-        extra_body_mismatch(ab, bb),
-        dataset_mismatch(ab, bb),
-        api_mismatch(ab, bb),
-    ];
-    reasons.extend(checks.into_iter().flatten());
-    reasons
-}
-
-/// Why the level lists of two sweeps of `a`'s kind differ. Different level lists are fine:
-/// the runs are compared at the levels both have. Only lengths that matter to every level must
-/// agree.
-fn level_lists_mismatch(a: &Sweep, b: &Sweep) -> Vec<String> {
-    let checks = match a.kind {
-        SweepKind::Context => [no_input_len_in_common(a, b), concurrency_differs(a, b)],
-        SweepKind::Rate => [input_lens_differ(a, b), None],
-        _ => [no_concurrency_in_common(a, b), input_lens_differ(a, b)],
-    };
-    checks.into_iter().flatten().collect()
-}
-
-/// The distinct values of a list, sorted.
-fn distinct<T: Ord + Copy>(v: &[T]) -> BTreeSet<T> {
-    v.iter().copied().collect()
-}
-
-/// "no input length in common" when two context sweeps share no input length.
-fn no_input_len_in_common(a: &Sweep, b: &Sweep) -> Option<String> {
-    distinct(&a.input_lens)
-        .is_disjoint(&distinct(&b.input_lens))
-        .then(|| {
-            format!(
-                "no input length in common: {} vs {}",
-                join(&a.input_lens),
-                join(&b.input_lens)
-            )
-        })
-}
-
-/// "concurrency differs" when two sweeps ran other sets of concurrency levels.
-fn concurrency_differs(a: &Sweep, b: &Sweep) -> Option<String> {
-    (distinct(&a.concurrency) != distinct(&b.concurrency)).then(|| {
-        format!(
-            "concurrency differs: {} vs {}",
-            join(&a.concurrency),
-            join(&b.concurrency)
-        )
-    })
-}
-
-/// "input lengths differ" when two sweeps ran other sets of input lengths.
-fn input_lens_differ(a: &Sweep, b: &Sweep) -> Option<String> {
-    (distinct(&a.input_lens) != distinct(&b.input_lens)).then(|| {
-        format!(
-            "input lengths differ: {} vs {}",
-            join(&a.input_lens),
-            join(&b.input_lens)
-        )
-    })
-}
-
-/// "no concurrency level in common" when two sweeps share no concurrency level.
-fn no_concurrency_in_common(a: &Sweep, b: &Sweep) -> Option<String> {
-    distinct(&a.concurrency)
-        .is_disjoint(&distinct(&b.concurrency))
-        .then(|| {
-            format!(
-                "no concurrency level in common: {} vs {}",
-                join(&a.concurrency),
-                join(&b.concurrency)
-            )
-        })
-}
-
-/// "output lengths differ" when the sweeps asked for other numbers of output tokens.
-fn output_len_mismatch(a: &Sweep, b: &Sweep) -> Option<String> {
-    (a.output_len != b.output_len).then(|| {
-        format!(
-            "output lengths differ: {} vs {}",
-            a.output_len, b.output_len
-        )
-    })
-}
-
-/// "length spreads differ" when the sweeps spread their prompt lengths otherwise.
-fn length_spread_mismatch(a: &Sweep, b: &Sweep) -> Option<String> {
-    (a.length_spread != b.length_spread).then(|| {
-        format!(
-            "length spreads differ: {} vs {}",
-            spread_text(a.length_spread),
-            spread_text(b.length_spread)
-        )
-    })
-}
-
-/// A length spread in words: `none` or `±10 %`.
-fn spread_text(spread: Option<f64>) -> String {
-    spread.map_or_else(
-        || "none".to_string(),
-        |f| format!("±{} %", fixed(f * 100.0, 0)),
-    )
-}
-
-/// "shared prefix lengths differ" when the runs shared other numbers of prompt tokens.
-fn shared_prefix_mismatch(ab: &Bundle, bb: &Bundle) -> Option<String> {
-    let (a, b) = (ab.workload.shared_prefix_len, bb.workload.shared_prefix_len);
-    (a != b).then(|| format!("shared prefix lengths differ: {a} vs {b}"))
-}
-
-/// "turns per conversation differ" when the sweeps' conversations had other numbers of turns.
-fn turns_mismatch(a: &Sweep, b: &Sweep) -> Option<String> {
-    let (ta, tb) = (turns(a), turns(b));
-    (ta != tb).then(|| format!("turns per conversation differ (--turns): {ta} vs {tb}"))
-}
-
-/// Turns per conversation in a sweep: one more than the highest turn a request records, 1
-/// when none records one.
-fn turns(s: &Sweep) -> u32 {
-    s.points
-        .iter()
-        .flat_map(|p| &p.requests)
-        .filter_map(|r| r.turn)
-        .max()
-        .map_or(1, |t| t + 1)
-}
-
-/// "request extras differ" when the runs sent other `--extra-body` fields.
-fn extra_body_mismatch(ab: &Bundle, bb: &Bundle) -> Option<String> {
-    let extra = |v: &Option<serde_json::Value>| {
-        v.as_ref()
-            .map_or_else(|| "none".to_string(), |v| v.to_string())
-    };
-    (ab.workload.extra_body != bb.workload.extra_body).then(|| {
-        format!(
-            "request extras differ (--extra-body): {} vs {}",
-            extra(&ab.workload.extra_body),
-            extra(&bb.workload.extra_body)
-        )
-    })
-}
-
-/// "prompts differ" when the runs' prompts came from other datasets (by content: the same file
-/// under another name is the same prompts), or one's were generated.
-fn dataset_mismatch(ab: &Bundle, bb: &Bundle) -> Option<String> {
-    let digest = |d: &Option<DatasetFacts>| d.as_ref().map(|d| d.sha256.clone());
-    (digest(&ab.workload.dataset) != digest(&bb.workload.dataset)).then(|| {
-        format!(
-            "prompts differ (--dataset): {} vs {}",
-            dataset_text(&ab.workload.dataset),
-            dataset_text(&bb.workload.dataset)
-        )
-    })
-}
-
-/// Where prompts came from, in words: `generated prompts` or `chats.jsonl (sha256 0123456789ab)`
-/// (the digest's first 12 characters).
-fn dataset_text(d: &Option<DatasetFacts>) -> String {
-    d.as_ref().map_or_else(
-        || "generated prompts".to_string(),
-        |d| {
-            format!(
-                "{} (sha256 {})",
-                d.file,
-                d.sha256.get(..12).unwrap_or(&d.sha256)
-            )
-        },
-    )
-}
-
-/// "APIs differ" when both runs state their API and the two differ. An imported result that
-/// does not say its API is compared, with the API row showing it.
-fn api_mismatch(ab: &Bundle, bb: &Bundle) -> Option<String> {
-    let stated = |api: Api| api != Api::Unknown;
-    let (a, b) = (ab.target.api, bb.target.api);
-    (stated(a) && stated(b) && a != b)
-        .then(|| format!("APIs differ: {} vs {}", a.as_str(), b.as_str()))
-}
-
-fn join<T: ToString>(v: &[T]) -> String {
-    v.iter().map(T::to_string).collect::<Vec<_>>().join(",")
 }
 
 /// The level key of a point: its concurrency (throughput), its input length (context) or its
@@ -783,24 +591,10 @@ impl Comparison {
     }
 }
 
-/// One CSV line: fields with a comma, quote or line break are quoted, quotes doubled.
-pub fn csv_line(fields: &[String]) -> String {
-    fields
-        .iter()
-        .map(|f| {
-            if f.contains([',', '"', '\n', '\r']) {
-                format!("\"{}\"", f.replace('"', "\"\""))
-            } else {
-                f.clone()
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bundle::{Api, Sweep};
     use crate::curves::tests::bundle;
 
     fn inputs<'a>(bs: &'a [Bundle]) -> Vec<RunInput<'a>> {
@@ -1023,7 +817,7 @@ mod tests {
             sweep(SweepKind::Throughput, &[2, 4], &[512, 1024]),
         );
         assert_eq!(
-            level_lists_mismatch(&a, &b),
+            workload::level_lists_mismatch(&a, &b),
             ["input lengths differ: 512 vs 512,1024"]
         );
         // Context: the other way round, in that order.
@@ -1032,7 +826,7 @@ mod tests {
             sweep(SweepKind::Context, &[1, 2], &[4000]),
         );
         assert_eq!(
-            level_lists_mismatch(&a, &b),
+            workload::level_lists_mismatch(&a, &b),
             [
                 "no input length in common: 1000,2000 vs 4000",
                 "concurrency differs: 1 vs 1,2"
@@ -1043,13 +837,13 @@ mod tests {
             sweep(SweepKind::Rate, &[1], &[512]),
             sweep(SweepKind::Rate, &[8], &[512]),
         );
-        assert!(level_lists_mismatch(&a, &b).is_empty());
+        assert!(workload::level_lists_mismatch(&a, &b).is_empty());
     }
 
     #[test]
     fn length_spreads_and_datasets_in_words() {
-        assert_eq!(spread_text(None), "none");
-        assert_eq!(spread_text(Some(0.1)), "±10 %");
+        assert_eq!(workload::spread_text(None), "none");
+        assert_eq!(workload::spread_text(Some(0.1)), "±10 %");
         let facts = |sha256: &str| {
             Some(crate::bundle::DatasetFacts {
                 file: "chats.jsonl".into(),
@@ -1057,13 +851,16 @@ mod tests {
                 lines: 4,
             })
         };
-        assert_eq!(dataset_text(&None), "generated prompts");
+        assert_eq!(workload::dataset_text(&None), "generated prompts");
         assert_eq!(
-            dataset_text(&facts("0123456789abcdef")),
+            workload::dataset_text(&facts("0123456789abcdef")),
             "chats.jsonl (sha256 0123456789ab)"
         );
         // A digest shorter than its 12 characters is written whole.
-        assert_eq!(dataset_text(&facts("abc")), "chats.jsonl (sha256 abc)");
+        assert_eq!(
+            workload::dataset_text(&facts("abc")),
+            "chats.jsonl (sha256 abc)"
+        );
     }
 
     #[test]

@@ -4,6 +4,7 @@
 
 pub(crate) mod compare;
 pub(crate) mod dist;
+pub(crate) mod html_table;
 pub(crate) mod plot;
 pub mod report;
 pub(crate) mod table;

@@ -21,6 +21,8 @@ use llmsweep_shared::compare::{
 use llmsweep_shared::curves::{Metric, sweep_of};
 use llmsweep_shared::selftest::{SelftestView, capacity_share};
 
+use super::html_table::{HtmlTable, Row};
+
 use crate::output::dist::{VIEWER_CSS, VIEWER_JS, VIEWER_WASM};
 
 /// The page's Content-Security-Policy: no request may leave the page; the one script that runs
@@ -586,54 +588,6 @@ const STATIC_CSS: &str = ".static-report{max-width:820px;margin:2rem auto;font-f
 .static-report td,.static-report th{border:1px solid #ccc;padding:.2rem .5rem;text-align:right}\
 .static-report caption{text-align:left;font-weight:600;padding:.3rem 0}\
 .static-report tr.warn td{background:#fff8c5}.static-report .selftest-notes{color:#9a6700}";
-
-/// One table of the report's no-JavaScript part, written the one way every table is: its
-/// attributes, a caption, a header row, then a row a line. Captions, headers and cells are HTML
-/// already (escaped where they hold text from a bundle).
-struct HtmlTable {
-    attrs: String,
-    caption: String,
-    headers: Vec<String>,
-    rows: Vec<Row>,
-}
-
-/// A row of cells; `warn` marks it (`class="warn"`).
-struct Row {
-    warn: bool,
-    cells: Vec<String>,
-}
-
-impl Row {
-    fn of(cells: Vec<String>) -> Row {
-        Row { warn: false, cells }
-    }
-}
-
-impl HtmlTable {
-    fn write(&self, html: &mut String) {
-        let _ = write!(
-            html,
-            "<table{}><caption>{}</caption>\n<tr>",
-            self.attrs, self.caption
-        );
-        for h in &self.headers {
-            let _ = write!(html, "<th>{h}</th>");
-        }
-        html.push_str("</tr>\n");
-        for r in &self.rows {
-            html.push_str(if r.warn {
-                "<tr class=\"warn\">"
-            } else {
-                "<tr>"
-            });
-            for c in &r.cells {
-                let _ = write!(html, "<td>{c}</td>");
-            }
-            html.push_str("</tr>\n");
-        }
-        html.push_str("</table>\n");
-    }
-}
 
 /// A table row's last cell: a measured point's flags, else why it was not measured.
 fn point_note(p: &llmsweep_shared::bundle::Point) -> String {

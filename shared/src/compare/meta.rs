@@ -2,7 +2,8 @@
 
 use std::collections::BTreeSet;
 
-use super::{MetaRow, RunInput, join};
+use super::workload::join;
+use super::{MetaRow, RunInput};
 use crate::bundle::{Bundle, SweepKind};
 use crate::curves::sweep_of;
 
