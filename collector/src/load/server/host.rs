@@ -199,8 +199,10 @@ mod tests {
         let Some(before) = client_cpu_fine_s() else {
             return;
         };
-        // 30 ms of this thread's own CPU time, told by the thread's clock (not the process's
-        // fine reading under test, nor the wall clock, which a busy machine stretches).
+        // Spin until the reading has grown by 20 ms, then check that it took about that much of
+        // this thread's own CPU time (its clock, not the wall's, which a busy machine
+        // stretches). Other tests' threads that end meanwhile leave the sum, so the reading is
+        // watched rather than read once after a fixed amount of work.
         let own = || -> f64 {
             let s = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap_or_default();
             s.split_whitespace()
@@ -211,13 +213,19 @@ mod tests {
         };
         let mut x = 0u64;
         let (start, t) = (own(), std::time::Instant::now());
-        while own() - start < 0.03 && t.elapsed() < std::time::Duration::from_secs(10) {
+        let grown = || client_cpu_fine_s().unwrap_or(before) - before >= 0.02;
+        while !grown() && t.elapsed() < std::time::Duration::from_secs(10) {
             for _ in 0..10_000 {
                 x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
             }
         }
         std::hint::black_box(x);
-        assert!(client_cpu_fine_s().unwrap() - before >= 0.02);
+        assert!(grown(), "the fine reading never grew by 20 ms");
+        let spent = own() - start;
+        assert!(
+            spent < 5.0,
+            "the reading grew only after {spent} s of this thread's CPU"
+        );
     }
 
     #[test]
