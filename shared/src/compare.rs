@@ -18,7 +18,7 @@ pub(crate) use rate::tests as rate_tests;
 
 use std::collections::BTreeSet;
 
-use crate::bundle::{Bundle, Point, PointStatus, SweepKind};
+use crate::bundle::{Bundle, FlagKind, Point, PointStatus, SweepKind};
 use crate::charts::axis::fixed;
 use crate::curves::{Metric, sweep_of};
 
@@ -83,6 +83,9 @@ pub struct Level {
     /// What the server said of its load at this level, per compared run (baseline first):
     /// shown beside the metrics, not judged.
     pub peaks: Vec<ServerPeaks>,
+    /// The stall flag's words of each compared run's point here, when it stalled (baseline
+    /// first): a change at this level may be the stall's rather than the server's speed.
+    pub stalls: Vec<Option<String>>,
 }
 
 /// A point's peak queue and KV-cache usage, from its server samples.
@@ -300,6 +303,7 @@ fn levels(
         .map(|key| Level {
             key,
             peaks: level_peaks(runs, compared, kind, key),
+            stalls: level_stalls(runs, compared, kind, key),
             rows: metrics
                 .iter()
                 .map(|&m| MetricRow {
@@ -386,6 +390,26 @@ fn level_peaks(
                 .filter(|p| p.status != PointStatus::Skipped)
                 .map(ServerPeaks::of)
                 .unwrap_or_default()
+        })
+        .collect()
+}
+
+/// Each compared run's stall flag at level `key`, in its own words.
+fn level_stalls(
+    runs: &[RunInput],
+    compared: &[usize],
+    kind: SweepKind,
+    key: u64,
+) -> Vec<Option<String>> {
+    compared
+        .iter()
+        .map(|&i| {
+            let p = sweep_of(runs[i].bundle, kind)?
+                .points
+                .iter()
+                .find(|p| level_key(kind, p) == key)?;
+            let f = p.flags.iter().find(|f| f.kind == FlagKind::Stall)?;
+            Some(f.message.clone())
         })
         .collect()
 }

@@ -2,7 +2,7 @@
 //! the viewer's run card and in a report.
 //!
 //! Throughput: the peak steady rate and where it is, the level from which the curve is within
-//! [`SATURATION_PCT`] of that peak, and the single-user experience at the lowest level. Context:
+//! [`SATURATION_PCT`] of that peak when a higher level shows it (else that it is still rising), and the single-user experience at the lowest level. Context:
 //! TTFT and prefill speed from the shortest to the longest length measured, and what was skipped.
 //! Rate: from the lowest offered rate to the highest, what the client achieved, TTFT p50 and,
 //! with an SLO, the goodput fraction; for a `--find-max-rate` search, the rate it found.
@@ -43,12 +43,14 @@ fn throughput(sweep: &Sweep) -> Option<String> {
     let &(peak_c, peak) = pts.iter().find(|p| p.1 >= peak * 0.999)?;
     let floor = peak * (1.0 - SATURATION_PCT / 100.0);
     let mut out = format!("peak {name} {} tok/s at C={peak_c}", num(peak));
-    if let Some(&(sat_c, _)) = pts.iter().find(|&&(_, v)| v >= floor)
-        && pts.len() > 1
-    {
-        out.push_str(&format!(
+    // Saturated only when a higher level shows it: a peak at the last level may still rise.
+    let last_c = pts.last().map_or(0, |p| p.0);
+    match pts.iter().find(|&&(_, v)| v >= floor) {
+        Some(&(sat_c, _)) if sat_c < last_c => out.push_str(&format!(
             "; saturates from C={sat_c} (within {SATURATION_PCT:.0} % of peak)"
-        ));
+        )),
+        Some(_) if pts.len() > 1 => out.push_str("; still rising at the last level"),
+        _ => {}
     }
     if let Some(low) = ok(sweep).min_by_key(|p| p.concurrency) {
         let ttft = Metric::TtftP50.of(low);
@@ -215,7 +217,26 @@ mod tests {
         let h = headline(&b.sweeps[0]).unwrap();
         assert_eq!(
             h,
-            "peak steady 400.0 tok/s at C=4; saturates from C=4 (within 5 % of peak); at C=1 TTFT 0.10 s and 50.0 tok/s per user"
+            "peak steady 400.0 tok/s at C=4; still rising at the last level; at C=1 TTFT 0.10 s and 50.0 tok/s per user"
+        );
+    }
+
+    #[test]
+    fn saturation_is_claimed_only_where_a_higher_level_shows_it() {
+        let mut b = bundle("a");
+        // Steady 100, 200, 400 at C = 1, 2, 4; a fourth level at C=8 within 5 % of C=4's.
+        let mut p8 = b.sweeps[0].points[2].clone();
+        p8.concurrency = 8;
+        if let Some(s) = p8.summary.as_mut() {
+            s.steady_tok_s = Some(390.0);
+        }
+        b.sweeps[0].points.push(p8);
+        let h = headline(&b.sweeps[0]).unwrap();
+        assert!(
+            h.starts_with(
+                "peak steady 400.0 tok/s at C=4; saturates from C=4 (within 5 % of peak)"
+            ),
+            "{h}"
         );
     }
 

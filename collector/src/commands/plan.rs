@@ -475,4 +475,27 @@ mod tests {
         let map = h.target.credentials.header_map().unwrap();
         assert_eq!(map.get_all("x-token").iter().count(), 2);
     }
+
+    #[test]
+    fn the_warm_up_is_sent_at_a_length_the_context_sweep_runs() {
+        let p = plan_of(&["context", "--lengths", "60k,8k,16k"]).unwrap();
+        assert_eq!(p.warmup_shape(Some(32_768)), (8000, 64));
+        assert_eq!(p.warmup_shape(None), (8000, 64));
+        let p = plan_of(&["context", "--lengths", "40k,30k"]).unwrap();
+        // 30k + 128 output tokens fits 32768; 40k does not.
+        assert_eq!(p.warmup_shape(Some(32_768)), (30_000, 64));
+        assert_eq!(p.warmup_shape(Some(30_000)), (30_000, 64));
+    }
+
+    #[test]
+    fn a_throughput_sweep_must_fit_the_servers_context() {
+        let p = plan(&["--input-len", "32000", "--output-len", "768"]).unwrap();
+        assert!(p.check_fits(Some(32_768)).is_ok());
+        assert!(p.check_fits(None).is_ok());
+        let e = p.check_fits(Some(32_767)).unwrap_err().to_string();
+        assert!(
+            e.contains("need 32768 tokens") && e.contains("at most 31999"),
+            "{e}"
+        );
+    }
 }

@@ -43,6 +43,13 @@ pub struct SimArgs {
     /// Override the preset's number of requests decoded at once.
     #[arg(long)]
     pub max_running: Option<u32>,
+    /// Every prefill and decode cost times F (e.g. 1.05 for 5 % slower).
+    ///
+    /// A uniformly slower (or, below 1, faster) server: every prefill and decode cost is
+    /// multiplied by F, so every time it takes is F times as long at any load. For testing what
+    /// a comparison can resolve against a known change, e.g. 1.05 for a server 5 % slower.
+    #[arg(long, value_name = "F", default_value_t = 1.0, value_parser = parse_slowdown)]
+    pub slowdown: f64,
     /// Fault: stop every response after N tokens.
     ///
     /// Fault: stop every response after N tokens, as a server ignoring ignore_eos does.
@@ -86,6 +93,13 @@ pub struct SimArgs {
     /// Fault: end every stream after N token chunks, without finish reason, usage or [DONE].
     #[arg(long, value_name = "N", help_heading = "Fault modes")]
     pub cut_after: Option<u32>,
+    /// Fault: request N stops for S seconds after K chunks.
+    ///
+    /// Fault: the Nth generation request received (warm-ups counted) sends nothing for S
+    /// seconds after its Kth token chunk, as a server that hangs or a network that stops, e.g.
+    /// 3:10:2.5.
+    #[arg(long, value_name = "N:K:S", value_parser = parse_stall, help_heading = "Fault modes")]
+    pub stall: Option<crate::sim::Stall>,
     /// Fault: never report usage, like llama-cpp-python's server.
     #[arg(long, help_heading = "Fault modes")]
     pub no_usage: bool,
@@ -114,6 +128,43 @@ pub struct SimArgs {
     pub require_user: Option<String>,
 }
 
+/// `--stall N:K:S`.
+fn parse_stall(s: &str) -> Result<crate::sim::Stall, String> {
+    let parts: Vec<&str> = s.split(':').map(str::trim).collect();
+    let [n, k, secs] = parts[..] else {
+        return Err(format!(
+            "expected REQUEST:CHUNKS:SECONDS, e.g. 3:10:2.5, got {s:?}"
+        ));
+    };
+    let bad = || {
+        format!(
+            "expected REQUEST:CHUNKS:SECONDS with REQUEST at least 1 and SECONDS from 0 to 3600, e.g. 3:10:2.5, got {s:?}"
+        )
+    };
+    let request: u64 = n.parse().ok().filter(|&r| r >= 1).ok_or_else(bad)?;
+    let after: u32 = k.parse().map_err(|_| bad())?;
+    let seconds: f64 = secs
+        .parse()
+        .ok()
+        .filter(|v: &f64| (0.0..=3600.0).contains(v))
+        .ok_or_else(bad)?;
+    Ok(crate::sim::Stall {
+        request,
+        after,
+        seconds,
+    })
+}
+
+/// `--slowdown`: a factor from 0.1 to 10.
+fn parse_slowdown(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(f) if (0.1..=10.0).contains(&f) => Ok(f),
+        _ => Err(format!(
+            "expected a factor from 0.1 to 10, e.g. 1.05 for a server 5 % slower, got {s:?}"
+        )),
+    }
+}
+
 /// `NAME:VALUE` of `--require-header`.
 fn parse_required(s: &str) -> Result<(String, String), String> {
     match s.split_once(':') {
@@ -136,8 +187,13 @@ pub(crate) async fn run(a: SimArgs) -> anyhow::Result<ExitCode> {
         .await
         .with_context(|| format!("cannot listen on {ip}:{} (--host, --port)", a.port))?;
     let addr = listener.local_addr()?;
+    let slowed = if a.slowdown == 1.0 {
+        String::new()
+    } else {
+        format!(", {}× its costs", a.slowdown)
+    };
     println!(
-        "llmsweep serve-sim ({} preset, model {}): simulated server, not a real engine — http://{addr}",
+        "llmsweep serve-sim ({} preset{slowed}, model {}): simulated server, not a real engine — http://{addr}",
         a.preset.name(),
         cfg.model
     );
@@ -150,7 +206,7 @@ pub(crate) async fn run(a: SimArgs) -> anyhow::Result<ExitCode> {
 
 /// The simulator configuration the `serve-sim` flags ask for.
 fn sim_config(a: &SimArgs) -> SimConfig {
-    let mut cfg = SimConfig::preset(a.preset);
+    let mut cfg = SimConfig::preset(a.preset).slowed(a.slowdown);
     cfg.seed = a.seed;
     cfg.max_context = a.max_context.unwrap_or(cfg.max_context);
     cfg.max_running = a.max_running.unwrap_or(cfg.max_running).max(1);
@@ -163,6 +219,7 @@ fn sim_config(a: &SimArgs) -> SimConfig {
     cfg.repeat_word = a.repeat_word.clone();
     cfg.no_usage = a.no_usage;
     cfg.cut_after = a.cut_after.map(|n| n.max(1));
+    cfg.stall = a.stall;
     cfg.tokens_per_chunk = a.tokens_per_chunk.max(1);
     cfg.no_tokenize = a.no_tokenize;
     cfg.require_headers = a.require_header.clone();

@@ -151,6 +151,8 @@ pub struct SimConfig {
     /// Fault: every stream ends after this many token chunks (at least 1), without a finish
     /// reason, usage or `[DONE]`, as when a proxy or a crashing worker closes the response.
     pub cut_after: Option<u32>,
+    /// Fault: one request stops streaming for a while (see [`Stall`]).
+    pub stall: Option<Stall>,
     /// Fault: never report usage (as llama-cpp-python's server), and stream some chunks with
     /// empty text.
     pub no_usage: bool,
@@ -178,6 +180,16 @@ impl Default for SimConfig {
     fn default() -> Self {
         SimConfig::preset(Preset::Fast)
     }
+}
+
+/// A stall: the `request`-th generation request received (1-based, warm-ups counted) sends
+/// nothing for `seconds` after its `after`-th token chunk, as a server that hangs or a network
+/// that stops; the engine goes on, so the next chunk arrives `seconds` late.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Stall {
+    pub request: u64,
+    pub after: u32,
+    pub seconds: f64,
 }
 
 impl SimConfig {
@@ -210,6 +222,7 @@ impl SimConfig {
             overshoot: 0,
             fail_every: None,
             cut_after: None,
+            stall: None,
             reject_all: None,
             html_answers: false,
             cached_tokens: 0,
@@ -263,6 +276,21 @@ impl SimConfig {
     }
 
     /// The name `/version` reports.
+    /// The same server `factor` times slower: every prefill and decode cost multiplied, so every
+    /// time it takes (TTFT, each step, each request) is `factor` times as long and every rate
+    /// `1 / factor` as high, at any load. `factor` must be a positive number.
+    pub fn slowed(self, factor: f64) -> SimConfig {
+        SimConfig {
+            prefill_a_s: self.prefill_a_s * factor,
+            prefill_b_s: self.prefill_b_s * factor,
+            prefill_c_s: self.prefill_c_s * factor,
+            decode_d0_s: self.decode_d0_s * factor,
+            decode_d1_s: self.decode_d1_s * factor,
+            decode_kv_s: self.decode_kv_s * factor,
+            ..self
+        }
+    }
+
     pub fn preset_name(&self) -> &'static str {
         self.preset.map_or("custom", Preset::name)
     }

@@ -326,6 +326,24 @@ mod tests {
     }
 
     #[test]
+    fn a_slowed_server_takes_exactly_factor_times_as_long() {
+        // Two requests sharing prefill and steps: every emit at 1.5 × its time.
+        let run = |c: SimConfig| {
+            let mut m = Model::new(c);
+            m.submit(0, job(1, 1000, 3));
+            m.submit(0, job(2, 1000, 3));
+            m.advance(Nanos::MAX)
+        };
+        let plain = run(cfg(4));
+        let slow = run(cfg(4).slowed(1.5));
+        assert_eq!(plain.len(), slow.len());
+        for (p, s) in plain.iter().zip(&slow) {
+            assert_eq!((p.id, p.tokens, p.done), (s.id, s.tokens, s.done));
+            assert_eq!(s.at, p.at * 3 / 2, "{p:?} {s:?}");
+        }
+    }
+
+    #[test]
     fn lone_request_timing_is_relative_to_its_arrival() {
         let mut m = Model::new(cfg(4));
         m.submit(100 * MS, job(1, 1000, 2));

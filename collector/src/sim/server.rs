@@ -359,6 +359,10 @@ fn admit(
         keepalive: cfg.keepalive,
         no_usage: cfg.no_usage,
         cut_after: cfg.cut_after,
+        stall: cfg
+            .stall
+            .filter(|st| st.request == arrival)
+            .map(|st| (st.after, std::time::Duration::from_secs_f64(st.seconds))),
     })
 }
 
@@ -454,6 +458,8 @@ struct Generation {
     keepalive: bool,
     no_usage: bool,
     cut_after: Option<u32>,
+    /// Fault: after this many token chunks, nothing is sent for this long.
+    stall: Option<(u32, std::time::Duration)>,
 }
 
 impl Generation {
@@ -478,6 +484,9 @@ impl Generation {
     fn into_sse(self) -> Response {
         let stream = futures_util::stream::unfold(SseState::new(self), |mut st| async move {
             loop {
+                if let Some(pause) = st.pause.take() {
+                    tokio::time::sleep(pause).await;
+                }
                 if let Some(frame) = st.pending.pop_front() {
                     return Some((Ok::<Bytes, Infallible>(frame), st));
                 }
@@ -512,6 +521,8 @@ struct SseState {
     tokens_sent: u64,
     /// Text of a token sent with empty text, owed to the next chunk (`no_usage` mode).
     held_text: String,
+    /// Fault: wait this long before sending the next frame.
+    pause: Option<std::time::Duration>,
     finished: bool,
 }
 
@@ -532,6 +543,7 @@ impl SseState {
             token_chunks: 0,
             tokens_sent: 0,
             held_text: String::new(),
+            pause: None,
             finished: false,
         }
     }
@@ -546,6 +558,12 @@ impl SseState {
         }
         // A chunk that starts within the reasoning is reasoning (the last token never is).
         let reasoning = self.tokens_sent < g.plan.usage.reasoning_tokens && !p.done;
+        // Fault: the chunk after the stall's waits for it.
+        if let Some((after, pause)) = g.stall
+            && self.token_chunks == after + 1
+        {
+            self.pause = Some(pause);
+        }
         self.tokens_sent += u64::from(p.tokens);
         self.pending.push_back(if reasoning {
             g.shape.reasoning_chunk(&text)

@@ -130,6 +130,52 @@ async fn the_engine_tells_its_run_as_events_in_order() {
     assert_eq!(got.len(), want.len() + 1, "{got:#?}");
 }
 
+/// Ground truth: the simulator holds one request's stream for 1.5 s after its 5th token; the
+/// level is flagged `stall`, with the one request and its longest gap, and nothing else is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_that_stops_between_two_tokens_is_a_stall() {
+    let cfg = SimConfig {
+        // The 4th generation request: the 2nd measured one, after the 2 warm-ups.
+        stall: Some(llmsweep::sim::Stall {
+            request: 4,
+            after: 5,
+            seconds: 1.5,
+        }),
+        ..fast()
+    };
+    let s = sweep(
+        cfg,
+        &[
+            "--concurrency",
+            "1",
+            "--requests",
+            "4",
+            "--input-len",
+            "64",
+            "--output-len",
+            "20",
+        ],
+    )
+    .await;
+    let p = &s.bundle.sweeps[0].points[0];
+    assert_eq!(kinds(p), [FlagKind::Stall], "{:?}", p.flags);
+    let stall = &p.flags[0];
+    assert_eq!(stall.count, Some(1));
+    assert!(
+        stall
+            .message
+            .starts_with("1 of 4 requests stalled: up to 1.5"),
+        "{}",
+        stall.message
+    );
+    let longest = p
+        .requests
+        .iter()
+        .filter_map(|r| Some(r.itl?.max_s))
+        .fold(0.0, f64::max);
+    assert!((1.5..1.7).contains(&longest), "{longest}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn chat_api_ignores_the_role_chunk_and_counts_exactly() {
     let s = sweep(
@@ -599,6 +645,34 @@ async fn aborted_requests_are_recorded_as_cancelled() {
     );
     assert_eq!(p.summary.as_ref().unwrap().requests, 0);
     assert!(!kinds(p).contains(&FlagKind::Failed));
+}
+
+/// A throughput sweep whose requests cannot fit the server's context is refused before any
+/// request is sent, warm-up included, with the longest input length that fits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_input_beyond_the_servers_context_is_refused_before_sending() {
+    let sim = SimServer::start(fast(), 0).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let p = plan(
+        &sim.url(),
+        dir.path(),
+        &["--input-len", "200000", "--output-len", "500"],
+    );
+    let err = llmsweep::load::run_plan(
+        &p,
+        vec![],
+        Interrupt::default(),
+        std::sync::Arc::new(llmsweep::load::Silent),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(
+        format!("{err:#}"),
+        "--input-len 200000 and --output-len 500 need 200500 tokens of context; the server's is 32768: use an --input-len of at most 32268"
+    );
+    assert_eq!(sim.stats().requests, 0);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    sim.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

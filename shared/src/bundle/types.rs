@@ -1126,6 +1126,9 @@ pub enum FlagKind {
     /// The slowest TTFTs spent much of their time opening connections (`setup.connect_s`):
     /// the tail is connection setup, not the server's queue or prefill.
     ConnectionSetup,
+    /// A request waited between two of its tokens longer than anything the server's own
+    /// rhythm explains (see `metrics::checks::STALL_FLOOR_S`): the level's numbers include it.
+    Stall,
     #[serde(other)]
     Unknown,
 }
@@ -1146,6 +1149,7 @@ impl FlagKind {
             FlagKind::CutOff => "cut-off",
             FlagKind::Rerun => "rerun",
             FlagKind::ConnectionSetup => "conn-setup",
+            FlagKind::Stall => "stall",
             FlagKind::Unknown => "unknown",
         }
     }

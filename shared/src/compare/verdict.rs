@@ -159,8 +159,27 @@ fn sweep_verdict(cmp: &Comparison, s: &SweepComparison, run: usize, pct: f64) ->
         return v;
     }
     v.outcome = outcome(&v.metrics);
+    v.notes.extend(stall_notes(cmp, s, n));
     v.notes.extend(imported_notes(cmp, run));
     v
+}
+
+/// A note for every level where the baseline or the run at column `n` stalled: a change there
+/// may be the stall's, not the server's speed.
+fn stall_notes(cmp: &Comparison, s: &SweepComparison, n: usize) -> Vec<String> {
+    let mut notes = Vec::new();
+    for level in &s.levels {
+        for col in [0, n] {
+            if let Some(Some(words)) = level.stalls.get(col) {
+                notes.push(format!(
+                    "{} stalled at {}: {words}; a change there may be the stall's, not the server's speed",
+                    cmp.labels[s.runs[col]],
+                    level_text(s.kind, level.key)
+                ));
+            }
+        }
+    }
+    notes
 }
 
 /// Why run `run` is not compared with the baseline in sweep `s`: the sweep is missing on one
@@ -679,6 +698,26 @@ mod tests {
         let cmp = compare(&inputs, 0);
         let v = verdicts(&cmp, NEUTRAL_PCT).remove(0);
         (cmp, v)
+    }
+
+    #[test]
+    fn a_level_that_stalled_is_named_beside_the_verdict() {
+        let old = run("kpro6", 0.30, 2.0);
+        let mut new = run("kpro5", 0.30, 2.0);
+        new.sweeps[0].points[1].flags.push(crate::bundle::Flag {
+            kind: crate::bundle::FlagKind::Stall,
+            message: "1 of 32 requests stalled: up to 150.6 s between two tokens".into(),
+            count: Some(1),
+        });
+        let (_, v) = verdict_of(&old, &new);
+        assert_eq!(
+            v.notes,
+            [
+                "kpro5 stalled at C=2: 1 of 32 requests stalled: up to 150.6 s between two tokens; a change there may be the stall's, not the server's speed"
+            ]
+        );
+        let (_, clean) = verdict_of(&old, &run("kpro5", 0.30, 2.0));
+        assert!(clean.notes.is_empty(), "{:?}", clean.notes);
     }
 
     #[test]

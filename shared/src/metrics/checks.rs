@@ -3,12 +3,19 @@
 use std::collections::HashSet;
 
 use crate::bundle::{Flag, FlagKind, RequestRecord, ServerSamples};
+use crate::charts::axis::fixed;
 
 /// Allowed difference between the prompt length asked and the one the server counted.
 pub const INPUT_TOLERANCE: f64 = 0.02;
 
+/// A gap between two tokens shorter than this is never a stall, whatever the level's rhythm.
+pub const STALL_FLOOR_S: f64 = 1.0;
+
+/// A gap is a stall from this many times the level's ITL p50 on.
+pub const STALL_ITL_MULTIPLE: f64 = 20.0;
+
 /// Flags that follow from a point's records alone, in this order: failed, short, overshoot,
-/// tokens estimated, input length off, prefix cache, connection setup.
+/// tokens estimated, input length off, prefix cache, connection setup, stall.
 ///
 /// - `output_len`: tokens asked per request.
 /// - `expected_cached`: prompt tokens meant to be shared between requests (`--shared-prefix-len`);
@@ -23,10 +30,51 @@ pub fn level_flags(records: &[RequestRecord], output_len: u64, expected_cached: 
         input_length_flag(&ok),
         prefix_cache_flag(&ok, expected_cached),
         connection_tail_flag(&ok),
+        stall_flag(&ok),
     ]
     .into_iter()
     .flatten()
     .collect()
+}
+
+/// Flags the requests that waited between two tokens longer than the server's own rhythm can
+/// explain: longer than [`STALL_ITL_MULTIPLE`] times the level's ITL p50, than the level's
+/// slowest first token (TTFT p99: decoding pauses while other requests prefill, and such a pause
+/// lasts about a prefill) and than [`STALL_FLOOR_S`]. A stall is a server (or a network, or a
+/// client host) that stopped: the level's throughput and latency include it.
+fn stall_flag(ok: &[&RequestRecord]) -> Option<Flag> {
+    let itl = crate::metrics::Stats::from_values(ok.iter().filter_map(|r| Some(r.itl?.p50_s)))?;
+    let ttft = crate::metrics::Stats::from_values(ok.iter().filter_map(|r| r.ttft_s))?;
+    let bound = (itl.p50 * STALL_ITL_MULTIPLE)
+        .max(ttft.p99)
+        .max(STALL_FLOOR_S);
+    let gaps: Vec<f64> = ok
+        .iter()
+        .filter_map(|r| Some(r.itl?.max_s))
+        .filter(|&g| g > bound)
+        .collect();
+    let longest = gaps.iter().copied().fold(0.0, f64::max);
+    counted_flag(
+        FlagKind::Stall,
+        gaps.len(),
+        format!(
+            "{} of {} requests stalled: up to {} between two tokens, where the level's ITL p50 is {} ms and its TTFT p99 {}; the level's numbers include the stall",
+            gaps.len(),
+            ok.len(),
+            seconds(longest),
+            fixed(itl.p50 * 1e3, 1),
+            seconds(ttft.p99),
+        ),
+    )
+}
+
+/// Seconds in the digits that matter: `150.6 s`, `2.40 s`.
+fn seconds(s: f64) -> String {
+    if s >= 10.0 {
+        format!("{} s", fixed(s, 1))
+    } else {
+        format!("{} s", fixed(s, 2))
+    }
 }
 
 /// A flag of `kind` counting `count` requests, or `None` when none of them is concerned.
@@ -370,6 +418,40 @@ mod tests {
             headers_s,
         });
         r
+    }
+
+    /// `n` requests with TTFT `ttft`, ITL p50 20 ms, and the longest gaps `gaps` (the rest 40 ms).
+    fn with_gaps(n: usize, ttft: f64, gaps: &[f64]) -> Vec<RequestRecord> {
+        (0..n)
+            .map(|i| {
+                let mut r = rec(0.0, ttft, 10.0, 100);
+                r.itl = Some(crate::bundle::ItlSummary {
+                    mean_s: 0.02,
+                    p50_s: 0.02,
+                    p99_s: 0.04,
+                    max_s: gaps.get(i).copied().unwrap_or(0.04),
+                });
+                r
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_gap_no_prefill_explains_is_a_stall_and_a_prefill_pause_is_not() {
+        let stalled = with_gaps(10, 0.5, &[150.6, 3.2]);
+        let f = level_flags(&stalled, 100, 0);
+        let stall = f.iter().find(|f| f.kind == FlagKind::Stall).unwrap();
+        assert_eq!(stall.count, Some(2));
+        assert_eq!(
+            stall.message,
+            "2 of 10 requests stalled: up to 150.6 s between two tokens, where the level's ITL p50 is 20.0 ms and its TTFT p99 0.50 s; the level's numbers include the stall"
+        );
+        // A 2 s pause while others prefill, at a level whose first tokens take up to 2.4 s.
+        let busy = with_gaps(10, 2.4, &[2.0, 2.3]);
+        assert!(!kinds(&level_flags(&busy, 100, 0)).contains(&FlagKind::Stall));
+        // Under the floor: never a stall.
+        let quick = with_gaps(10, 0.01, &[0.9]);
+        assert!(!kinds(&level_flags(&quick, 100, 0)).contains(&FlagKind::Stall));
     }
 
     #[test]

@@ -254,16 +254,40 @@ impl RunPlan {
         Ok(())
     }
 
-    /// Warm-up requests: the first sweep's input length, at most 64 output tokens.
-    pub fn warmup_shape(&self) -> (u64, u64) {
+    /// Warm-up requests: the first sweep's input length, at most 64 output tokens; for a
+    /// context sweep its shortest length that fits the server's context (`max_context`, when
+    /// known), so the warm-up is never sent at a length the sweep skips.
+    pub fn warmup_shape(&self, max_context: Option<u64>) -> (u64, u64) {
         match (self.throughput(), self.context()) {
             (Some(t), _) => (t.input_len, t.output_len.min(64)),
             (None, Some(c)) => {
-                let shortest = c.lengths.iter().copied().min().unwrap_or(1);
-                (shortest, c.output_len.min(64))
+                let output = c.output_len.min(64);
+                let fits = |l: &&u64| max_context.is_none_or(|m| **l + c.output_len <= m);
+                let shortest = c.lengths.iter().filter(fits).min();
+                let shortest = shortest.or(c.lengths.iter().min()).copied().unwrap_or(1);
+                (shortest, output)
             }
             (None, None) => (1, 1),
         }
+    }
+
+    /// Refuses a throughput sweep whose requests cannot fit the server's context
+    /// (`max_context`, when the server says it): each would be refused, so none is sent. A
+    /// dataset's prompts have their own lengths and are not checked here.
+    pub fn check_fits(&self, max_context: Option<u64>) -> anyhow::Result<()> {
+        let (Some(t), Some(m)) = (self.throughput(), max_context) else {
+            return Ok(());
+        };
+        let needed = t.input_len.saturating_add(t.output_len);
+        if self.output.dataset.is_none() && needed > m {
+            bail!(
+                "--input-len {} and --output-len {} need {needed} tokens of context; the server's is {m}: use an --input-len of at most {}",
+                t.input_len,
+                t.output_len,
+                m.saturating_sub(t.output_len)
+            );
+        }
+        Ok(())
     }
 }
 

@@ -59,7 +59,9 @@ pub async fn run_plan(
         bundle: s.writer.bundle(),
         gpus_read: s.gpus_read(),
     });
-    let (input_len, output_len) = plan.warmup_shape();
+    let max_context = s.writer.bundle().target.max_context;
+    plan.check_fits(max_context)?;
+    let (input_len, output_len) = plan.warmup_shape(max_context);
     s.warmup(plan.warmup, input_len, output_len).await;
     for note in &s.notes {
         s.note(&format!("note: {note}"));
