@@ -153,6 +153,8 @@ pub struct Comparison {
     /// For every run but the baseline: whether it sent the same prompts (see
     /// [`workload_checks`]).
     pub workload: Vec<WorkloadCheck>,
+    /// Per input run: its bundle is not complete (interrupted, or still being written).
+    pub incomplete: Vec<bool>,
 }
 
 /// One line saying where an imported run's numbers come from; `None` for a measured run.
@@ -210,6 +212,7 @@ pub fn compare(runs: &[RunInput], baseline: usize) -> Comparison {
         metadata: meta::metadata(runs),
         sources: runs.iter().map(|r| source_line(r.bundle)).collect(),
         workload: Vec::new(),
+        incomplete: runs.iter().map(|r| !r.bundle.complete).collect(),
     };
     cmp.workload = workload_checks(runs, &cmp);
     cmp

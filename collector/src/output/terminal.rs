@@ -343,6 +343,8 @@ pub(crate) struct Progress {
     bar: ProgressBar,
     tokens: u64,
     failed: u64,
+    /// The level sends a known number of requests, so a time left can be estimated.
+    counted: bool,
 }
 
 impl Progress {
@@ -352,8 +354,10 @@ impl Progress {
             Some(n) => ProgressBar::new(n),
             None => ProgressBar::no_length(),
         };
+        // The time left in the level is shown from the first finished request on: before it,
+        // there is nothing to estimate from.
         let template = if total.is_some() {
-            "{spinner} {prefix} [{bar:30}] {pos}/{len} requests  {msg}  {elapsed}, ~{eta} left in this level"
+            "{spinner} {prefix} [{bar:30}] {pos}/{len} requests  {msg}  {elapsed}"
         } else {
             "{spinner} {prefix} {pos} requests  {msg}  {elapsed}"
         };
@@ -367,11 +371,18 @@ impl Progress {
             bar,
             tokens: 0,
             failed: 0,
+            counted: total.is_some(),
         }
     }
 
     /// Counts one finished request.
     pub(crate) fn done(&mut self, output_tokens: u64, ok: bool) {
+        if self.counted && self.bar.position() == 0 {
+            let template = "{spinner} {prefix} [{bar:30}] {pos}/{len} requests  {msg}  {elapsed}, ~{eta} left in this level";
+            if let Ok(style) = ProgressStyle::with_template(template) {
+                self.bar.set_style(style.progress_chars("=> "));
+            }
+        }
         self.tokens += output_tokens;
         if !ok {
             self.failed += 1;

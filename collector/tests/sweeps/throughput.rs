@@ -176,6 +176,24 @@ async fn a_request_that_stops_between_two_tokens_is_a_stall() {
     assert!((1.5..1.7).contains(&longest), "{longest}");
 }
 
+/// A level asked for fewer requests than it has slots is said to never fill them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fewer_requests_than_slots_is_said() {
+    use llmsweep::load::Recorded;
+    let s = sweep(
+        fast(),
+        &["--concurrency", "4", "--requests", "2", "--output-len", "4"],
+    )
+    .await;
+    let note =
+        "C=4: --requests 2 is fewer than 4 slots, so the level never has 4 requests in flight";
+    assert!(
+        s.events.contains(&Recorded::Note(note.into())),
+        "{:#?}",
+        s.events
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn chat_api_ignores_the_role_chunk_and_counts_exactly() {
     let s = sweep(

@@ -161,7 +161,23 @@ fn sweep_verdict(cmp: &Comparison, s: &SweepComparison, run: usize, pct: f64) ->
     v.outcome = outcome(&v.metrics);
     v.notes.extend(stall_notes(cmp, s, n));
     v.notes.extend(imported_notes(cmp, run));
+    v.notes.extend(incomplete_notes(cmp, run));
     v
+}
+
+/// A note for the baseline and for run `run` when its bundle is not complete: its levels so
+/// far are compared, and the others are missing, not failed.
+fn incomplete_notes(cmp: &Comparison, run: usize) -> Vec<String> {
+    [cmp.baseline, run]
+        .into_iter()
+        .filter(|&i| cmp.incomplete.get(i).copied().unwrap_or(false))
+        .map(|i| {
+            format!(
+                "{} is incomplete (interrupted, or still being written): only the levels it has so far are compared",
+                cmp.labels[i]
+            )
+        })
+        .collect()
 }
 
 /// A note for every level where the baseline or the run at column `n` stalled: a change there
@@ -718,6 +734,20 @@ mod tests {
         );
         let (_, clean) = verdict_of(&old, &run("kpro5", 0.30, 2.0));
         assert!(clean.notes.is_empty(), "{:?}", clean.notes);
+    }
+
+    #[test]
+    fn an_incomplete_bundle_is_named() {
+        let old = run("kpro6", 0.30, 2.0);
+        let mut new = run("kpro5", 0.30, 2.0);
+        new.complete = false;
+        let (_, v) = verdict_of(&old, &new);
+        assert_eq!(
+            v.notes,
+            [
+                "kpro5 is incomplete (interrupted, or still being written): only the levels it has so far are compared"
+            ]
+        );
     }
 
     #[test]

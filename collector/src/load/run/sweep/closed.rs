@@ -51,6 +51,12 @@ pub(crate) async fn levels(
             });
             continue;
         }
+        if plan.requests_at(c) < u64::from(c) {
+            s.note(&format!(
+                "C={c}: --requests {} is fewer than {c} slots, so the level never has {c} requests in flight",
+                plan.requests_at(c)
+            ));
+        }
         let Some(point) = measure(s, spec(plan, c), plan.repeats, format!("C={c}")).await else {
             break;
         };
