@@ -34,7 +34,10 @@ pub struct CompareArgs {
     /// both runs measured, for gating a deployment change in CI; in a rate sweep, when TTFT
     /// p50, TPOT p50 or e2e p99 rises so at any offered rate. Levels and sweeps only one run
     /// has are named and not gated. Against an imported run, which has no steady window,
-    /// aggregate throughput is compared, and its numbers count as exact.
+    /// aggregate throughput is compared, and its numbers count as exact. Exit with status 3
+    /// when nothing is slower beyond the noise but some gated change's interval reaches more
+    /// than PCT percent the worse way: the runs cannot tell, and the gate does not pass what
+    /// it cannot see.
     #[arg(long, value_name = "PCT")]
     pub fail_if_slower: Option<f64>,
     /// Gate only this sweep.
@@ -85,13 +88,32 @@ pub(crate) fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
     for n in &gate.not_gated {
         println!("  {n}");
     }
-    if gate.regressions.is_empty() {
-        println!("no level is more than {pct} % slower than the baseline beyond the noise");
-        return Ok(ExitCode::SUCCESS);
+    if !gate.unresolved.is_empty() {
+        println!(
+            "cannot tell whether these are more than {pct} % slower: their intervals reach past it (more requests per level narrow them: --requests, --duration or --repeats)"
+        );
+        for u in &gate.unresolved {
+            println!("  {u}");
+        }
     }
-    println!("slower than the baseline by more than {pct} %, beyond the noise:");
-    for r in &gate.regressions {
-        println!("  {r}");
+    if !gate.regressions.is_empty() {
+        println!("slower than the baseline by more than {pct} %, beyond the noise:");
+        for r in &gate.regressions {
+            println!("  {r}");
+        }
+        return Ok(ExitCode::from(1));
     }
-    Ok(ExitCode::from(1))
+    if !gate.unresolved.is_empty() {
+        println!(
+            "the gate cannot pass what it cannot see: exit {UNRESOLVED} (no regression found, but the runs cannot resolve a {pct} % change everywhere)"
+        );
+        return Ok(ExitCode::from(UNRESOLVED));
+    }
+    println!("no level is more than {pct} % slower than the baseline beyond the noise");
+    Ok(ExitCode::SUCCESS)
 }
+
+/// The gate's exit status when it found no regression but cannot resolve a change of the
+/// threshold's size at some gated level: not a pass (a CI job fails on it), and told apart from
+/// a regression (1) and from an error (2).
+const UNRESOLVED: u8 = 3;

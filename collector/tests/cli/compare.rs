@@ -280,7 +280,7 @@ fn written(out: &Path, label: &str) -> std::path::PathBuf {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_gate_passes_a_rerun_and_fails_a_server_half_as_fast() {
+async fn the_gate_cannot_pass_a_rerun_it_cannot_resolve_and_fails_a_server_half_as_fast() {
     use llmsweep::sim::{SimConfig, SimServer};
     // Slow enough that a few milliseconds of scheduling on a busy machine are well under 5 %:
     // TTFT about 0.4 s, then 15 tokens 25 ms apart.
@@ -308,7 +308,13 @@ async fn the_gate_passes_a_rerun_and_fails_a_server_half_as_fast() {
     // The default seed: both runs sent the same content, each with its own prefix.
     let o = llmsweep(&["compare", a, b, "--fail-if-slower", "5"]);
     let out = text(&o.stdout);
-    assert_eq!(o.status.code(), Some(0), "{out}");
+    // These runs cannot resolve a 5 % change at every gated level: the gate says which and
+    // does not pass.
+    assert_eq!(o.status.code(), Some(3), "{out}");
+    assert!(
+        out.contains("the gate cannot pass what it cannot see: exit 3"),
+        "{out}"
+    );
     assert!(
         out.contains("throughput sweep: no significant change from first to again (C = 1, 2)"),
         "{out}"
@@ -330,7 +336,13 @@ async fn the_gate_passes_a_rerun_and_fails_a_server_half_as_fast() {
     // Three passes per level continue the same prompt stream: the same workload, more of it.
     let o = llmsweep(&["compare", a, r.to_str().unwrap(), "--fail-if-slower", "5"]);
     let out = text(&o.stdout);
-    assert_eq!(o.status.code(), Some(0), "{out}");
+    // These runs cannot resolve a 5 % change at every gated level: the gate says which and
+    // does not pass.
+    assert_eq!(o.status.code(), Some(3), "{out}");
+    assert!(
+        out.contains("the gate cannot pass what it cannot see: exit 3"),
+        "{out}"
+    );
     assert!(
         out.contains("no significant change from first to thrice (C = 1, 2)"),
         "{out}"
@@ -389,7 +401,7 @@ fn rate_sweep_sim(url: &str, out: &Path, label: &str) -> PathBuf {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_rate_gate_passes_a_rerun_and_fails_a_server_half_as_fast() {
+async fn the_rate_gate_cannot_pass_a_rerun_it_cannot_resolve_and_fails_a_server_half_as_fast() {
     use llmsweep::sim::{SimConfig, SimServer};
     // TTFT about 0.2 s, then 15 tokens 20 ms apart: at 2 and 4 req/s a few requests overlap.
     let cfg = paced(0.2, 0.02);
@@ -415,7 +427,13 @@ async fn the_rate_gate_passes_a_rerun_and_fails_a_server_half_as_fast() {
     let o = llmsweep(&["compare", a, b, "--fail-if-slower", "5"]);
     let out = text(&o.stdout);
     println!("{out}");
-    assert_eq!(o.status.code(), Some(0), "{out}");
+    // These runs cannot resolve a 5 % change at every gated level: the gate says which and
+    // does not pass.
+    assert_eq!(o.status.code(), Some(3), "{out}");
+    assert!(
+        out.contains("the gate cannot pass what it cannot see: exit 3"),
+        "{out}"
+    );
     assert!(
         out.contains("rate sweep: no significant change from first to again (2, 4 req/s)"),
         "{out}"
@@ -514,7 +532,13 @@ async fn an_imported_vllm_rate_sweep_is_paired_by_offered_rate_and_gated() {
     let o = llmsweep(&["compare", old, new, "--fail-if-slower", "5"]);
     let out = text(&o.stdout);
     println!("{out}");
-    assert_eq!(o.status.code(), Some(0), "{out}");
+    // These runs cannot resolve a 5 % change at every gated level: the gate says which and
+    // does not pass.
+    assert_eq!(o.status.code(), Some(3), "{out}");
+    assert!(
+        out.contains("the gate cannot pass what it cannot see: exit 3"),
+        "{out}"
+    );
     assert!(
         out.contains("rate sweep: first is faster than oldvllm at every level (2, 4 req/s)"),
         "{out}"

@@ -2,6 +2,7 @@
 //! verdict it shares its rule with (a change counts beyond the noise and the threshold).
 
 use crate::bundle::SweepKind;
+use crate::compare::interval::{Change, NO_SPREAD};
 use crate::compare::verdict::{change_text, level_list, level_text};
 use crate::compare::{Comparison, Level, SweepComparison, kind_name};
 use crate::curves::Metric;
@@ -15,6 +16,9 @@ pub struct GateResult {
     pub gated: Vec<String>,
     /// What was not gated and why, one line each.
     pub not_gated: Vec<String>,
+    /// Changes not counted as regressions that could still be one beyond the threshold: the
+    /// runs cannot tell at that level, one line each.
+    pub unresolved: Vec<String>,
 }
 
 /// Why the gate refuses to judge: the runs ran different workloads, or nothing could be gated.
@@ -109,35 +113,92 @@ fn gate_level(
         SweepKind::Context => format!("input {}", level.key),
         _ => level_text(s.kind, level.key),
     };
-    if s.kind == SweepKind::Rate {
-        for m in RATE_GATED {
-            if let Some(c) = change(m)
-                && c.significant(pct)
-                && !m.improved_by(c.pct)
-            {
-                r.regressions.push(format!(
-                    "{}: {} {} at {at}",
-                    cmp.labels[run],
-                    m.label(),
-                    change_text(&c)
-                ));
-            }
-        }
-        return;
-    }
-    // Steady throughput when both runs have it; an imported run has only the aggregate.
-    let throughput = change(Metric::SteadyTokS)
-        .map(|c| (Metric::SteadyTokS, c))
-        .or_else(|| change(Metric::AggTokS).map(|c| (Metric::AggTokS, c)));
-    let ttft = change(Metric::TtftP50).map(|c| (Metric::TtftP50, c));
-    for (m, c) in [throughput, ttft].into_iter().flatten() {
+    let gated: Vec<(Metric, Change)> = if s.kind == SweepKind::Rate {
+        RATE_GATED
+            .iter()
+            .filter_map(|&m| Some((m, change(m)?)))
+            .collect()
+    } else {
+        // Steady throughput when both runs have it; an imported run has only the aggregate.
+        let throughput = change(Metric::SteadyTokS)
+            .map(|c| (Metric::SteadyTokS, c))
+            .or_else(|| change(Metric::AggTokS).map(|c| (Metric::AggTokS, c)));
+        let ttft = change(Metric::TtftP50).map(|c| (Metric::TtftP50, c));
+        [throughput, ttft].into_iter().flatten().collect()
+    };
+    let label = &cmp.labels[run];
+    for (m, c) in gated {
+        let text = change_text(&c);
         if c.significant(pct) && !m.improved_by(c.pct) {
-            r.regressions.push(format!(
-                "{}: {} {} at {at}",
-                cmp.labels[run],
-                m.label(),
-                change_text(&c)
-            ));
+            r.regressions
+                .push(format!("{label}: {} {text} at {at}", m.label()));
+        } else if could_be_worse(m, &c, pct) {
+            r.unresolved.push(match c.interval {
+                Some(_) => format!(
+                    "{label}: {} {text} at {at} could be more than {pct} % worse",
+                    m.label()
+                ),
+                None => format!(
+                    "{label}: {} {text} at {at} has no interval ({}), so a {pct} % change cannot be told",
+                    m.label(),
+                    c.no_interval.unwrap_or("its spread is not known")
+                ),
+            });
         }
+    }
+}
+
+/// Whether a change the gate does not count could still be a regression beyond `pct`: its
+/// interval reaches further than `pct` the worse way, or there is no interval to tell (a
+/// measured run's spread unknown; imported numbers count as exact).
+fn could_be_worse(m: Metric, c: &Change, pct: f64) -> bool {
+    if c.below_resolution {
+        return false;
+    }
+    match c.interval {
+        Some((lo, hi)) => {
+            let worse_end = if m.improved_by(1.0) { -lo } else { hi };
+            worse_end > pct
+        }
+        None => c.no_interval != Some(NO_SPREAD),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn change(pct: f64, interval: Option<(f64, f64)>, no_interval: Option<&'static str>) -> Change {
+        Change {
+            pct,
+            interval,
+            no_interval,
+            below_resolution: false,
+        }
+    }
+
+    #[test]
+    fn a_change_whose_interval_reaches_past_the_threshold_the_worse_way_cannot_be_told() {
+        // Throughput: worse is down. +0.1 ±51 % reaches −51 %; −2 % (−4 to 0) does not reach −5 %.
+        let wide = change(0.1, Some((-51.0, 51.2)), None);
+        assert!(could_be_worse(Metric::SteadyTokS, &wide, 5.0));
+        let tight = change(-2.0, Some((-4.0, 0.0)), None);
+        assert!(!could_be_worse(Metric::SteadyTokS, &tight, 5.0));
+        // TTFT: worse is up. −79 % (−79.5 to −57.8) never reaches +5 %.
+        let better = change(-79.0, Some((-79.5, -57.8)), None);
+        assert!(!could_be_worse(Metric::TtftP50, &better, 5.0));
+        assert!(could_be_worse(
+            Metric::TtftP50,
+            &change(1.0, Some((-3.0, 6.0)), None),
+            5.0
+        ));
+        // No interval: too few requests cannot tell; imported numbers count as exact.
+        let few = change(-76.4, None, Some("too few requests for an interval"));
+        assert!(could_be_worse(Metric::E2eP99, &few, 5.0));
+        assert!(!could_be_worse(
+            Metric::AggTokS,
+            &change(-3.0, None, Some(NO_SPREAD)),
+            5.0
+        ));
     }
 }
