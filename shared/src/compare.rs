@@ -86,6 +86,9 @@ pub struct Level {
     /// The stall flag's words of each compared run's point here, when it stalled (baseline
     /// first): a change at this level may be the stall's rather than the server's speed.
     pub stalls: Vec<Option<String>>,
+    /// Whether each compared run's row here was cut off in its source (an imported table's
+    /// `cut-off` flag): only its intact cells are compared (baseline first).
+    pub cut_off: Vec<bool>,
 }
 
 /// A point's peak queue and KV-cache usage, from its server samples.
@@ -307,6 +310,7 @@ fn levels(
             key,
             peaks: level_peaks(runs, compared, kind, key),
             stalls: level_stalls(runs, compared, kind, key),
+            cut_off: level_flagged(runs, compared, kind, key, FlagKind::CutOff),
             rows: metrics
                 .iter()
                 .map(|&m| MetricRow {
@@ -413,6 +417,24 @@ fn level_stalls(
                 .find(|p| level_key(kind, p) == key)?;
             let f = p.flags.iter().find(|f| f.kind == FlagKind::Stall)?;
             Some(f.message.clone())
+        })
+        .collect()
+}
+
+/// Whether each compared run's point at level `key` carries a flag of `kind`.
+fn level_flagged(
+    runs: &[RunInput],
+    compared: &[usize],
+    kind: SweepKind,
+    key: u64,
+    flag: FlagKind,
+) -> Vec<bool> {
+    compared
+        .iter()
+        .map(|&i| {
+            sweep_of(runs[i].bundle, kind)
+                .and_then(|s| s.points.iter().find(|p| level_key(kind, p) == key))
+                .is_some_and(|p| p.flags.iter().any(|f| f.kind == flag))
         })
         .collect()
 }

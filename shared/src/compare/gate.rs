@@ -71,6 +71,7 @@ pub fn gate(cmp: &Comparison, pct: f64, only: Option<SweepKind>) -> Result<GateR
                 level_list(s.kind, &keys)
             ));
             for level in &s.levels {
+                r.not_gated.extend(cut_off_lines(cmp, s, level, n));
                 gate_level(&mut r, cmp, s, level, n, run, pct);
             }
         }
@@ -148,6 +149,22 @@ fn gate_level(
     }
 }
 
+/// A line for the baseline and for the run at column `n` when its row at `level` was cut off in
+/// its source: its intact cells are gated, the cut-off ones cannot be.
+fn cut_off_lines(cmp: &Comparison, s: &SweepComparison, level: &Level, n: usize) -> Vec<String> {
+    [0, n]
+        .into_iter()
+        .filter(|&col| level.cut_off.get(col).copied().unwrap_or(false))
+        .map(|col| {
+            format!(
+                "{}'s row at {} is cut off in its source: only its intact cells are gated",
+                cmp.labels[s.runs[col]],
+                level_text(s.kind, level.key)
+            )
+        })
+        .collect()
+}
+
 /// Whether a change the gate does not count could still be a regression beyond `pct`: its
 /// interval reaches further than `pct` the worse way, or there is no interval to tell (a
 /// measured run's spread unknown; imported numbers count as exact).
@@ -200,5 +217,36 @@ mod tests {
             &change(-3.0, None, Some(NO_SPREAD)),
             5.0
         ));
+    }
+
+    #[test]
+    fn a_cut_off_row_is_gated_on_its_intact_cells_and_says_so() {
+        use crate::compare::{RunInput, compare};
+        let a = crate::curves::tests::bundle("a");
+        let mut b = crate::curves::tests::bundle("b");
+        b.sweeps[0].points[1].flags.push(crate::bundle::Flag {
+            kind: crate::bundle::FlagKind::CutOff,
+            message: "cut off".into(),
+            count: None,
+        });
+        let inputs = [
+            RunInput {
+                label: "a",
+                bundle: &a,
+            },
+            RunInput {
+                label: "b",
+                bundle: &b,
+            },
+        ];
+        let r = gate(&compare(&inputs, 0), 5.0, Some(SweepKind::Throughput)).unwrap();
+        assert!(
+            r.not_gated.contains(
+                &"b's row at C=2 is cut off in its source: only its intact cells are gated"
+                    .to_string()
+            ),
+            "{:?}",
+            r.not_gated
+        );
     }
 }

@@ -160,6 +160,7 @@ fn sweep_verdict(cmp: &Comparison, s: &SweepComparison, run: usize, pct: f64) ->
     }
     v.outcome = outcome(&v.metrics);
     v.notes.extend(stall_notes(cmp, s, n));
+    v.notes.extend(cut_off_notes(cmp, s, n));
     v.notes.extend(imported_notes(cmp, run));
     v.notes.extend(incomplete_notes(cmp, run));
     v
@@ -178,6 +179,23 @@ fn incomplete_notes(cmp: &Comparison, run: usize) -> Vec<String> {
             )
         })
         .collect()
+}
+
+/// A note for every level where the baseline's or the run's row was cut off in its source.
+fn cut_off_notes(cmp: &Comparison, s: &SweepComparison, n: usize) -> Vec<String> {
+    let mut notes = Vec::new();
+    for level in &s.levels {
+        for col in [0, n] {
+            if level.cut_off.get(col).copied().unwrap_or(false) {
+                notes.push(format!(
+                    "{}'s row at {} was cut off in its source: only its intact cells are compared",
+                    cmp.labels[s.runs[col]],
+                    level_text(s.kind, level.key)
+                ));
+            }
+        }
+    }
+    notes
 }
 
 /// A note for every level where the baseline or the run at column `n` stalled: a change there
@@ -734,6 +752,22 @@ mod tests {
         );
         let (_, clean) = verdict_of(&old, &run("kpro5", 0.30, 2.0));
         assert!(clean.notes.is_empty(), "{:?}", clean.notes);
+    }
+
+    #[test]
+    fn a_cut_off_row_is_named_beside_the_verdict() {
+        let old = run("kpro6", 0.30, 2.0);
+        let mut new = run("kpro5", 0.30, 2.0);
+        new.sweeps[0].points[2].flags.push(crate::bundle::Flag {
+            kind: crate::bundle::FlagKind::CutOff,
+            message: "cut off".into(),
+            count: None,
+        });
+        let (_, v) = verdict_of(&old, &new);
+        assert_eq!(
+            v.notes,
+            ["kpro5's row at C=4 was cut off in its source: only its intact cells are compared"]
+        );
     }
 
     #[test]
