@@ -158,3 +158,18 @@ pub(crate) fn assert_between(what: &str, got: f64, lo: f64, hi: f64) {
         "{what}: measured {got:.5}, expected between {lo:.5} and {hi:.5}"
     );
 }
+
+/// Runs `plan` in-process with nobody watching its events.
+pub(crate) async fn run_silently(
+    plan: &RunPlan,
+    command_line: Vec<String>,
+    interrupt: Interrupt,
+) -> anyhow::Result<Outcome> {
+    run_plan(
+        plan,
+        command_line,
+        interrupt,
+        std::sync::Arc::new(llmsweep::load::Silent),
+    )
+    .await
+}

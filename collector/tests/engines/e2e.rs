@@ -9,7 +9,6 @@ use crate::common::sim::plan;
 use clap::Parser;
 use llmsweep::cli::{Cli, Command};
 use llmsweep::load::Interrupt;
-use llmsweep::load::run_plan;
 use llmsweep_shared::Bundle;
 use llmsweep_shared::bundle::{Calibration, ErrorKind, FlagKind, PointStatus};
 use llmsweep_shared::metrics::degenerate_text;
@@ -17,14 +16,7 @@ use llmsweep_shared::metrics::degenerate_text;
 async fn sweep(server: &EngineServer, args: &[&str]) -> Bundle {
     let dir = tempfile::tempdir().unwrap();
     let p = plan(server.url(), dir.path(), args);
-    let outcome = match run_plan(
-        &p,
-        vec![],
-        Interrupt::default(),
-        std::sync::Arc::new(llmsweep::load::Silent),
-    )
-    .await
-    {
+    let outcome = match crate::common::sim::run_silently(&p, vec![], Interrupt::default()).await {
         Ok(o) => o,
         Err(e) => panic!("sweep failed: {e:#}\nserver log:\n{}", server.log_tail(40)),
     };
@@ -317,13 +309,7 @@ async fn llama_server_context_sweep_knows_the_slot_context_and_samples_its_metri
         panic!()
     };
     let plan = a.plan().unwrap();
-    let outcome = match run_plan(
-        &plan,
-        vec![],
-        Interrupt::default(),
-        std::sync::Arc::new(llmsweep::load::Silent),
-    )
-    .await
+    let outcome = match crate::common::sim::run_silently(&plan, vec![], Interrupt::default()).await
     {
         Ok(o) => o,
         Err(e) => panic!("run failed: {e:#}\nserver log:\n{}", server.log_tail(40)),

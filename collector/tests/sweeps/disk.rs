@@ -6,7 +6,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use crate::common::sim::{SERIAL, plan};
-use llmsweep::load::{Interrupt, run_plan};
+use llmsweep::load::Interrupt;
 use llmsweep::sim::{Preset, SimConfig, SimServer};
 use llmsweep_shared::Bundle;
 use llmsweep_shared::bundle::PointStatus;
@@ -51,14 +51,10 @@ async fn sweep_into(out: &Path, meddle: impl FnOnce() + Send + 'static) -> (Path
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
     });
-    let outcome = run_plan(
-        &p,
-        vec!["llmsweep".into()],
-        Interrupt::default(),
-        std::sync::Arc::new(llmsweep::load::Silent),
-    )
-    .await
-    .unwrap();
+    let outcome =
+        crate::common::sim::run_silently(&p, vec!["llmsweep".into()], Interrupt::default())
+            .await
+            .unwrap();
     watcher.abort();
     sim.shutdown().await;
     let b = Bundle::from_json(&std::fs::read_to_string(&outcome.path).unwrap()).unwrap();

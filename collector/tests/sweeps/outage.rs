@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use crate::common::sim::{SERIAL, plan};
-use llmsweep::load::{Interrupt, run_plan};
+use llmsweep::load::Interrupt;
 use llmsweep::sim::{Preset, SimConfig, SimServer};
 use llmsweep_shared::Bundle;
 use llmsweep_shared::bundle::{ErrorKind, FlagKind, PointStatus};
@@ -54,14 +54,10 @@ async fn a_level_is_run_again_once_the_server_is_back() {
         tokio::time::sleep(Duration::from_secs(3)).await;
         SimServer::start(slow(), port).await.unwrap()
     });
-    let outcome = run_plan(
-        &p,
-        vec!["llmsweep".into()],
-        Interrupt::default(),
-        std::sync::Arc::new(llmsweep::load::Silent),
-    )
-    .await
-    .unwrap();
+    let outcome =
+        crate::common::sim::run_silently(&p, vec!["llmsweep".into()], Interrupt::default())
+            .await
+            .unwrap();
     let sim = outage.await.unwrap();
     sim.shutdown().await;
     let b = Bundle::from_json(&std::fs::read_to_string(&outcome.path).unwrap()).unwrap();
@@ -121,14 +117,10 @@ async fn a_server_that_does_not_come_back_fails_the_level_and_stops_the_run() {
         tokio::time::sleep(Duration::from_millis(1500)).await;
         sim.shutdown().await;
     });
-    let outcome = run_plan(
-        &p,
-        vec!["llmsweep".into()],
-        Interrupt::default(),
-        std::sync::Arc::new(llmsweep::load::Silent),
-    )
-    .await
-    .unwrap();
+    let outcome =
+        crate::common::sim::run_silently(&p, vec!["llmsweep".into()], Interrupt::default())
+            .await
+            .unwrap();
     gone.await.unwrap();
     let b = Bundle::from_json(&std::fs::read_to_string(&outcome.path).unwrap()).unwrap();
     assert!(!b.complete, "C=2 was never run");

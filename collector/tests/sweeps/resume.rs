@@ -7,7 +7,7 @@ use crate::common::sim::SERIAL;
 use clap::Parser;
 use llmsweep::cli::Cli;
 use llmsweep::commands::resume_plan;
-use llmsweep::load::{Interrupt, RunPlan, run_plan};
+use llmsweep::load::{Interrupt, RunPlan};
 use llmsweep::sim::{Preset, SimConfig, SimServer};
 use llmsweep_shared::Bundle;
 use llmsweep_shared::bundle::{FlagKind, PointStatus};
@@ -72,14 +72,9 @@ async fn an_interrupted_run_is_finished_in_the_same_bundle() {
         stop.stop_sending.cancel();
         stop.abort.cancel();
     });
-    let cut = run_plan(
-        &plan_of(&first),
-        first.clone(),
-        interrupt,
-        std::sync::Arc::new(llmsweep::load::Silent),
-    )
-    .await
-    .unwrap();
+    let cut = crate::common::sim::run_silently(&plan_of(&first), first.clone(), interrupt)
+        .await
+        .unwrap();
     let before = read(&cut.path);
     assert!(!before.complete);
     let levels: Vec<_> = before.sweeps[0]
@@ -122,14 +117,9 @@ async fn an_interrupted_run_is_finished_in_the_same_bundle() {
 
     // How to reach the server may be given again; the work is the bundle's.
     let resumed = resume_plan(&cut.path, &again(&["--timeout", "30"])).unwrap();
-    let done = run_plan(
-        &resumed,
-        again(&[]),
-        Interrupt::default(),
-        std::sync::Arc::new(llmsweep::load::Silent),
-    )
-    .await
-    .unwrap();
+    let done = crate::common::sim::run_silently(&resumed, again(&[]), Interrupt::default())
+        .await
+        .unwrap();
     sim.shutdown().await;
     assert_eq!(done.path, cut.path, "the same bundle");
     let after = read(&done.path);

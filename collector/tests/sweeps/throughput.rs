@@ -676,14 +676,9 @@ async fn an_input_beyond_the_servers_context_is_refused_before_sending() {
         dir.path(),
         &["--input-len", "200000", "--output-len", "500"],
     );
-    let err = llmsweep::load::run_plan(
-        &p,
-        vec![],
-        Interrupt::default(),
-        std::sync::Arc::new(llmsweep::load::Silent),
-    )
-    .await
-    .unwrap_err();
+    let err = crate::common::sim::run_silently(&p, vec![], Interrupt::default())
+        .await
+        .unwrap_err();
     assert_eq!(
         format!("{err:#}"),
         "--input-len 200000 and --output-len 500 need 200500 tokens of context; the server's is 32768: use an --input-len of at most 32268"
@@ -698,14 +693,9 @@ async fn unknown_model_lists_the_served_ones() {
     let sim = SimServer::start(fast(), 0).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let p = plan(&sim.url(), dir.path(), &["--model", "gpt-9"]);
-    let err = llmsweep::load::run_plan(
-        &p,
-        vec![],
-        Interrupt::default(),
-        std::sync::Arc::new(llmsweep::load::Silent),
-    )
-    .await
-    .unwrap_err();
+    let err = crate::common::sim::run_silently(&p, vec![], Interrupt::default())
+        .await
+        .unwrap_err();
     let msg = format!("{err:#}");
     assert!(
         msg.contains("\"gpt-9\"") && msg.contains("sim-fast") && msg.contains("--model"),
@@ -727,14 +717,9 @@ async fn unreachable_url_is_named_within_seconds() {
     let dir = tempfile::tempdir().unwrap();
     let p = plan(&url, dir.path(), &[]);
     let t = std::time::Instant::now();
-    let err = llmsweep::load::run_plan(
-        &p,
-        vec![],
-        Interrupt::default(),
-        std::sync::Arc::new(llmsweep::load::Silent),
-    )
-    .await
-    .unwrap_err();
+    let err = crate::common::sim::run_silently(&p, vec![], Interrupt::default())
+        .await
+        .unwrap_err();
     let msg = format!("{err:#}");
     assert!(msg.contains(&url) && msg.contains("cannot reach"), "{msg}");
     assert!(t.elapsed() < Duration::from_secs(10));
@@ -747,14 +732,9 @@ async fn unwritable_out_dir_fails_before_any_request() {
     let file = dir.path().join("not-a-dir");
     std::fs::write(&file, b"x").unwrap();
     let p = plan(&sim.url(), &file.join("results"), &[]);
-    let err = llmsweep::load::run_plan(
-        &p,
-        vec![],
-        Interrupt::default(),
-        std::sync::Arc::new(llmsweep::load::Silent),
-    )
-    .await
-    .unwrap_err();
+    let err = crate::common::sim::run_silently(&p, vec![], Interrupt::default())
+        .await
+        .unwrap_err();
     assert!(format!("{err:#}").contains("--out"), "{err:#}");
     assert_eq!(sim.stats().requests, 0, "no request was sent");
     sim.shutdown().await;

@@ -601,30 +601,12 @@ mod tests {
 
     fn failed(kind: ErrorKind, status: Option<u16>) -> RequestRecord {
         RequestRecord {
-            start_s: 0.0,
-            ttft_s: None,
-            e2e_s: 0.001,
-            input_tokens: 10,
-            prompt_tokens: None,
-            output_tokens: 0,
-            tokens_estimated: false,
-            cached_tokens: None,
-            finish_reason: None,
             error: Some(RequestError {
                 kind,
                 status,
                 message: "connection refused".into(),
             }),
-            prompt_hash: String::new(),
-            content_hash: None,
-            chunks: 0,
-            itl: None,
-            repeat: None,
-            setup: None,
-            due: None,
-            output_asked: None,
-            reasoning: None,
-            turn: None,
+            ..RequestRecord::test_failed(0.0, 0.001)
         }
     }
 
