@@ -158,6 +158,8 @@ pub struct Comparison {
     pub workload: Vec<WorkloadCheck>,
     /// Per input run: its bundle is not complete (interrupted, or still being written).
     pub incomplete: Vec<bool>,
+    /// Per input run: the most requests its server runs at once, when it said.
+    pub running: Vec<Option<u64>>,
 }
 
 /// One line saying where an imported run's numbers come from; `None` for a measured run.
@@ -216,6 +218,10 @@ pub fn compare(runs: &[RunInput], baseline: usize) -> Comparison {
         sources: runs.iter().map(|r| source_line(r.bundle)).collect(),
         workload: Vec::new(),
         incomplete: runs.iter().map(|r| !r.bundle.complete).collect(),
+        running: runs
+            .iter()
+            .map(|r| r.bundle.target.max_running_requests)
+            .collect(),
     };
     cmp.workload = workload_checks(runs, &cmp);
     cmp
@@ -415,8 +421,13 @@ fn level_stalls(
                 .points
                 .iter()
                 .find(|p| level_key(kind, p) == key)?;
-            let f = p.flags.iter().find(|f| f.kind == FlagKind::Stall)?;
-            Some(f.message.clone())
+            let words: Vec<&str> = p
+                .flags
+                .iter()
+                .filter(|f| matches!(f.kind, FlagKind::Stall | FlagKind::HostBusy))
+                .map(|f| f.message.as_str())
+                .collect();
+            (!words.is_empty()).then(|| words.join("; "))
         })
         .collect()
 }

@@ -44,13 +44,14 @@ pub enum Metric {
 
 impl Metric {
     /// The metrics a throughput comparison shows, in table order.
-    pub const THROUGHPUT: [Metric; 8] = [
+    pub const THROUGHPUT: [Metric; 9] = [
         Metric::SteadyTokS,
         Metric::AggTokS,
         Metric::DecodeTokSP50,
         Metric::TtftP50,
         Metric::TtftP99,
         Metric::E2eP50,
+        Metric::E2eP99,
         Metric::ItlP50,
         Metric::RequestS,
     ];
@@ -429,6 +430,7 @@ pub(crate) mod tests {
             agg_tok_s: 90.0 * k,
             steady_tok_s: Some(100.0 * k),
             steady_window_s: Some(8.0),
+            steady_pm_pct: None,
             request_s: 0.8,
             ttft_s: Some(stats(0.1 * k, 0.2 * k)),
             e2e_s: Some(stats(2.0, 2.5)),
@@ -466,6 +468,7 @@ pub(crate) mod tests {
             rate: None,
             slo: None,
             length_spread: None,
+            precision: None,
             points,
         }
     }

@@ -117,6 +117,7 @@ fn sample() -> Bundle {
             rate: None,
             slo: None,
             length_spread: None,
+            precision: None,
             points: vec![Point {
                 concurrency: 1,
                 input_len: 1000,
@@ -131,6 +132,7 @@ fn sample() -> Bundle {
                 server_samples: None,
                 gpu_samples: None,
                 client_cpu: Some(0.12),
+                client_lateness: None,
                 predicted_ttft_s: None,
                 imported: None,
                 discarded: Vec::new(),

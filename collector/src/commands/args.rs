@@ -202,6 +202,21 @@ pub struct ThroughputOpts {
     /// No request starts after it, those in flight finish.
     #[arg(long, value_name = "SECS", help_heading = LOAD, display_order = 302)]
     pub duration: Option<f64>,
+    /// Run levels until steady tok/s is known to ±PCT %.
+    ///
+    /// Each level keeps sending until the 95 % interval of its steady output throughput is
+    /// within ±this per cent, over at least three waves of the server's batch (and six requests,
+    /// for its TTFT p50's interval), or until --max-level-time. 2 % lets a comparison of two such runs see a
+    /// 5 % change nine times in ten. --requests, --duration and --repeats fix a level's size
+    /// instead.
+    #[arg(long, default_value_t = 2.0, value_name = "PCT", help_heading = LOAD, display_order = 308)]
+    pub precision: f64,
+    /// Most seconds a level sends while reaching --precision.
+    ///
+    /// A level still short of --precision then stops sending (its requests in flight finish)
+    /// and is flagged `capped`, with the precision it reached.
+    #[arg(long, default_value_t = 120.0, value_name = "SECS", help_heading = LOAD, display_order = 309, hide_short_help = true)]
+    pub max_level_time: f64,
     /// Passes over each level, pooled.
     ///
     /// Run each level this many times back to back, with fresh prompts each pass; the level's

@@ -11,7 +11,8 @@ use llmsweep_shared::bundle::{Api, GpuTelemetry};
 
 use crate::load::plan::secrets::Credentials;
 use crate::load::{
-    ContextPlan, OutputPlan, RunPlan, Sweeps, TargetPlan, ThroughputPlan, random_prefix_seed,
+    ContextPlan, OutputPlan, Precision, RunPlan, Sweeps, TargetPlan, ThroughputPlan,
+    random_prefix_seed,
 };
 use crate::sim::{Preset, SimConfig, SimServer};
 
@@ -106,6 +107,11 @@ fn demo_plan(url: &str, a: &DemoArgs) -> anyhow::Result<RunPlan> {
         open: None,
         spread: 0.0,
         turns: 1,
+        precision: Some(Precision {
+            steady_pct: 2.0,
+            cap: Duration::from_secs(20),
+            running: None,
+        }),
     };
     let context = ContextPlan {
         lengths: vec![1000, 4000, 8000, 16_000, 30_000, 60_000],

@@ -12,8 +12,8 @@ use super::args::{
 };
 use crate::load::plan::secrets::{Credentials, parse_header, redact_url, split_userinfo};
 use crate::load::{
-    ContextPlan, MAX_CONCURRENCY, MAX_RATE, MAX_REPEATS, OpenPlan, OutputPlan, SearchPlan,
-    TargetPlan, ThroughputPlan, is_loopback, random_prefix_seed,
+    ContextPlan, MAX_CONCURRENCY, MAX_RATE, MAX_REPEATS, OpenPlan, OutputPlan, Precision,
+    SearchPlan, TargetPlan, ThroughputPlan, is_loopback, random_prefix_seed,
 };
 
 /// The throughput sweep (closed loop, or open loop with `--rates` / `--find-max-rate`).
@@ -41,7 +41,27 @@ pub(crate) fn throughput(a: &ThroughputOpts) -> anyhow::Result<ThroughputPlan> {
             a.repeats
         );
     }
+    if !(a.precision.is_finite() && (0.1..=50.0).contains(&a.precision)) {
+        bail!(
+            "--precision {} is out of range: give the per cent a level's steady tok/s should be known to, from 0.1 to 50, e.g. 2",
+            a.precision
+        );
+    }
+    if !(a.max_level_time.is_finite() && a.max_level_time >= 1.0) {
+        bail!(
+            "--max-level-time {} is out of range: give the seconds a level may send, at least 1, e.g. 120",
+            a.max_level_time
+        );
+    }
+    // --requests, --duration and --repeats fix a level's size; otherwise it runs until precise.
+    let precision =
+        (a.requests.is_none() && duration.is_none() && a.repeats == 1).then(|| Precision {
+            steady_pct: a.precision,
+            cap: Duration::from_secs_f64(a.max_level_time),
+            running: None,
+        });
     Ok(ThroughputPlan {
+        precision,
         concurrency: a.concurrency.clone(),
         input_len: a.input_len,
         output_len: a.output_len,

@@ -186,6 +186,14 @@ fn settings(p: &RunPlan, command: &str) -> Vec<(&'static str, String)> {
                 opt(t.duration.map(|d| format!("{}", d.as_secs_f64()))),
             ),
             ("--repeats", t.repeats.to_string()),
+            (
+                "--precision",
+                opt(t.precision.map(|p| format!("{}", p.steady_pct))),
+            ),
+            (
+                "--max-level-time",
+                opt(t.precision.map(|p| format!("{}", p.cap.as_secs_f64()))),
+            ),
         ]);
     }
     if let Some(c) = c {

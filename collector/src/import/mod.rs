@@ -536,6 +536,7 @@ fn sweep(kind: SweepKind, found: Vec<Found>, notes: &mut Vec<String>) -> anyhow:
         rate: plan,
         slo: None,
         length_spread: None,
+        precision: None,
         points,
     })
 }

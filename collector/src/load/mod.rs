@@ -21,5 +21,5 @@ pub use plan::{
     ContextPlan, MAX_CONCURRENCY, MAX_RATE, MAX_REPEATS, OpenPlan, OutputPlan, Resume, RunPlan,
     SearchPlan, Sweeps, TargetPlan, ThroughputPlan, is_loopback, random_prefix_seed,
 };
-pub use run::generator::{Interrupt, Signal};
+pub use run::generator::{Interrupt, Precision, Signal};
 pub use run::{Outcome, run_plan};

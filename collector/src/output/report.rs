@@ -543,7 +543,10 @@ fn summary_table(html: &mut String, b: &Bundle, kind: SweepKind) {
                 .map(|v| llmsweep_shared::charts::axis::fixed(v, digits))
         };
         // An imported run has no steady window: its aggregate is shown, marked as such.
-        let output = num(Metric::SteadyTokS, 1)
+        let pm = p.summary.as_ref().and_then(|s| s.steady_pm_pct);
+        let output = Metric::SteadyTokS
+            .of(p)
+            .map(|v| llmsweep_shared::charts::axis::steady_cell(v, pm))
             .or_else(|| num(Metric::AggTokS, 1).map(|v| format!("{v} (aggregate)")));
         let ss = p.server_samples.as_ref();
         let dash = || "-".to_string();

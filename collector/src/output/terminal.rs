@@ -9,7 +9,7 @@ use llmsweep_shared::bundle::{Point, PointStatus, Summary, Sweep, SweepKind};
 
 use crate::load::events::{Event, Sink};
 use crate::output::table::{self, Column};
-use llmsweep_shared::charts::axis::fixed;
+use llmsweep_shared::charts::axis::{fixed, steady_cell};
 
 /// A table column: header, width (a cell wider than the width widens only its own row, so
 /// nothing is ever cut), and whether the narrow table shows it.
@@ -29,7 +29,7 @@ const THROUGHPUT: &[Col] = &[
     Col("C", 4, Always),
     Col("ok/fail", 7, Always),
     Col("agg tok/s", 10, WideOnly),
-    Col("steady tok/s", 12, Always),
+    Col("steady tok/s", 14, Always),
     Col("per-user tok/s", 14, Always),
     Col("TTFT p50/p99 s", 15, Always),
     Col("ITL p50 ms", 11, WideOnly),
@@ -250,7 +250,8 @@ fn throughput_cells(p: &Point, s: &Summary) -> Vec<String> {
         p.concurrency.to_string(),
         format!("{}/{}", s.ok, s.failed),
         fixed(s.agg_tok_s, 1),
-        s.steady_tok_s.map_or("-".into(), |v| fixed(v, 1)),
+        s.steady_tok_s
+            .map_or("-".into(), |v| steady_cell(v, s.steady_pm_pct)),
         s.decode_tok_s.map_or("-".into(), |d| fixed(d.p50, 1)),
         ttft,
         s.itl_s.map_or("-".into(), |i| fixed(i.p50 * 1000.0, 1)),

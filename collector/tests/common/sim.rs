@@ -73,7 +73,7 @@ pub(crate) async fn sweep_interrupted(
     sweep_with(cfg, args, interrupt, arm).await
 }
 
-async fn sweep_with(
+pub(crate) async fn sweep_with(
     cfg: SimConfig,
     args: &[&str],
     interrupt: Interrupt,

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use crate::common::sim::{plan, sweep, sweep_interrupted};
+use crate::common::sim::{plan, sweep, sweep_interrupted, sweep_with};
 use llmsweep::load::Interrupt;
 use llmsweep::sim::{Preset, SimConfig, SimServer};
 use llmsweep_shared::bundle::{Calibration, ErrorKind, FlagKind, PointStatus, SweepKind};
@@ -25,6 +25,8 @@ async fn every_request_gets_exactly_the_asked_tokens() {
         &[
             "--concurrency",
             "1,4",
+            "--requests",
+            "8",
             "--input-len",
             "300",
             "--output-len",
@@ -47,7 +49,7 @@ async fn every_request_gets_exactly_the_asked_tokens() {
     for p in &sw.points {
         assert_eq!(p.status, PointStatus::Ok);
         assert!(p.flags.is_empty(), "unexpected flags {:?}", p.flags);
-        assert_eq!(p.requests.len(), 8, "default budget max(8, 2C)");
+        assert_eq!(p.requests.len(), 8, "--requests 8");
         for r in &p.requests {
             assert!(r.is_ok(), "{:?}", r.error);
             assert_eq!(r.output_tokens, 24);
@@ -275,6 +277,8 @@ async fn early_stop_is_flagged_short() {
         &[
             "--concurrency",
             "2",
+            "--requests",
+            "8",
             "--input-len",
             "50",
             "--output-len",
@@ -313,6 +317,8 @@ async fn a_stream_cut_before_its_end_is_a_failure_not_an_early_stop() {
         &[
             "--concurrency",
             "2",
+            "--requests",
+            "8",
             "--input-len",
             "50",
             "--output-len",
@@ -420,6 +426,8 @@ async fn rejected_levels_are_recorded_failed_with_the_server_words_and_the_sweep
         &[
             "--concurrency",
             "1,2",
+            "--requests",
+            "8",
             "--input-len",
             "20",
             "--output-len",
@@ -453,6 +461,8 @@ async fn some_failures_are_counted_not_averaged() {
         &[
             "--concurrency",
             "2",
+            "--requests",
+            "8",
             "--input-len",
             "20",
             "--output-len",
@@ -753,6 +763,8 @@ async fn cache_hits_seen_only_in_the_server_counters_are_flagged() {
         &[
             "--concurrency",
             "2",
+            "--requests",
+            "8",
             "--input-len",
             "400",
             "--output-len",
@@ -946,4 +958,194 @@ async fn connections_are_opened_before_a_level_unless_asked_cold() {
             assert_eq!(setup.connect_s, None);
         }
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_level_runs_until_its_steady_throughput_is_precise_and_says_how_precise() {
+    // No --requests: each level sends until its steady tok/s is known to ±2 % (the default).
+    let s = sweep(
+        fast(),
+        &[
+            "--concurrency",
+            "1,8",
+            "--input-len",
+            "64",
+            "--output-len",
+            "40",
+        ],
+    )
+    .await;
+    let sweep = &s.bundle.sweeps[0];
+    let asked = sweep.precision.expect("the rule is recorded");
+    assert_eq!((asked.steady_pct, asked.cap_s), (2.0, 120.0));
+    assert_eq!(sweep.requests, None);
+    for p in &sweep.points {
+        let sum = p.summary.as_ref().unwrap();
+        let pm = sum.steady_pm_pct.expect("an interval");
+        assert!(pm <= 2.0, "C={}: ±{pm} %", p.concurrency);
+        assert!(!kinds(p).contains(&FlagKind::Capped), "{:?}", p.flags);
+        // At least a few waves of the level, and no more than a precise simulator needs.
+        let c = p.concurrency as u64;
+        assert!(sum.requests >= 4 * c, "C={c}: {} requests", sum.requests);
+        assert!(
+            sum.requests <= 12 * c + 8,
+            "C={c}: {} requests",
+            sum.requests
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_level_its_cap_stops_short_of_the_precision_asked_is_flagged_capped() {
+    // A second per request: a one-second cap leaves no room for the waves an interval needs.
+    let cfg = SimConfig {
+        decode_d0_s: 0.05,
+        ..fast()
+    };
+    let s = sweep(
+        cfg,
+        &[
+            "--concurrency",
+            "2",
+            "--input-len",
+            "16",
+            "--output-len",
+            "20",
+            "--max-level-time",
+            "1",
+        ],
+    )
+    .await;
+    let p = &s.bundle.sweeps[0].points[0];
+    assert_eq!(p.status, PointStatus::Ok);
+    assert_eq!(kinds(p), [FlagKind::Capped], "{:?}", p.flags);
+    assert_eq!(
+        p.flags[0].message,
+        "stopped sending at the 1 s cap (--max-level-time) with steady tok/s known to not known (too few waves for an interval), short of the ±2 % asked (--precision)"
+    );
+}
+
+#[test]
+fn precision_and_level_time_out_of_range_are_refused_with_what_to_give() {
+    let dir = tempfile::tempdir().unwrap();
+    for (flag, value, says) in [
+        ("--precision", "0", "--precision 0 is out of range"),
+        ("--precision", "nan", "--precision NaN is out of range"),
+        (
+            "--max-level-time",
+            "0.5",
+            "--max-level-time 0.5 is out of range",
+        ),
+    ] {
+        let argv = [
+            "llmsweep",
+            "throughput",
+            "--out",
+            dir.path().to_str().unwrap(),
+            flag,
+            value,
+        ];
+        let llmsweep::cli::Command::Throughput(a) =
+            <llmsweep::cli::Cli as clap::Parser>::try_parse_from(argv)
+                .unwrap()
+                .command
+        else {
+            panic!("not throughput")
+        };
+        let err = a.plan().unwrap_err().to_string();
+        assert!(err.contains(says), "{err}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_host_too_busy_to_keep_time_is_flagged_with_how_late_it_woke() {
+    // Both runtime threads held for 0.8 s during the level (after the probes and two warm-up
+    // requests of 1 s each), as a loaded host would hold them.
+    let hog = || {
+        tokio::spawn(async {
+            tokio::time::sleep(Duration::from_millis(4000)).await;
+            let a = tokio::spawn(async { std::thread::sleep(Duration::from_millis(800)) });
+            let b = tokio::spawn(async { std::thread::sleep(Duration::from_millis(800)) });
+            let _ = (a.await, b.await);
+        });
+    };
+    let args = [
+        "--concurrency",
+        "1",
+        "--requests",
+        "6",
+        "--input-len",
+        "16",
+        "--output-len",
+        "100",
+    ];
+    let cfg = SimConfig {
+        decode_d0_s: 0.01,
+        ..fast()
+    };
+    let s = sweep_with(cfg, &args, Interrupt::default(), hog).await;
+    let p = &s.bundle.sweeps[0].points[0];
+    let late = p.client_lateness.expect("measured");
+    assert!(late.max_s > 0.5, "{late:?}");
+    assert!(kinds(p).contains(&FlagKind::HostBusy), "{:?}", p.flags);
+    // A quiet level of the same work is not flagged, and its timer kept time.
+    let quiet = sweep(fast(), &args).await;
+    let q = &quiet.bundle.sweeps[0].points[0];
+    assert!(!kinds(q).contains(&FlagKind::HostBusy), "{:?}", q.flags);
+    assert!(q.client_lateness.unwrap().p99_s < 0.02);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_precise_level_cuts_what_waits_in_the_queue_and_counts_a_prefix_of_what_it_sent() {
+    // 8 slots against a server that runs 2 at a time: once the level is precise, up to 6
+    // requests wait in its queue (fewer when a completion's slot was refilled by then). They
+    // are cut, not waited for.
+    let cfg = SimConfig {
+        max_running: 2,
+        ..fast()
+    };
+    let s = sweep(
+        cfg,
+        &[
+            "--concurrency",
+            "8",
+            "--input-len",
+            "16",
+            "--output-len",
+            "40",
+        ],
+    )
+    .await;
+    let p = &s.bundle.sweeps[0].points[0];
+    let cut: Vec<_> = p
+        .requests
+        .iter()
+        .filter(|r| {
+            r.error
+                .as_ref()
+                .is_some_and(|e| e.message.starts_with("cut at the level's end"))
+        })
+        .collect();
+    assert!((4..=6).contains(&cut.len()), "{} cut", cut.len());
+    assert!(
+        cut.iter()
+            .all(|r| r.error.as_ref().unwrap().kind == ErrorKind::Cancelled)
+    );
+    let sum = p.summary.as_ref().unwrap();
+    assert_eq!(
+        sum.requests as usize,
+        p.requests.len() - cut.len(),
+        "cut requests are not counted"
+    );
+    assert_eq!(sum.failed, 0);
+    // Every counted request was sent before every cut one.
+    let last_counted = p
+        .requests
+        .iter()
+        .filter(|r| r.is_ok())
+        .map(|r| r.start_s)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let first_cut = cut.iter().map(|r| r.start_s).fold(f64::INFINITY, f64::min);
+    assert!(last_counted < first_cut, "{last_counted} vs {first_cut}");
+    assert!(p.flags.is_empty(), "{:?}", p.flags);
 }

@@ -492,6 +492,10 @@ pub struct Sweep {
     /// The service-level objective goodput was counted against (`--goodput`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slo: Option<Slo>,
+    /// The rule that sized each level when neither `requests` nor `duration` did: every level
+    /// ran until it was this precise, or for at most `cap_s`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision: Option<LevelPrecision>,
     #[serde(default)]
     pub points: Vec<Point>,
 }
@@ -648,6 +652,9 @@ pub struct Point {
     /// The collector's own CPU time during the point / its wall time (1.0 = one core busy).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_cpu: Option<f64>,
+    /// How late the collector's own timer woke during the point: how busy its host was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_lateness: Option<Lateness>,
     /// For a skipped context point: the TTFT the sweep's prefill fit predicts. A prediction, not
     /// a measurement.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -701,6 +708,7 @@ impl Point {
             server_samples: None,
             gpu_samples: None,
             client_cpu: None,
+            client_lateness: None,
             predicted_ttft_s: None,
             imported: None,
             discarded: Vec::new(),
@@ -708,6 +716,22 @@ impl Point {
             goodput: None,
         }
     }
+}
+
+/// The collector's scheduling lateness during a point: a timer set to wake every
+/// `tick_s`, and how late each wake-up came. A busy client host (other processes on its CPUs)
+/// shows here before it shows in the numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Lateness {
+    pub tick_s: f64,
+    pub ticks: u64,
+    pub p99_s: f64,
+    pub max_s: f64,
+    /// The host's 1-minute load average at the point's end (Linux), with its CPU count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_1m: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<u64>,
 }
 
 /// A point's numbers as another tool reported them. Every field is optional: sources report
@@ -1048,6 +1072,15 @@ pub enum ErrorKind {
     Unknown,
 }
 
+/// How precise a sweep's levels were asked to be (`--precision`, `--max-level-time`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LevelPrecision {
+    /// Half the 95 % interval of a level's steady tok/s asked for, in per cent of it.
+    pub steady_pct: f64,
+    /// Seconds a level sent at most, precise or not.
+    pub cap_s: f64,
+}
+
 /// Everything llmsweep reports about a point, computed by [`crate::metrics::summarize`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
@@ -1068,6 +1101,10 @@ pub struct Summary {
     pub steady_tok_s: Option<f64>,
     #[serde(default)]
     pub steady_window_s: Option<f64>,
+    /// How precisely `steady_tok_s` is known: half its 95 % interval, in per cent of it, from
+    /// the level's cycles (see [`crate::metrics::steady_cycles`]); absent with too few cycles.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady_pm_pct: Option<f64>,
     pub request_s: f64,
     #[serde(default)]
     pub ttft_s: Option<Stats>,
@@ -1129,6 +1166,12 @@ pub enum FlagKind {
     /// A request waited between two of its tokens longer than anything the server's own
     /// rhythm explains (see `metrics::checks::STALL_FLOOR_S`): the level's numbers include it.
     Stall,
+    /// The level was stopped by its time cap before its steady throughput was as precise as
+    /// asked (`--precision`); its interval is wider than the others'.
+    Capped,
+    /// The collector's own timer woke late during the level (see [`Lateness`]): its host was
+    /// busy, and the numbers may carry the client's delays.
+    HostBusy,
     #[serde(other)]
     Unknown,
 }
@@ -1150,6 +1193,8 @@ impl FlagKind {
             FlagKind::Rerun => "rerun",
             FlagKind::ConnectionSetup => "conn-setup",
             FlagKind::Stall => "stall",
+            FlagKind::Capped => "capped",
+            FlagKind::HostBusy => "host-busy",
             FlagKind::Unknown => "unknown",
         }
     }

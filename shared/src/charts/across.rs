@@ -71,7 +71,16 @@ pub fn across_runs(kind: ChartKind, runs: &[ChartRun], at: PointRef, baseline: u
         for (i, (run, p)) in runs.iter().zip(&points).enumerate() {
             let value = match p {
                 Some(p) => match metric.of(p) {
-                    Some(v) => format_exact(metric.display(v)),
+                    Some(v) => match p.summary.as_ref().and_then(|s| s.steady_pm_pct) {
+                        Some(pm) if metric == Metric::SteadyTokS => {
+                            format!(
+                                "{} ±{}%",
+                                format_exact(v),
+                                crate::charts::axis::fixed(pm, 1)
+                            )
+                        }
+                        _ => format_exact(metric.display(v)),
+                    },
                     None if p.status == PointStatus::Skipped => "skipped".into(),
                     None if p.status == PointStatus::Failed => "failed".into(),
                     None => "—".into(),

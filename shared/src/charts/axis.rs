@@ -221,6 +221,15 @@ pub fn fixed(v: f64, decimals: usize) -> String {
     })
 }
 
+/// A level's steady tok/s with how precisely it is known, `452.6 ±0.8%`; the number alone when
+/// its interval is not known.
+pub fn steady_cell(v: f64, pm_pct: Option<f64>) -> String {
+    match pm_pct.filter(|pm| pm.is_finite()) {
+        Some(pm) => format!("{} ±{}%", fixed(v, 1), fixed(pm, 1)),
+        None => fixed(v, 1),
+    }
+}
+
 /// `v` rounded to a whole number with thousands separated by commas, for tables of big rates:
 /// `1,926,810`, `-1,000`, `999`; as [`fixed`] past [`SCIENTIFIC_FROM`] and for NaN and ±∞.
 pub fn thousands(v: f64) -> String {

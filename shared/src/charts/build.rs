@@ -441,6 +441,11 @@ fn add_series(
             series.metric.label(),
             format_exact(p.y)
         );
+        if series.metric == Metric::SteadyTokS
+            && let Some(pm) = point_summary(run.bundle, p).and_then(|s| s.steady_pm_pct)
+        {
+            hover.push_str(&format!(" ±{}% (95 % interval)", super::axis::fixed(pm, 1)));
+        }
         let style = match p.origin {
             Origin::Predicted => {
                 hover.push_str("\npredicted by the prefill fit, not measured");
@@ -470,6 +475,15 @@ fn add_series(
             }),
         });
     }
+}
+
+fn point_summary<'a>(b: &'a Bundle, p: &SeriesPoint) -> Option<&'a crate::bundle::Summary> {
+    b.sweeps
+        .get(p.sweep_index)?
+        .points
+        .get(p.point_index)?
+        .summary
+        .as_ref()
 }
 
 fn point_reason<'a>(b: &'a Bundle, p: &SeriesPoint) -> Option<&'a str> {

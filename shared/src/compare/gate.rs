@@ -2,8 +2,8 @@
 //! verdict it shares its rule with (a change counts beyond the noise and the threshold).
 
 use crate::bundle::SweepKind;
-use crate::compare::interval::{Change, NO_SPREAD};
-use crate::compare::verdict::{change_text, level_list, level_text};
+use crate::compare::interval::{Change, NO_SPREAD, TOO_FEW};
+use crate::compare::verdict::{change_text, level_list, level_text, requests_for_interval};
 use crate::compare::{Comparison, Level, SweepComparison, kind_name};
 use crate::curves::Metric;
 
@@ -27,8 +27,8 @@ pub struct GateResult {
 pub struct GateError(pub String);
 
 /// The gate: at every level both runs measured, steady throughput (aggregate against an imported
-/// run, which has no steady window) lower, or TTFT p50 higher, by more than `pct` and beyond the
-/// noise; in a rate sweep, at every offered rate, TTFT p50, TPOT p50 or e2e p99 higher (an open
+/// run, which has no steady window) lower, or TTFT p50, TTFT p99 or e2e p99 higher, by more than
+/// `pct` and beyond the noise (a p99 only where both runs had the requests for its interval); in a rate sweep, at every offered rate, TTFT p50, TPOT p50 or e2e p99 higher (an open
 /// loop's "slower" is latency: the rate is the same by construction). A sweep or level only one run has is named and not gated. It refuses (exit 2) only when
 /// a run ran a different workload, or nothing at all could be gated.
 pub fn gate(cmp: &Comparison, pct: f64, only: Option<SweepKind>) -> Result<GateResult, GateError> {
@@ -70,9 +70,39 @@ pub fn gate(cmp: &Comparison, pct: f64, only: Option<SweepKind>) -> Result<GateR
                 cmp.labels[cmp.baseline],
                 level_list(s.kind, &keys)
             ));
+            let mut few: Vec<u64> = Vec::new();
+            let mut queued: Vec<u64> = Vec::new();
             for level in &s.levels {
                 r.not_gated.extend(cut_off_lines(cmp, s, level, n));
-                gate_level(&mut r, cmp, s, level, n, run, pct);
+                let queues = s.kind == SweepKind::Throughput
+                    && [cmp.baseline, run].iter().any(|&i| {
+                        cmp.running
+                            .get(i)
+                            .copied()
+                            .flatten()
+                            .is_some_and(|m| level.key > m)
+                    });
+                if queues {
+                    queued.push(level.key);
+                }
+                if gate_level(&mut r, cmp, s, level, n, run, pct, queues) {
+                    few.push(level.key);
+                }
+            }
+            if !queued.is_empty() {
+                r.not_gated.push(format!(
+                    "{}: latencies not gated at {}: above the server's running limit a closed loop's TTFT is its queue, set by the throughput gated there, and its first wave's climb by place in the queue",
+                    cmp.labels[run],
+                    level_list(s.kind, &queued)
+                ));
+            }
+            if !few.is_empty() {
+                r.not_gated.push(format!(
+                    "{}: TTFT p99 and e2e p99 not gated at {}: a p99 needs at least {} requests per level for an interval",
+                    cmp.labels[run],
+                    level_list(s.kind, &few),
+                    requests_for_interval(0.99)
+                ));
             }
         }
     }
@@ -94,6 +124,9 @@ pub fn gate(cmp: &Comparison, pct: f64, only: Option<SweepKind>) -> Result<GateR
 /// What the gate checks at each offered rate of a rate sweep.
 pub const RATE_GATED: [Metric; 3] = [Metric::TtftP50, Metric::TpotP50, Metric::E2eP99];
 
+/// Gates one level; true when a tail (p99) there had too few requests to be gated. Where the
+/// closed loop `queues` (a level above a server's running limit) only throughput is gated.
+#[allow(clippy::too_many_arguments)]
 fn gate_level(
     r: &mut GateResult,
     cmp: &Comparison,
@@ -102,7 +135,8 @@ fn gate_level(
     n: usize,
     run: usize,
     pct: f64,
-) {
+    queues: bool,
+) -> bool {
     let change = |m: Metric| {
         level
             .rows
@@ -114,6 +148,7 @@ fn gate_level(
         SweepKind::Context => format!("input {}", level.key),
         _ => level_text(s.kind, level.key),
     };
+    let mut few = false;
     let gated: Vec<(Metric, Change)> = if s.kind == SweepKind::Rate {
         RATE_GATED
             .iter()
@@ -125,7 +160,28 @@ fn gate_level(
             .map(|c| (Metric::SteadyTokS, c))
             .or_else(|| change(Metric::AggTokS).map(|c| (Metric::AggTokS, c)));
         let ttft = change(Metric::TtftP50).map(|c| (Metric::TtftP50, c));
-        [throughput, ttft].into_iter().flatten().collect()
+        // The tails under load, where a run had enough requests for their interval.
+        let tails = [Metric::TtftP99, Metric::E2eP99]
+            .into_iter()
+            .filter_map(|m| {
+                let c = change(m)?;
+                if c.no_interval == Some(TOO_FEW) {
+                    few = true;
+                    return None;
+                }
+                Some((m, c))
+            });
+        let tails: Vec<(Metric, Change)> = tails.collect();
+        if queues {
+            few = false;
+            throughput.into_iter().collect()
+        } else {
+            [throughput, ttft]
+                .into_iter()
+                .flatten()
+                .chain(tails)
+                .collect()
+        }
     };
     let label = &cmp.labels[run];
     for (m, c) in gated {
@@ -147,6 +203,7 @@ fn gate_level(
             });
         }
     }
+    few
 }
 
 /// A line for the baseline and for the run at column `n` when its row at `level` was cut off in
@@ -168,7 +225,7 @@ fn cut_off_lines(cmp: &Comparison, s: &SweepComparison, level: &Level, n: usize)
 /// Whether a change the gate does not count could still be a regression beyond `pct`: its
 /// interval reaches further than `pct` the worse way, or there is no interval to tell (a
 /// measured run's spread unknown; imported numbers count as exact).
-fn could_be_worse(m: Metric, c: &Change, pct: f64) -> bool {
+pub(crate) fn could_be_worse(m: Metric, c: &Change, pct: f64) -> bool {
     if c.below_resolution {
         return false;
     }

@@ -9,10 +9,14 @@
 //!   interval between ranks `n·p ∓ z·√(n·p·(1 − p))` — read as `±z` standard errors of the
 //!   log. It needs no assumption about the shape of the latency distribution, and it says
 //!   honestly when a sample is too small: with 4 requests a p99 has no interval at all.
-//! - **Token rates** (steady and aggregate tok/s): batch means — the window cut into
-//!   [`BATCHES`] equal slices, the token rate of each slice, the standard error of their mean
-//!   (with Student's t for the few batches). A level run several times (`--repeats`) pools the
-//!   slices of every pass's window, so a difference between passes widens the interval.
+//! - **Steady tok/s**: the level's cycles ([`crate::metrics::steady_cycles`]), each opened
+//!   and closed at a completion at least a decode time apart so that it holds whole waves of a
+//!   closed loop; the ratio of their tokens to their time, its standard error by the cycles'
+//!   residuals, with Student's t for the few cycles. Fewer than
+//!   [`crate::metrics::MIN_CYCLES`] cycles give no interval. A level run several times
+//!   (`--repeats`) pools the cycles of every pass, so a difference between passes widens it.
+//! - **Aggregate tok/s**: batch means — the span cut into [`BATCHES`] equal slices, the token
+//!   rate of each slice, the standard error of their mean (with Student's t).
 //!
 //! A number imported from another tool has no spread: it is taken as exact, so a comparison with
 //! an imported run carries the measured run's uncertainty alone, and two imported runs are
@@ -21,7 +25,10 @@
 use crate::bundle::{Point, PointStatus, RequestRecord};
 use crate::curves::Metric;
 use crate::metrics::request::tpot_s;
-use crate::metrics::{decode_tok_s, passes, prefill_tok_s, span, steady_windows, tokens_between};
+use crate::metrics::{
+    cycle_log_se, decode_tok_s, passes, prefill_tok_s, span, steady_cycles, t_quantile,
+    tokens_between,
+};
 
 /// Why a rate sweep's achieved rate has no interval.
 pub const ACHIEVED_NO_INTERVAL: &str =
@@ -94,9 +101,7 @@ impl Change {
         }
         let (interval, no_interval) = match (base.spread, other.spread) {
             (Spread::NoInterval(why), _) | (_, Spread::NoInterval(why)) => (None, Some(why)),
-            (Spread::TooFew, _) | (_, Spread::TooFew) => {
-                (None, Some("too few requests for an interval"))
-            }
+            (Spread::TooFew, _) | (_, Spread::TooFew) => (None, Some(TOO_FEW)),
             (Spread::Unstated, Spread::Unstated) => (None, Some(NO_SPREAD)),
             (a, b) if ratio > 0.0 => {
                 // The ratio's interval from the two numbers' own (MOVER, on the log scale): the
@@ -145,6 +150,9 @@ impl Change {
         self.interval.map(|(lo, hi)| (hi - lo) / 2.0)
     }
 }
+
+/// Why a measured number has no interval: too few requests (or waves) to tell its spread.
+pub const TOO_FEW: &str = "too few requests for an interval";
 
 /// Why two imported numbers have no interval.
 pub const NO_SPREAD: &str = "imported numbers have no spread: compared as reported";
@@ -197,11 +205,7 @@ fn spread_of(metric: Metric, p: &Point, value: f64) -> Option<Spread> {
         Metric::DecodeTokSP50 => percentile_log_bounds(values(&decode_tok_s), 0.5, value),
         Metric::PrefillTokSP50 => percentile_log_bounds(values(&prefill_tok_s), 0.5, value),
         Metric::SteadyTokS => {
-            let windows: Vec<(f64, f64)> = steady_windows(&p.requests, p.concurrency)
-                .iter()
-                .map(|w| (w.start_s, w.end_s))
-                .collect();
-            rate_log_se(&p.requests, &windows).map(Spread::LogSe)
+            cycle_log_se(&steady_cycles(&p.requests, p.concurrency)).map(Spread::LogSe)
         }
         Metric::AggTokS => {
             let spans: Vec<(f64, f64)> =
@@ -355,16 +359,6 @@ pub fn rate_log_se(records: &[RequestRecord], windows: &[(f64, f64)]) -> Option<
     let var = rates.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / (k - 1.0);
     // Student's t for the few batches, expressed as the equivalent normal standard error.
     Some(var.sqrt() / k.sqrt() / mean * (t_quantile(k - 1.0) / Z))
-}
-
-/// Student's t at 97.5 % for `df` degrees of freedom (the Cornish–Fisher expansion around the
-/// normal quantile; within 0.002 of the exact value from 9 degrees of freedom up).
-fn t_quantile(df: f64) -> f64 {
-    let z = Z;
-    let (z3, z5, z7) = (z.powi(3), z.powi(5), z.powi(7));
-    z + (z3 + z) / (4.0 * df)
-        + (5.0 * z5 + 16.0 * z3 + 3.0 * z) / (96.0 * df * df)
-        + (3.0 * z7 + 19.0 * z5 + 17.0 * z3 - 15.0 * z) / (384.0 * df.powi(3))
 }
 
 #[cfg(test)]
@@ -580,14 +574,16 @@ mod tests {
             .collect();
         let wide = rate_log_se(&apart, &[(0.0, 10.0), (30.0, 40.0)]).unwrap();
         assert!(wide > 0.02, "{wide}");
-        // The point's estimate finds both windows itself.
+        // The point's estimate pools both passes' cycles, and they disagree as much.
         let mut p = Point::empty(1, 1000, 101);
         p.requests = apart;
         p.summary = Some(crate::metrics::summarize(&p.requests, 1, 101, &[]));
         let Some(Spread::LogSe(got)) = estimate(Metric::SteadyTokS, &p).map(|e| e.spread) else {
             panic!("no spread");
         };
-        assert!((got - wide).abs() < 1e-12, "{got} vs {wide}");
+        assert!(got > 0.02, "{got}");
+        let same_cycles = crate::metrics::steady_cycles(&same, 1);
+        assert!(cycle_log_se(&same_cycles).unwrap() < 1e-9);
     }
 
     #[test]

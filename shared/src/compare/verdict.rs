@@ -20,14 +20,39 @@ pub fn headline_metrics(kind: SweepKind) -> &'static [Metric] {
             Metric::E2eP99,
             Metric::GoodputFraction,
         ],
+        // Capacity first, then the tails under load, then each user's speed.
         _ => &[
             Metric::SteadyTokS,
             Metric::AggTokS,
+            Metric::TtftP99,
+            Metric::E2eP99,
             Metric::DecodeTokSP50,
             Metric::TtftP50,
-            Metric::TtftP99,
         ],
     }
+}
+
+/// How far the worse end of a capacity change's interval may reach before a sweep whose users
+/// got faster is not called faster: its capacity is then not known well enough (5 %, the
+/// threshold the README's gate uses).
+pub const CAPACITY_BLIND_PCT: f64 = 5.0;
+
+/// Whether a metric is a server's capacity: the tokens it serves per second at a load.
+pub fn is_capacity(m: Metric) -> bool {
+    matches!(m, Metric::SteadyTokS | Metric::AggTokS)
+}
+
+/// Whether a metric is a latency tail under load.
+pub fn is_tail(m: Metric) -> bool {
+    matches!(m, Metric::TtftP99 | Metric::E2eP99)
+}
+
+/// The fewest requests whose order statistics give a [`super::interval::CONFIDENCE`] interval
+/// of the `q` quantile (299 for a p99).
+pub fn requests_for_interval(q: f64) -> usize {
+    (2..100_000)
+        .find(|&n| super::interval::order_ranks(n, q).is_some())
+        .unwrap_or(100_000)
 }
 
 /// One word for a run against the baseline in one sweep.
@@ -41,6 +66,9 @@ pub enum Outcome {
     Mixed,
     /// Nothing beyond the noise and the threshold.
     NoSignificantChange,
+    /// Each user is faster, but whether the server serves as many tokens at that load is not
+    /// known well enough to say (capacity has no interval, or one too wide).
+    Unresolved,
     /// Nothing to compare: the sweep is missing on one side, or no level is in common.
     NotCompared,
 }
@@ -52,6 +80,7 @@ impl Outcome {
             Outcome::Slower => "slower",
             Outcome::Mixed => "mixed",
             Outcome::NoSignificantChange => "no significant change",
+            Outcome::Unresolved => "cannot tell",
             Outcome::NotCompared => "not compared",
         }
     }
@@ -159,11 +188,75 @@ fn sweep_verdict(cmp: &Comparison, s: &SweepComparison, run: usize, pct: f64) ->
         return v;
     }
     v.outcome = outcome(&v.metrics);
+    let blind = capacity_blind(&v.metrics);
+    if v.outcome == Outcome::Faster && !blind.is_empty() {
+        v.outcome = Outcome::Unresolved;
+    }
+    v.notes.extend(blind_notes(s.kind, &blind));
+    v.notes.extend(tail_notes(s.kind, &v.metrics));
     v.notes.extend(stall_notes(cmp, s, n));
     v.notes.extend(cut_off_notes(cmp, s, n));
     v.notes.extend(imported_notes(cmp, run));
     v.notes.extend(incomplete_notes(cmp, run));
     v
+}
+
+/// The levels where capacity is not known well enough to call a run faster: its change has no
+/// interval (a measured run with too few waves), or one reaching past [`CAPACITY_BLIND_PCT`]
+/// the worse way; with the change.
+fn capacity_blind(metrics: &[MetricVerdict]) -> Vec<AtLevel> {
+    let Some(m) = metrics.iter().find(|m| is_capacity(m.metric)) else {
+        return Vec::new();
+    };
+    m.changes
+        .iter()
+        .copied()
+        .filter(|a| !m.worse.contains(&a.key))
+        .filter(|a| super::gate::could_be_worse(m.metric, &a.change, CAPACITY_BLIND_PCT))
+        .collect()
+}
+
+/// A note naming the levels whose capacity the runs cannot tell apart.
+fn blind_notes(kind: SweepKind, blind: &[AtLevel]) -> Option<String> {
+    let first = blind.first()?;
+    let keys: Vec<u64> = blind.iter().map(|a| a.key).collect();
+    let how = match first.change.interval {
+        Some(_) => format!(
+            "{} at {}",
+            change_text(&first.change),
+            level_text(kind, first.key)
+        ),
+        None => format!(
+            "{} at {} ({})",
+            change_text(&first.change),
+            level_text(kind, first.key),
+            first.change.no_interval.unwrap_or("no interval")
+        ),
+    };
+    Some(format!(
+        "capacity cannot be told at {}: steady tok/s could be more than {CAPACITY_BLIND_PCT} % lower ({how}); rerun both with --precision for levels that run until they are precise",
+        level_list(kind, &keys)
+    ))
+}
+
+/// A note for the levels where a tail (p99) could not be judged for want of requests.
+fn tail_notes(kind: SweepKind, metrics: &[MetricVerdict]) -> Option<String> {
+    let mut keys: Vec<u64> = metrics
+        .iter()
+        .filter(|m| is_tail(m.metric))
+        .flat_map(|m| &m.changes)
+        .filter(|a| a.change.no_interval == Some(super::interval::TOO_FEW))
+        .map(|a| a.key)
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    (!keys.is_empty()).then(|| {
+        format!(
+            "TTFT p99 and e2e p99 not judged at {}: a p99 needs at least {} requests per level for an interval",
+            level_list(kind, &keys),
+            requests_for_interval(0.99)
+        )
+    })
 }
 
 /// A note for the baseline and for run `run` when its bundle is not complete: its levels so
@@ -198,15 +291,15 @@ fn cut_off_notes(cmp: &Comparison, s: &SweepComparison, n: usize) -> Vec<String>
     notes
 }
 
-/// A note for every level where the baseline or the run at column `n` stalled: a change there
-/// may be the stall's, not the server's speed.
+/// A note for every level where the baseline or the run at column `n` stalled or ran on a busy
+/// client host: a change there may be that, not the server's speed.
 fn stall_notes(cmp: &Comparison, s: &SweepComparison, n: usize) -> Vec<String> {
     let mut notes = Vec::new();
     for level in &s.levels {
         for col in [0, n] {
             if let Some(Some(words)) = level.stalls.get(col) {
                 notes.push(format!(
-                    "{} stalled at {}: {words}; a change there may be the stall's, not the server's speed",
+                    "{} at {}: {words}; a change there may be that, not the server's speed",
                     cmp.labels[s.runs[col]],
                     level_text(s.kind, level.key)
                 ));
@@ -369,6 +462,12 @@ pub fn change_text(c: &Change) -> String {
     }
 }
 
+/// A metric's name without its unit: `TTFT p99`.
+fn short_label(m: Metric) -> &'static str {
+    let l = m.label();
+    l.split(" (").next().unwrap_or(l)
+}
+
 /// `+8.6` or `-3.0`; scientific for a huge change.
 fn signed(pct: f64) -> String {
     let s = fixed(pct, 1);
@@ -414,16 +513,56 @@ impl SweepVerdict {
         match self.outcome {
             Outcome::Faster => direction("faster", self.levels_where(|m| &m.better)),
             Outcome::Slower => direction("slower", self.levels_where(|m| &m.worse)),
-            Outcome::Mixed => {
-                format!(
-                    "{name} sweep: {run} is faster than {base} in some ways, slower in others{at}"
-                )
-            }
+            Outcome::Mixed => format!(
+                "{name} sweep: mixed: against {base}, {run} {} while {}",
+                self.phrases(false).join(", "),
+                self.phrases(true).join(", ")
+            ),
+            Outcome::Unresolved => format!(
+                "{name} sweep: cannot tell: against {base}, {run} {}, but its capacity there is not resolved",
+                self.phrases(true).join(", ")
+            ),
             Outcome::NoSignificantChange => {
                 format!("{name} sweep: no significant change from {base} to {run}{at}")
             }
             Outcome::NotCompared => format!("{name} sweep: {run} not compared with {base}"),
         }
+    }
+
+    /// What changed beyond the noise, each metric at its most changed level, the better ones
+    /// (`better`) or the worse: `serves 15.1 % fewer tokens/s at C=16`.
+    fn phrases(&self, better: bool) -> Vec<String> {
+        self.metrics
+            .iter()
+            .filter_map(|m| {
+                let keys = if better { &m.better } else { &m.worse };
+                let a = m
+                    .changes
+                    .iter()
+                    .filter(|a| keys.contains(&a.key))
+                    .max_by(|x, y| x.change.pct.abs().total_cmp(&y.change.pct.abs()))?;
+                let x = fixed(a.change.pct.abs(), 1);
+                let up = a.change.pct > 0.0;
+                let what = match m.metric {
+                    Metric::SteadyTokS | Metric::AggTokS => {
+                        format!(
+                            "serves {x} % {} tokens/s",
+                            if up { "more" } else { "fewer" }
+                        )
+                    }
+                    Metric::DecodeTokSP50 => format!(
+                        "each user decodes {x} % {}",
+                        if up { "faster" } else { "slower" }
+                    ),
+                    other => format!(
+                        "{} is {x} % {}",
+                        short_label(other),
+                        if up { "higher" } else { "lower" }
+                    ),
+                };
+                Some(format!("{what} at {}", level_text(self.kind, a.key)))
+            })
+            .collect()
     }
 
     /// One line per headline metric: its range of change, where it is beyond the noise, and
@@ -699,12 +838,14 @@ mod tests {
     /// tokens take `decode` seconds after it.
     fn point(c: u32, n: usize, ttft: f64, decode: f64) -> Point {
         let mut records = Vec::new();
+        // A closed loop: each slot sends its next request when its last one ends.
+        let mut free: Vec<f64> = (0..c).map(|slot| f64::from(slot) * 0.01).collect();
         for i in 0..n {
             let jitter = 1.0 + 0.05 * ((i * 7 % 11) as f64 / 5.0 - 1.0);
             let t = ttft * jitter;
-            let slot = (i % c as usize) as f64;
-            let round = (i / c as usize) as f64;
-            records.push(rec(round * (t + decode) + slot * 0.01, t, t + decode, 101));
+            let slot = i % c as usize;
+            records.push(rec(free[slot], t, t + decode, 101));
+            free[slot] += t + decode;
         }
         let mut p = Point::empty(c, 512, 100);
         p.summary = Some(summarize(&records, c, 101, &[]));
@@ -717,6 +858,9 @@ mod tests {
         b.sweeps[0].points = [1, 2, 4].map(|c| point(c, 32, ttft, decode)).to_vec();
         b
     }
+
+    /// The note of every run of 32 requests a level.
+    const TAILS: &str = "TTFT p99 and e2e p99 not judged at C = 1, 2, 4: a p99 needs at least 368 requests per level for an interval";
 
     fn verdict_of(a: &Bundle, b: &Bundle) -> (Comparison, SweepVerdict) {
         let inputs = [
@@ -747,11 +891,12 @@ mod tests {
         assert_eq!(
             v.notes,
             [
-                "kpro5 stalled at C=2: 1 of 32 requests stalled: up to 150.6 s between two tokens; a change there may be the stall's, not the server's speed"
+                TAILS,
+                "kpro5 at C=2: 1 of 32 requests stalled: up to 150.6 s between two tokens; a change there may be that, not the server's speed"
             ]
         );
         let (_, clean) = verdict_of(&old, &run("kpro5", 0.30, 2.0));
-        assert!(clean.notes.is_empty(), "{:?}", clean.notes);
+        assert_eq!(clean.notes, [TAILS]);
     }
 
     #[test]
@@ -766,7 +911,10 @@ mod tests {
         let (_, v) = verdict_of(&old, &new);
         assert_eq!(
             v.notes,
-            ["kpro5's row at C=4 was cut off in its source: only its intact cells are compared"]
+            [
+                TAILS,
+                "kpro5's row at C=4 was cut off in its source: only its intact cells are compared"
+            ]
         );
     }
 
@@ -779,6 +927,7 @@ mod tests {
         assert_eq!(
             v.notes,
             [
+                TAILS,
                 "kpro5 is incomplete (interrupted, or still being written): only the levels it has so far are compared"
             ]
         );
@@ -822,6 +971,92 @@ mod tests {
         );
         // The steady rate speaks; the aggregate is left to imported runs.
         assert!(v.metrics.iter().all(|m| m.metric != Metric::AggTokS));
+    }
+
+    #[test]
+    fn less_capacity_with_faster_users_is_mixed_capacity_first() {
+        // A server that admits fewer at once: each user decodes 25 % faster (2.0 → 1.6 s), but
+        // requests queue (TTFT 0.3 → 1.5 s), so a slot's cycle grows from 2.3 to 3.1 s and the
+        // server serves about 2.3 / 3.1 − 1 = −26 % tokens/s.
+        let old = run("a16", 0.30, 2.0);
+        let new = run("b12", 1.50, 1.6);
+        let (cmp, v) = verdict_of(&old, &new);
+        assert_eq!(v.outcome, Outcome::Mixed);
+        let h = v.headline(&cmp.labels, 0);
+        assert!(
+            h.starts_with("throughput sweep: mixed: against a16, b12 serves 26.0 % fewer tokens/s at C=4, TTFT p50 is 400.0 % higher at C=4 while"),
+            "{h}"
+        );
+        assert!(
+            h.contains(" while each user decodes 25.0 % faster at C="),
+            "{h}"
+        );
+    }
+
+    #[test]
+    fn faster_users_with_capacity_unknown_is_not_called_faster() {
+        // The faster host of the test above, but 8 requests a level: at C=4 two waves, too few
+        // for capacity's interval.
+        let few = |label: &str, ttft: f64, decode: f64| {
+            let mut b = bundle(label);
+            b.sweeps[0].points = [1, 2, 4].map(|c| point(c, 8, ttft, decode)).to_vec();
+            b
+        };
+        let (cmp, v) = verdict_of(&few("kpro6", 0.30, 2.0), &few("kpro5", 0.15, 1.6));
+        assert_eq!(v.outcome, Outcome::Unresolved, "{:?}", v.notes);
+        let h = v.headline(&cmp.labels, 0);
+        assert!(
+            h.starts_with("throughput sweep: cannot tell: against kpro6, kpro5 "),
+            "{h}"
+        );
+        assert!(
+            h.ends_with(", but its capacity there is not resolved"),
+            "{h}"
+        );
+        assert!(
+            v.notes
+                .iter()
+                .any(|n| n.starts_with("capacity cannot be told at C = ")),
+            "{:?}",
+            v.notes
+        );
+    }
+
+    #[test]
+    fn above_the_running_limit_the_gate_judges_throughput_not_the_queue_it_builds() {
+        // TTFT doubled everywhere; both servers run at most 2 at once, so at C=4 the TTFT is
+        // the closed loop's queue and only throughput is gated there.
+        let mut old = run("a", 0.30, 2.0);
+        let mut new = run("b", 0.60, 2.0);
+        old.target.max_running_requests = Some(2);
+        new.target.max_running_requests = Some(2);
+        let (cmp, _) = verdict_of(&old, &new);
+        let g = crate::compare::gate::gate(&cmp, 5.0, None).unwrap();
+        assert!(
+            g.not_gated
+                .iter()
+                .any(|l| l.starts_with("b: latencies not gated at C = 4: above")),
+            "{:?}",
+            g.not_gated
+        );
+        assert!(
+            g.regressions
+                .iter()
+                .any(|l| l.contains("TTFT p50 (s)") && l.ends_with("at C=2"))
+        );
+        assert!(
+            !g.regressions
+                .iter()
+                .any(|l| l.contains("TTFT") && l.ends_with("at C=4"))
+        );
+        // The loop's slots wait longer per request, so throughput at C=4 is gated and lower.
+        assert!(
+            g.regressions
+                .iter()
+                .any(|l| l.starts_with("b: steady output tok/s") && l.ends_with("at C=4")),
+            "{:?}",
+            g.regressions
+        );
     }
 
     #[test]
@@ -886,7 +1121,13 @@ mod tests {
         assert_eq!(vs.len(), 2);
         assert_eq!(vs[0].outcome, Outcome::Faster);
         assert_eq!(vs[0].levels, [1, 2]);
-        assert_eq!(vs[0].notes, ["only in kpro5: C = 4"]);
+        assert_eq!(
+            vs[0].notes,
+            [
+                "only in kpro5: C = 4",
+                "TTFT p99 and e2e p99 not judged at C = 1, 2: a p99 needs at least 368 requests per level for an interval"
+            ]
+        );
         assert_eq!(vs[1].kind, SweepKind::Context);
         assert_eq!(vs[1].outcome, Outcome::NotCompared);
         assert_eq!(vs[1].notes, ["kpro6 (baseline) has no context sweep"]);

@@ -401,6 +401,33 @@ fn preview(words: &[&str]) -> String {
     words.iter().take(6).copied().collect::<Vec<_>>().join(" ")
 }
 
+/// Lateness of the collector's timer at which a level is flagged `host-busy`: a p99 past
+/// 20 ms, or one wake-up more than half a second late.
+pub const BUSY_P99_S: f64 = 0.02;
+pub const BUSY_MAX_S: f64 = 0.5;
+
+/// The `host-busy` flag, when the collector's timer woke materially late during a level.
+pub fn host_busy_flag(l: &crate::bundle::Lateness) -> Option<Flag> {
+    if l.p99_s <= BUSY_P99_S && l.max_s <= BUSY_MAX_S {
+        return None;
+    }
+    let load = match (l.load_1m, l.cpus) {
+        (Some(load), Some(cpus)) => format!("; load average {load:.1} on {cpus} CPUs"),
+        (Some(load), None) => format!("; load average {load:.1}"),
+        _ => String::new(),
+    };
+    Some(Flag {
+        kind: FlagKind::HostBusy,
+        message: format!(
+            "the client host was busy: llmsweep's own {:.0} ms timer woke up to {:.3} s late (p99 {:.3} s){load}; the numbers may carry the client's delays",
+            l.tick_s * 1e3,
+            l.max_s,
+            l.p99_s
+        ),
+        count: None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -671,5 +698,42 @@ mod tests {
         assert_eq!(degenerate_text(paris), None);
         assert_eq!(degenerate_text("short text"), None);
         assert_eq!(degenerate_text(""), None);
+    }
+}
+
+#[cfg(test)]
+mod busy_tests {
+    use super::*;
+    use crate::bundle::Lateness;
+
+    #[test]
+    fn a_timer_that_woke_late_flags_the_host_busy_with_its_load() {
+        let quiet = Lateness {
+            tick_s: 0.01,
+            ticks: 1000,
+            p99_s: 0.002,
+            max_s: 0.03,
+            load_1m: Some(0.4),
+            cpus: Some(2),
+        };
+        assert_eq!(host_busy_flag(&quiet), None);
+        let busy = Lateness {
+            max_s: 150.6,
+            load_1m: Some(28.0),
+            ..quiet
+        };
+        let f = host_busy_flag(&busy).unwrap();
+        assert_eq!(f.kind, FlagKind::HostBusy);
+        assert_eq!(
+            f.message,
+            "the client host was busy: llmsweep's own 10 ms timer woke up to 150.600 s late (p99 0.002 s); load average 28.0 on 2 CPUs; the numbers may carry the client's delays"
+        );
+        assert!(
+            host_busy_flag(&Lateness {
+                p99_s: 0.05,
+                ..quiet
+            })
+            .is_some()
+        );
     }
 }

@@ -13,11 +13,15 @@ pub mod request;
 pub mod stats;
 
 pub use checks::{
-    TtftTail, cache_counter_flag, client_bound_flag, degenerate_text, level_flags, ttft_tail,
+    TtftTail, cache_counter_flag, client_bound_flag, degenerate_text, host_busy_flag, level_flags,
+    ttft_tail,
 };
 pub use definitions::definitions;
 pub use fit::{PrefillFit, fit_prefill};
-pub use level::{passes, span, steady_window, steady_windows, summarize, tokens_between};
+pub use level::{
+    Cycle, MIN_CYCLES, cycle_log_se, cycle_pm_pct, passes, running_cycles, span, steady_cycles,
+    steady_window, steady_windows, summarize, t_quantile, tokens_between,
+};
 pub use rate::{goodput, meets, rate_point};
 pub use request::{decode_tok_s, end_s, prefill_tok_s};
 pub use stats::{Stats, percentile};

@@ -123,8 +123,9 @@ fn verdict_item(v: &SweepVerdict, c: &Comparison) -> impl IntoView + use<> {
     let marker = match v.outcome {
         Outcome::Faster => "faster",
         Outcome::Slower => "slower",
-        Outcome::Mixed => "in some ways, slower in others",
+        Outcome::Mixed => "mixed",
         Outcome::NoSignificantChange => "no significant change",
+        Outcome::Unresolved => "cannot tell",
         Outcome::NotCompared => "not compared",
     };
     let (before, word, after) = match headline.find(marker) {
@@ -167,6 +168,7 @@ fn outcome_class(o: Outcome) -> &'static str {
         Outcome::Slower => "slower",
         Outcome::Mixed => "mixed",
         Outcome::NoSignificantChange => "no-change",
+        Outcome::Unresolved => "unresolved",
         Outcome::NotCompared => "not-compared",
     }
 }

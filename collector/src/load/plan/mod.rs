@@ -11,7 +11,7 @@ use llmsweep_shared::bundle::{Api, GpuTelemetry};
 
 pub(crate) mod secrets;
 
-use crate::load::run::generator::StopRule;
+use crate::load::run::generator::{Precision, StopRule};
 use secrets::Credentials;
 
 /// Most concurrent requests one level may ask for.
@@ -80,6 +80,9 @@ pub struct ThroughputPlan {
     pub spread: f64,
     /// `--turns`: requests per conversation.
     pub turns: u32,
+    /// How precise each level runs until, when neither `requests`, `duration` nor `repeats`
+    /// fixes its size.
+    pub precision: Option<Precision>,
 }
 
 /// `--find-max-rate`'s settings.
@@ -135,9 +138,10 @@ impl ThroughputPlan {
 
     /// When level `c` stops sending.
     pub fn stop_at(&self, c: u32) -> StopRule {
-        match self.duration {
-            Some(d) => StopRule::Deadline(d),
-            None => StopRule::Count(self.requests_at(c)),
+        match (self.duration, self.precision) {
+            (Some(d), _) => StopRule::Deadline(d),
+            (None, Some(p)) if self.requests.is_none() => StopRule::Precise(p),
+            (None, _) => StopRule::Count(self.requests_at(c)),
         }
     }
 }

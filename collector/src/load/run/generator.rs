@@ -1,6 +1,6 @@
 //! The load generator: in a closed loop, C workers, each sending its next request as soon as its
-//! previous one ends, until the point's budget (a request count or a deadline) is spent; in an
-//! open loop, requests sent on a schedule of arrivals, whether or not earlier ones finished.
+//! previous one ends, until the point's budget (a request count, a deadline, or a precision
+//! reached within a time cap) is spent; in an open loop, requests sent on a schedule of arrivals, whether or not earlier ones finished.
 //!
 //! The hot loop only sends, timestamps and forwards records; summaries are computed afterwards.
 
@@ -25,6 +25,52 @@ pub enum StopRule {
     Count(u64),
     /// No request is sent after this long; requests in flight finish.
     Deadline(Duration),
+    /// Closed loop: no request is sent once the level is as precise as asked, or after the
+    /// cap; requests in flight finish.
+    Precise(Precision),
+}
+
+/// When a closed-loop level is precise enough to stop sending.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Precision {
+    /// Half the 95 % interval of the steady output throughput, in per cent of it.
+    pub steady_pct: f64,
+    /// No request is sent after this long, precise or not.
+    pub cap: Duration,
+    /// The server's running limit, when it says: once the level is precise, requests queued
+    /// behind it are cut instead of waited for (see [`InFlight::cut`]).
+    pub running: Option<u32>,
+}
+
+/// Cycles (see [`llmsweep_shared::metrics::steady_cycles`]) a level runs at least before its
+/// precision is judged: a few waves of the server's batch, so one odd wave is seen as such.
+pub(crate) const MIN_PRECISE_CYCLES: usize = 3;
+
+impl Precision {
+    /// Whether the requests finished so far at concurrency `c` pin the level down: its steady
+    /// throughput over at least [`MIN_PRECISE_CYCLES`] cycles within the asked share, and
+    /// enough requests for its TTFT p50 to have an interval.
+    ///
+    /// TTFT p50 is not held to a width: a closed loop's TTFTs cluster by place in the queue
+    /// (at C=2 on a server that prefills one at a time, half wait for the other's prefill), and
+    /// a median between two clusters stays as wide as the gap however long the level runs.
+    pub fn reached(&self, records: &[RequestRecord], c: u32) -> bool {
+        use llmsweep_shared::compare::interval::percentile_log_bounds;
+        use llmsweep_shared::metrics::{cycle_pm_pct, percentile, running_cycles};
+        let cycles = running_cycles(records, c);
+        if cycles.len() < MIN_PRECISE_CYCLES {
+            return false;
+        }
+        if !cycle_pm_pct(&cycles).is_some_and(|pm| pm <= self.steady_pct) {
+            return false;
+        }
+        let ttft: Vec<f64> = records
+            .iter()
+            .filter(|r| r.is_ok())
+            .filter_map(|r| r.ttft_s)
+            .collect();
+        percentile(&ttft, 50.0).is_some_and(|p50| percentile_log_bounds(ttft, 0.5, p50).is_some())
+    }
 }
 
 /// Ways a run is interrupted: stop sending (the first Ctrl-C), and abort what is in flight (after
@@ -141,6 +187,8 @@ pub(crate) struct LoadResult {
     pub interrupted: bool,
     /// Why the point stopped early because the server looked down, when it did.
     pub outage: Option<String>,
+    /// A [`StopRule::Precise`] level stopped by its cap before it was precise.
+    pub capped: bool,
 }
 
 /// Consecutive failures that look like the server is down before a point stops: a blip of one
@@ -242,8 +290,20 @@ pub(crate) async fn run(
     // An outage stops this point's sending and aborts what it has in flight; an interrupt does
     // both for the whole run.
     let down = CancellationToken::new();
+    // Cancelled once a precise level is precise enough.
+    let enough = CancellationToken::new();
     let abort = interrupt.abort.child_token();
     let (tx, rx) = mpsc::unbounded_channel();
+    let judge = match spec.stop {
+        StopRule::Precise(p) => Some(Arc::new(std::sync::Mutex::new(Judge {
+            precision: p,
+            concurrency: spec.concurrency,
+            enough: enough.clone(),
+            records: Vec::new(),
+            in_flight: InFlight::default(),
+        }))),
+        _ => None,
+    };
     for slot in 0..spec.concurrency {
         let worker = Worker {
             slot: slot as usize,
@@ -253,6 +313,8 @@ pub(crate) async fn run(
             tx: tx.clone(),
             stop_sending: interrupt.stop_sending.clone(),
             down: down.clone(),
+            enough: enough.clone(),
+            judge: judge.clone(),
             abort: abort.clone(),
             spec,
             origin,
@@ -262,12 +324,76 @@ pub(crate) async fn run(
     }
     drop(tx);
     let (finished, outage) = collect(&client, rx, &down, &abort, &mut on_done).await;
+    let interrupted = interrupt.is_stopped();
     LoadResult {
         finished,
         origin,
         started_at,
-        interrupted: interrupt.is_stopped(),
+        interrupted,
+        capped: matches!(spec.stop, StopRule::Precise(_))
+            && !enough.is_cancelled()
+            && !interrupted
+            && outage.is_none(),
         outage,
+    }
+}
+
+/// A precise level's requests in flight, by index: when each was sent and how to abort it.
+#[derive(Default)]
+struct InFlight {
+    sent: std::collections::HashMap<u64, (f64, CancellationToken)>,
+    /// The requests cut at the level's end.
+    cut: std::collections::HashSet<u64>,
+}
+
+/// Why a request cut at a precise level's end has no numbers.
+const CUT: &str = "cut at the level's end: it was queued behind the server's running limit when the level became precise, and is not counted";
+
+impl InFlight {
+    /// Once the level is precise: the `running` oldest requests in flight are being served and
+    /// finish; the later ones wait in the server's queue, and waiting them out would take a
+    /// whole queue's worth of time for nothing the level needs. They are aborted, and the level
+    /// is every request sent before the first of them — a prefix in sending order, as a fixed
+    /// count would give, so no request is left out for being slow.
+    fn cut(&mut self, running: u32) {
+        let mut by_start: Vec<(f64, u64)> = self.sent.iter().map(|(&i, &(t, _))| (t, i)).collect();
+        by_start.sort_by(|a, b| a.0.total_cmp(&b.0));
+        for &(_, i) in by_start.iter().skip(running as usize) {
+            if let Some((_, token)) = self.sent.get(&i) {
+                token.cancel();
+                self.cut.insert(i);
+            }
+        }
+    }
+}
+
+/// Watches a precise level's finished requests and says when it is precise enough.
+struct Judge {
+    precision: Precision,
+    concurrency: u32,
+    enough: CancellationToken,
+    records: Vec<RequestRecord>,
+    in_flight: InFlight,
+}
+
+impl Judge {
+    /// Takes one finished request and judges the level with it: a worker calls it before it
+    /// sends its next request, so none is sent once the level is precise.
+    fn see(&mut self, r: &RequestRecord) {
+        if self.enough.is_cancelled() {
+            return;
+        }
+        self.records.push(r.clone());
+        // A level whose every request fails has no throughput to be precise about: it stops
+        // where a fixed level of `max(8, 2C)` requests would have.
+        let fixed = (2 * self.concurrency as usize).max(8);
+        let none_ok = self.records.len() >= fixed && !self.records.iter().any(|r| r.is_ok());
+        if none_ok || self.precision.reached(&self.records, self.concurrency) {
+            self.enough.cancel();
+            if let Some(m) = self.precision.running {
+                self.in_flight.cut(m);
+            }
+        }
     }
 }
 
@@ -321,6 +447,7 @@ async fn run_open(
     let span = match spec.stop {
         StopRule::Count(n) => Span::Count(n),
         StopRule::Deadline(d) => Span::Seconds(d.as_secs_f64()),
+        StopRule::Precise(p) => Span::Seconds(p.cap.as_secs_f64()),
     };
     let due = schedule(open.arrival, open.rate, open.burstiness, open.seed, span);
     let down = CancellationToken::new();
@@ -382,6 +509,7 @@ async fn run_open(
         started_at,
         interrupted: interrupt.is_stopped(),
         outage,
+        capped: false,
     }
 }
 
@@ -527,6 +655,10 @@ struct Worker {
     stop_sending: CancellationToken,
     /// The server looks down: stop sending.
     down: CancellationToken,
+    /// The level is precise enough: stop sending.
+    enough: CancellationToken,
+    /// A precise level's judge, shared by its workers.
+    judge: Option<Arc<std::sync::Mutex<Judge>>>,
     abort: CancellationToken,
     spec: LoadSpec,
     origin: Instant,
@@ -539,12 +671,18 @@ impl Worker {
         // The conversation in progress (`--turns`).
         let mut conversation = Conversation::default();
         loop {
-            if self.stop_sending.is_cancelled() || self.down.is_cancelled() {
+            if self.stop_sending.is_cancelled()
+                || self.down.is_cancelled()
+                || self.enough.is_cancelled()
+            {
                 return;
             }
-            if let StopRule::Deadline(d) = self.spec.stop
-                && self.begun.elapsed() >= d
-            {
+            let deadline = match self.spec.stop {
+                StopRule::Deadline(d) => Some(d),
+                StopRule::Precise(p) => Some(p.cap),
+                StopRule::Count(_) => None,
+            };
+            if deadline.is_some_and(|d| self.begun.elapsed() >= d) {
                 return;
             }
             let index = self.next.fetch_add(1, Ordering::Relaxed);
@@ -562,6 +700,18 @@ impl Worker {
             let prompt = resent.as_ref().unwrap_or(&user);
             let output_len = prompt.output_len.unwrap_or(output_len);
             let own_len = self.spec.spread > 0.0 || prompt.output_len.is_some();
+            // A precise level's request can be cut alone at the level's end.
+            let abort = match &self.judge {
+                Some(judge) => {
+                    let token = self.abort.child_token();
+                    if let Ok(mut j) = judge.lock() {
+                        let at = self.origin.elapsed().as_secs_f64();
+                        j.in_flight.sent.insert(index, (at, token.clone()));
+                    }
+                    token
+                }
+                None => self.abort.clone(),
+            };
             let mut f = self
                 .client
                 .generate(
@@ -569,7 +719,7 @@ impl Worker {
                     prompt,
                     output_len,
                     self.origin,
-                    &self.abort,
+                    &abort,
                     conversation.keep(self.spec.turns),
                 )
                 .await;
@@ -577,18 +727,31 @@ impl Worker {
                 f.record.output_asked = Some(output_len);
             }
             f.record.repeat = self.spec.pass.map(|p| p.index);
+            if let Some(judge) = &self.judge
+                && let Ok(mut j) = judge.lock()
+            {
+                j.in_flight.sent.remove(&index);
+                if j.in_flight.cut.contains(&index) {
+                    if let Some(e) = f.record.error.as_mut() {
+                        e.message = CUT.into();
+                    }
+                } else {
+                    j.see(&f.record);
+                }
+            }
             if self.spec.turns > 1 {
                 conversation = std::mem::take(&mut conversation)
                     .answered(user.text, &mut f, self.spec.turns)
                     .unwrap_or_default();
             }
-            // The connection goes back to the pool a few task hops after the body ends; the
-            // next request, sent before that, would open a connection of its own.
-            for _ in 0..YIELDS {
-                tokio::task::yield_now().await;
-            }
             if self.tx.send((index, f)).is_err() {
                 return;
+            }
+            // The connection goes back to the pool a few task hops after the body ends; the
+            // next request, sent before that, would open a connection of its own. Meanwhile
+            // the collector sees the record, and a precise level may have had enough.
+            for _ in 0..YIELDS {
+                tokio::task::yield_now().await;
             }
         }
     }

@@ -166,6 +166,69 @@ fn meminfo_total() -> Option<u64> {
     proc_kb_field("/proc/meminfo", "MemTotal:")
 }
 
+/// How often the lateness probe asks to wake.
+const LATENESS_TICK: std::time::Duration = std::time::Duration::from_millis(10);
+
+/// Most wake-ups a probe keeps (a level of almost three hours at its tick).
+const MAX_TICKS: usize = 1 << 20;
+
+/// The collector's own scheduling lateness during a point: a task that asks to wake every
+/// [`LATENESS_TICK`] and records how late each wake-up came. On a quiet host it is about a
+/// millisecond (the timer's grain); when other processes hold the CPUs, or the collector's own
+/// work starves its runtime, it grows, and the numbers carry those delays.
+pub(crate) struct LatenessProbe {
+    stop: tokio_util::sync::CancellationToken,
+    task: tokio::task::JoinHandle<Vec<f64>>,
+}
+
+impl LatenessProbe {
+    pub(crate) fn start() -> LatenessProbe {
+        let stop = tokio_util::sync::CancellationToken::new();
+        let until = stop.clone();
+        let task = tokio::spawn(async move {
+            let mut late = Vec::new();
+            let mut next = tokio::time::Instant::now() + LATENESS_TICK;
+            loop {
+                tokio::select! {
+                    _ = tokio::time::sleep_until(next) => {}
+                    _ = until.cancelled() => return late,
+                }
+                let now = tokio::time::Instant::now();
+                if late.len() < MAX_TICKS {
+                    late.push((now - next).as_secs_f64());
+                }
+                // After a long delay the next wake-up is a tick from now, not a burst of
+                // catch-up ticks that would each count the same delay again.
+                next = (next + LATENESS_TICK).max(now + LATENESS_TICK / 2);
+            }
+        });
+        LatenessProbe { stop, task }
+    }
+
+    /// Stops the probe: its p99 and largest lateness, and the host's load now.
+    pub(crate) async fn finish(self) -> Option<llmsweep_shared::bundle::Lateness> {
+        self.stop.cancel();
+        let late = self.task.await.ok()?;
+        let stats = llmsweep_shared::metrics::Stats::from_values(late.iter().copied())?;
+        Some(llmsweep_shared::bundle::Lateness {
+            tick_s: LATENESS_TICK.as_secs_f64(),
+            ticks: late.len() as u64,
+            p99_s: stats.p99,
+            max_s: stats.max,
+            load_1m: load_1m(),
+            cpus: std::thread::available_parallelism()
+                .ok()
+                .map(|n| n.get() as u64),
+        })
+    }
+}
+
+/// The 1-minute load average (Linux), `None` elsewhere.
+fn load_1m() -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
+    text.split_whitespace().next()?.parse().ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

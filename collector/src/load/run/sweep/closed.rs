@@ -1,11 +1,11 @@
 //! The closed-loop throughput sweep: one level per concurrency, in the plan's order, with the
 //! time the levels still to run will take.
 
-use llmsweep_shared::bundle::{Point, Sweep, SweepKind};
+use llmsweep_shared::bundle::{LevelPrecision, Point, Sweep, SweepKind};
 
 use crate::load::events::Event;
 use crate::load::plan::ThroughputPlan;
-use crate::load::run::generator::LoadSpec;
+use crate::load::run::generator::{LoadSpec, MIN_PRECISE_CYCLES, StopRule};
 use crate::load::run::session::Session;
 
 use super::point::{gave_up, measure, resuming_note, stream_id};
@@ -34,6 +34,10 @@ pub(crate) async fn levels(
         rate: None,
         slo: None,
         length_spread: plan.length_spread(),
+        precision: plan.precision.map(|p| LevelPrecision {
+            steady_pct: p.steady_pct,
+            cap_s: p.cap.as_secs_f64(),
+        }),
         points: Vec::new(),
     });
     let have: Vec<String> = plan
@@ -57,7 +61,9 @@ pub(crate) async fn levels(
                 plan.requests_at(c)
             ));
         }
-        let Some(point) = measure(s, spec(plan, c), plan.repeats, format!("C={c}")).await else {
+        let running = s.writer.bundle().target.max_running_requests;
+        let load = spec(plan, c, running);
+        let Some(point) = measure(s, load, plan.repeats, format!("C={c}")).await else {
             break;
         };
         s.tell(Event::Point {
@@ -95,11 +101,16 @@ pub(crate) async fn levels(
     Ok(())
 }
 
-/// The load of level `c`.
-fn spec(plan: &ThroughputPlan, c: u32) -> LoadSpec {
+/// The load of level `c`, against a server that runs at most `running` requests at once when
+/// it says so.
+fn spec(plan: &ThroughputPlan, c: u32, running: Option<u64>) -> LoadSpec {
+    let mut stop = plan.stop_at(c);
+    if let StopRule::Precise(p) = &mut stop {
+        p.running = running.and_then(|m| u32::try_from(m).ok());
+    }
     LoadSpec {
         concurrency: c,
-        stop: plan.stop_at(c),
+        stop,
         input_len: plan.input_len,
         output_len: plan.output_len,
         stream: stream_id(SweepKind::Throughput, c, plan.input_len),
@@ -126,6 +137,21 @@ fn remaining_s(plan: &ThroughputPlan, last: &Point, rest: &[u32]) -> Option<(f64
     let s = last.summary.as_ref()?;
     let e2e = s.e2e_s?.p50;
     let rate = s.steady_tok_s.unwrap_or(s.agg_tok_s);
+    if let (Some(p), None) = (plan.precision, plan.requests) {
+        // A precise level runs a few waves at least, and at most its cap.
+        let waves = (MIN_PRECISE_CYCLES + 1) as f64;
+        let cap = p.cap.as_secs_f64();
+        let lo = rest.len() as f64 * waves * e2e;
+        let hi: f64 = rest
+            .iter()
+            .map(|&c| {
+                let tokens = waves * f64::from(c) * plan.output_len as f64;
+                (if rate > 0.0 { tokens / rate } else { cap })
+                    .clamp(waves * e2e, cap.max(waves * e2e))
+            })
+            .sum();
+        return Some((lo, hi));
+    }
     let lo: f64 = rest
         .iter()
         .map(|&c| plan.requests_at(c).div_ceil(u64::from(c)) as f64 * e2e)
@@ -157,6 +183,7 @@ mod tests {
             open: None,
             spread: 0.0,
             turns: 1,
+            precision: None,
         };
         let mut last = Point::empty(4, 1000, 500);
         let mut s = llmsweep_shared::metrics::summarize(&[], 4, 500, &[]);

@@ -36,6 +36,7 @@ pub(crate) async fn context(
         rate: None,
         slo: None,
         length_spread: None,
+        precision: None,
         points: Vec::new(),
     });
     let max_context = s.writer.bundle().target.max_context;

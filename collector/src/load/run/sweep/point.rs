@@ -7,7 +7,8 @@ use llmsweep_shared::bundle::{
     DiscardedAttempt, ErrorKind, Flag, FlagKind, Point, PointStatus, RequestRecord, SweepKind,
 };
 use llmsweep_shared::metrics::{
-    Stats, cache_counter_flag, client_bound_flag, degenerate_text, level_flags, summarize,
+    Stats, cache_counter_flag, client_bound_flag, degenerate_text, host_busy_flag, level_flags,
+    summarize,
 };
 
 use crate::load::events::Event;
@@ -213,7 +214,9 @@ async fn measure_once(
     )
     .await;
     let cpu_before = crate::load::server::host::client_cpu_s();
+    let lateness = crate::load::server::host::LatenessProbe::start();
     let result = run_passes(s, spec, passes, label, origin).await;
+    let lateness = lateness.finish().await;
     let (server_samples, gpu_samples) = sampler.stop().await;
     if result.finished.is_empty() {
         return None;
@@ -242,6 +245,10 @@ async fn measure_once(
     point
         .flags
         .extend(client_bound(s, &point, client_cpu, wall));
+    point
+        .flags
+        .extend(lateness.as_ref().and_then(host_busy_flag));
+    point.client_lateness = lateness;
     Some((point, result.outage))
 }
 
@@ -389,7 +396,7 @@ fn pass_spec(spec: LoadSpec, pass: u32, passes: u32) -> LoadSpec {
     let per_pass = match spec.stop {
         StopRule::Count(n) => n,
         // A timed pass sends as many as it can: give each pass its own range of prompts.
-        StopRule::Deadline(_) => 1 << 32,
+        StopRule::Deadline(_) | StopRule::Precise(_) => 1 << 32,
     };
     LoadSpec {
         pass: (passes > 1).then_some(Pass {
@@ -411,7 +418,7 @@ fn label_of(label: &str, pass: u32, passes: u32) -> String {
 async fn run_point(s: &Session, spec: LoadSpec, label: String, origin: Instant) -> LoadResult {
     let total = match spec.stop {
         StopRule::Count(n) => Some(n),
-        StopRule::Deadline(_) => None,
+        StopRule::Deadline(_) | StopRule::Precise(_) => None,
     };
     s.tell(Event::Sending {
         label: &label,
@@ -457,6 +464,23 @@ pub(crate) fn build_point(spec: &LoadSpec, result: &LoadResult, expected_cached:
     let summary = summarize(&counted, spec.concurrency, spec.output_len, &gaps);
     let mut flags = level_flags(&counted, spec.output_len, expected_cached);
     flags.extend(degenerate_flag(&result.finished));
+    if let StopRule::Precise(p) = spec.stop
+        && result.capped
+    {
+        let reached = summary.steady_pm_pct.map_or_else(
+            || "not known (too few waves for an interval)".to_string(),
+            |pm| format!("±{pm:.1} %"),
+        );
+        flags.push(Flag {
+            kind: FlagKind::Capped,
+            message: format!(
+                "stopped sending at the {:.0} s cap (--max-level-time) with steady tok/s known to {reached}, short of the ±{} % asked (--precision)",
+                p.cap.as_secs_f64(),
+                p.steady_pct
+            ),
+            count: None,
+        });
+    }
     if result.interrupted {
         flags.push(Flag {
             kind: FlagKind::Interrupted,

@@ -90,6 +90,7 @@ fn rate_sweep(
         }),
         slo: None,
         length_spread: plan.length_spread(),
+        precision: None,
         points: Vec::new(),
     }
 }
