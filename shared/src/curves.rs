@@ -495,6 +495,7 @@ pub(crate) mod tests {
             b_s_per_token: 1e-4,
             c_s_per_token2: 0.0,
             rms_residual_s: 0.0,
+            lengths: 0,
             samples: 6,
             min_len: 1000,
             max_len: 2000,

@@ -361,7 +361,13 @@ fn golden_v1_bundle_reads_and_its_numbers_recompute() {
         .flat_map(|p| &p.requests)
         .map(|r| (r.prompt_tokens.unwrap(), r.ttft_s.unwrap()))
         .collect();
-    assert_eq!(llmsweep_shared::metrics::fit_prefill(&samples), Some(fit));
+    // The golden bundle predates `lengths`: it reads as 0, and the refit counts its 2.
+    assert_eq!(fit.lengths, 0);
+    let refit = llmsweep_shared::metrics::fit_prefill(&samples).unwrap();
+    assert_eq!(
+        refit,
+        llmsweep_shared::metrics::PrefillFit { lengths: 2, ..fit }
+    );
 }
 
 const GOLDEN_IMPORTED_V1: &str = include_str!("fixtures/bundle-v1-imported.json");

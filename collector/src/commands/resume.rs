@@ -82,9 +82,9 @@ pub fn plan(path: &Path, now: &[String]) -> anyhow::Result<RunPlan> {
         .unwrap_or(Path::new("."))
         .to_path_buf();
     plan.output.seed = bundle.workload.seed;
-    if let Some(prefix) = bundle.workload.prefix_seed {
-        plan.output.prefix_seed = prefix;
-    }
+    // The prompts' prefixes stay this session's own (a new random seed), not the bundle's: the
+    // server may hold the interrupted run's prompts in its cache. Each point says its seed.
+    plan.output.prefix_seed = current.output.prefix_seed;
     plan.output.wide = current.output.wide;
     plan.resume = Some(Resume {
         path: path.to_path_buf(),

@@ -572,12 +572,12 @@ fn print_fit(sweep: &Sweep) {
         return;
     };
     say(&format!(
-        "\nprefill fit over {} requests at {}..{} tokens: {} (rms residual {:.3} s)",
+        "\nprefill fit over {} requests at {}..{} tokens: {} ({})",
         fit.samples,
         fit.min_len,
         fit.max_len,
         fit.describe(),
-        fit.rms_residual_s
+        fit.residual_text()
     ));
     for p in sweep.points.iter().filter(|p| p.predicted_ttft_s.is_some()) {
         say(&format!(

@@ -99,8 +99,15 @@ async fn a_level_is_run_again_once_the_server_is_back() {
         "{}",
         flag.message
     );
-    // Nothing of the discarded attempt is in the level's numbers.
+    // Nothing of the discarded attempt is in the level's numbers, and none of its prompts
+    // was sent again: the rerun's prefixes are fresh, and said.
     assert_eq!(c1.summary.as_ref().unwrap().failed, 0);
+    assert!(c1.prefix_seed.is_some());
+    assert!(
+        c1.requests
+            .iter()
+            .all(|r| d.requests.iter().all(|x| x.prompt_hash != r.prompt_hash))
+    );
     assert_eq!(points[1].status, PointStatus::Ok);
     assert!(points[1].discarded.is_empty());
 }

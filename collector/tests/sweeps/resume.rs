@@ -138,6 +138,28 @@ async fn an_interrupted_run_is_finished_in_the_same_bundle() {
         assert!(p.flags.iter().all(|f| f.kind != FlagKind::Interrupted));
     }
     assert_eq!(after.workload.prefix_seed, before.workload.prefix_seed);
+    // The levels run by the resume began their prompts with fresh prefixes, said per point,
+    // so the server held nothing of them from the interrupted run; their content is the same.
+    assert_eq!(points[0].prefix_seed, None);
+    let fresh = points[1]
+        .prefix_seed
+        .expect("a resumed level says its prefix seed");
+    assert_ne!(Some(fresh), before.workload.prefix_seed);
+    assert_eq!(points[2].prefix_seed, Some(fresh));
+    let cut_c2: Vec<&str> = before.sweeps[0]
+        .points
+        .iter()
+        .filter(|p| p.concurrency == 2)
+        .flat_map(|p| &p.requests)
+        .map(|r| r.prompt_hash.as_str())
+        .collect();
+    assert!(
+        points[1]
+            .requests
+            .iter()
+            .all(|r| !cut_c2.contains(&r.prompt_hash.as_str())),
+        "no prompt of the cut-short C=2 is sent again"
+    );
     // The digest is over the kept levels' prompts, the cut-short C=2 left out.
     let hashes = points
         .iter()

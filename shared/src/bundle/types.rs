@@ -652,6 +652,11 @@ pub struct Point {
     /// The collector's own CPU time during the point / its wall time (1.0 = one core busy).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_cpu: Option<f64>,
+    /// The per-run prompt prefix seed this point's prompts began with, when it is not the
+    /// bundle's (`workload.prefix_seed`): a point run again after an outage, or by `--resume`,
+    /// sends fresh prefixes so the server's cache holds nothing of an earlier attempt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix_seed: Option<u64>,
     /// How late the collector's own timer woke during the point: how busy its host was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_lateness: Option<Lateness>,
@@ -709,6 +714,7 @@ impl Point {
             gpu_samples: None,
             client_cpu: None,
             client_lateness: None,
+            prefix_seed: None,
             predicted_ttft_s: None,
             imported: None,
             discarded: Vec::new(),

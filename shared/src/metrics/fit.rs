@@ -15,6 +15,9 @@ pub struct PrefillFit {
     /// Shortest and longest input length fitted; predictions outside are extrapolations.
     pub min_len: u64,
     pub max_len: u64,
+    /// Distinct input lengths fitted (0 in bundles written before it was kept).
+    #[serde(default)]
+    pub lengths: u64,
 }
 
 impl PrefillFit {
@@ -22,6 +25,21 @@ impl PrefillFit {
     pub fn predict_s(&self, len: u64) -> f64 {
         let l = len as f64;
         self.a_s + self.b_s_per_token * l + self.c_s_per_token2 * l * l
+    }
+
+    /// How well the curve fits: its rms residual when there are more lengths than coefficients;
+    /// otherwise the curve passes through every length's mean by construction, and a residual
+    /// would claim a fit that was never tested.
+    pub fn residual_text(&self) -> String {
+        let coefficients = if self.c_s_per_token2 != 0.0 { 3 } else { 2 };
+        if self.lengths > coefficients {
+            format!("rms residual {:.3} s", self.rms_residual_s)
+        } else {
+            format!(
+                "through {} lengths with {coefficients} coefficients: nothing left to test the curve against",
+                self.lengths
+            )
+        }
     }
 
     /// "TTFT ≈ 0.090 s + 72.0 µs/token · L + 1.6e-10 s/token² · L²"
@@ -86,6 +104,7 @@ pub fn fit_prefill(samples: &[(u64, f64)]) -> Option<PrefillFit> {
         samples: samples.len() as u64,
         min_len,
         max_len,
+        lengths: lens.len() as u64,
     };
     let sq: f64 = samples
         .iter()
@@ -178,7 +197,19 @@ mod tests {
             samples: 3,
             min_len: 1,
             max_len: 2,
+            lengths: 2,
         };
         assert_eq!(f.describe(), "TTFT ≈ 0.090 s + 72.00 µs/token · L");
+        // A line through two lengths passes through both: no residual is claimed.
+        assert_eq!(
+            f.residual_text(),
+            "through 2 lengths with 2 coefficients: nothing left to test the curve against"
+        );
+        let three = PrefillFit {
+            lengths: 3,
+            rms_residual_s: 0.0123,
+            ..f
+        };
+        assert_eq!(three.residual_text(), "rms residual 0.012 s");
     }
 }

@@ -17,6 +17,10 @@ pub fn summarize(
     output_len: u64,
     itl_gaps_s: &[f64],
 ) -> Summary {
+    // A request aborted by the client (an interrupt, or cut at a precise level's end) is not
+    // the server's doing: it is not counted, though it held its slot while it lasted, so the
+    // steady window and the wall time still see it.
+    let counted: Vec<&RequestRecord> = records.iter().filter(|r| !is_aborted(r)).collect();
     let ok: Vec<&RequestRecord> = records.iter().filter(|r| r.is_ok()).collect();
     let output_tokens: u64 = ok.iter().map(|r| r.output_tokens).sum();
     let wall_s = wall_s(records);
@@ -27,15 +31,15 @@ pub fn summarize(
     let steady = (!windows.is_empty()).then_some((steady_tokens, steady_len));
     let cycles = steady_cycles(records, concurrency);
     Summary {
-        requests: records.len() as u64,
+        requests: counted.len() as u64,
         ok: ok.len() as u64,
-        failed: (records.len() - ok.len()) as u64,
+        failed: (counted.len() - ok.len()) as u64,
         short: ok
             .iter()
             .filter(|r| r.output_tokens < r.asked(output_len))
             .count() as u64,
         output_tokens,
-        output_tokens_asked: records.iter().map(|r| r.asked(output_len)).sum(),
+        output_tokens_asked: counted.iter().map(|r| r.asked(output_len)).sum(),
         wall_s,
         agg_tok_s: per_wall(output_tokens as f64),
         steady_tok_s: steady.map(|(tokens, len)| tokens / len),
@@ -49,6 +53,13 @@ pub fn summarize(
         itl_s: Stats::from_values(itl_gaps_s.iter().copied()),
         prefill_tok_s: Stats::from_values(ok.iter().filter_map(|r| prefill_tok_s(r))),
     }
+}
+
+/// Whether the client aborted the request (it has no numbers of its own).
+fn is_aborted(r: &RequestRecord) -> bool {
+    r.error
+        .as_ref()
+        .is_some_and(|e| e.kind == crate::bundle::ErrorKind::Cancelled)
 }
 
 /// A level's records split by the pass that sent them ([`RequestRecord::repeat`]), in pass
@@ -508,5 +519,27 @@ mod tests {
             }
         }
         assert!((360..=395).contains(&covered), "covered {covered} of 400");
+    }
+
+    #[test]
+    fn a_request_the_client_aborted_holds_its_slot_but_is_not_counted() {
+        // Slot A: [0, 4]. Slot B: [0, 1], [1, 3], then one sent at 3 and cut at 3.5.
+        let mut cut = rec(3.0, 0.0, 0.5, 0);
+        cut.error = Some(crate::bundle::RequestError {
+            kind: crate::bundle::ErrorKind::Cancelled,
+            status: None,
+            message: "cut at the level's end".into(),
+        });
+        let rs = [
+            rec(0.0, 0.1, 4.0, 41),
+            rec(0.0, 0.1, 1.0, 11),
+            rec(1.0, 0.1, 2.0, 21),
+            cut,
+        ];
+        let s = summarize(&rs, 2, 11, &[]);
+        assert_eq!((s.requests, s.ok, s.failed), (3, 3, 0));
+        // Both slots were busy until the cut: the window runs from 0 to 3.5.
+        assert!((s.steady_window_s.unwrap() - 3.5).abs() < 1e-12, "{s:?}");
+        assert!((s.wall_s - 4.0).abs() < 1e-12);
     }
 }

@@ -1,7 +1,7 @@
 //! The context sweep: every length at every concurrency, lengths beyond the server's context
 //! skipped with the reason, then the prefill curve fitted to predict them.
 
-use llmsweep_shared::bundle::{Point, PointStatus, Sweep, SweepKind};
+use llmsweep_shared::bundle::{FlagKind, Point, PointStatus, Sweep, SweepKind};
 use llmsweep_shared::metrics::{PrefillFit, fit_prefill};
 
 use crate::load::events::Event;
@@ -127,22 +127,128 @@ fn skipped_point(spec: &LoadSpec, reason: String) -> Point {
 /// ones add queueing to TTFT), stores it, and predicts the skipped points.
 pub(crate) fn fit_context(sweep: &mut Sweep) -> Option<PrefillFit> {
     let c = sweep.concurrency.iter().copied().min()?;
+    // A point served from the cache, stalled, or run on a busy host says nothing of prefill.
+    let fitted = |p: &&Point| {
+        p.concurrency == c
+            && p.status == PointStatus::Ok
+            && !p.flags.iter().any(|f| {
+                matches!(
+                    f.kind,
+                    FlagKind::PrefixCache | FlagKind::Stall | FlagKind::HostBusy
+                )
+            })
+    };
     let samples: Vec<(u64, f64)> = sweep
         .points
         .iter()
-        .filter(|p| p.concurrency == c && p.status == PointStatus::Ok)
+        .filter(fitted)
         .flat_map(|p| &p.requests)
         .filter(|r| r.is_ok())
         .filter_map(|r| Some((r.prompt_tokens.unwrap_or(r.input_tokens), r.ttft_s?)))
         .collect();
     let fit = fit_prefill(&samples)?;
+    // The longest prompt measured and its TTFT: a longer one cannot prefill sooner.
+    let longest = samples
+        .iter()
+        .copied()
+        .max_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
     for p in sweep
         .points
         .iter_mut()
         .filter(|p| p.status == PointStatus::Skipped)
     {
-        p.predicted_ttft_s = Some(fit.predict_s(p.input_len));
+        let t = fit.predict_s(p.input_len);
+        match longest {
+            Some((len, ttft)) if !(t.is_finite() && t >= ttft) => {
+                let why = format!(
+                    "no prediction: the prefill fit gives {t:.2} s, below the {ttft:.2} s measured at {len} tokens, which no longer prompt can be"
+                );
+                p.reason = Some(match p.reason.take() {
+                    Some(r) => format!("{r}; {why}"),
+                    None => why,
+                });
+            }
+            _ => p.predicted_ttft_s = Some(t),
+        }
     }
     sweep.prefill_fit = Some(fit);
     Some(fit)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use llmsweep_shared::bundle::{Flag, RequestRecord};
+
+    fn measured(len: u64, ttft: f64) -> Point {
+        let mut p = Point::empty(1, len, 16);
+        p.requests = (0..2)
+            .map(|i| RequestRecord {
+                prompt_tokens: Some(len),
+                ..RequestRecord::test_ok(f64::from(i) * 10.0, ttft, ttft + 1.0, 16)
+            })
+            .collect();
+        p
+    }
+
+    fn skipped(len: u64) -> Point {
+        Point {
+            status: PointStatus::Skipped,
+            reason: Some("needs more tokens than the server's context".into()),
+            ..Point::empty(1, len, 16)
+        }
+    }
+
+    fn sweep(points: Vec<Point>) -> Sweep {
+        let mut b = llmsweep_shared::Bundle::from_json(include_str!(
+            "../../../../../shared/tests/fixtures/bundle-v1-run.json"
+        ))
+        .unwrap();
+        let mut s = b.sweeps.remove(0);
+        s.concurrency = vec![1];
+        s.points = points;
+        s
+    }
+
+    #[test]
+    fn a_prediction_no_longer_prompt_could_have_is_refused_with_the_reason() {
+        // 3000 tokens answered sooner than 1000 (a cache hit, unflagged): the line through them
+        // falls below zero by 8000 tokens.
+        let mut s = sweep(vec![
+            measured(1000, 1.0),
+            measured(3000, 0.25),
+            skipped(8000),
+        ]);
+        let fit = fit_context(&mut s).unwrap();
+        assert!(fit.predict_s(8000) < 0.0);
+        let p = &s.points[2];
+        assert_eq!(p.predicted_ttft_s, None);
+        assert!(
+            p.reason.as_deref().unwrap().ends_with(
+                "no prediction: the prefill fit gives -1.62 s, below the 0.25 s measured at 3000 tokens, which no longer prompt can be"
+            ),
+            "{:?}",
+            p.reason
+        );
+    }
+
+    #[test]
+    fn a_point_flagged_as_served_from_the_cache_is_left_out_of_the_fit() {
+        let mut cached = measured(3000, 0.25);
+        cached.flags.push(Flag {
+            kind: FlagKind::PrefixCache,
+            message: "cached".into(),
+            count: Some(2),
+        });
+        let mut s = sweep(vec![
+            measured(1000, 0.2),
+            cached,
+            measured(4000, 0.5),
+            measured(8000, 0.9),
+            skipped(16_000),
+        ]);
+        let fit = fit_context(&mut s).unwrap();
+        assert_eq!((fit.samples, fit.lengths), (6, 3));
+        assert!(s.points[4].predicted_ttft_s.unwrap() > 0.9);
+    }
 }

@@ -15,6 +15,7 @@ use crate::load::events::Event;
 use crate::load::run::generator::{self, LoadResult, LoadSpec, Pass, StopRule};
 use crate::load::run::session::Session;
 use crate::load::run::stream::trace::Finished;
+use crate::load::workload::PromptBuilder;
 use crate::telemetry::{Sampler, with_tokens};
 
 /// How often server metrics and GPUs are sampled during a point.
@@ -72,8 +73,46 @@ pub(crate) async fn measure(
     passes: u32,
     label: String,
 ) -> Option<Point> {
+    let run_prompts = s.prompts.clone();
+    let mut point = attempts(s, spec, passes, label, &run_prompts).await;
+    s.prompts = run_prompts;
+    // Say which prefixes the point's prompts began with when they are not the bundle's.
+    if let Some(p) = point.as_mut() {
+        let seed = p
+            .discarded
+            .is_empty()
+            .then_some(s.prompts.prefix_seed)
+            .flatten();
+        let bundle_seed = s.writer.bundle().workload.prefix_seed;
+        p.prefix_seed = match seed {
+            Some(seed) if Some(seed) == bundle_seed => None,
+            Some(seed) => Some(seed),
+            None => p.prefix_seed,
+        };
+    }
+    point
+}
+
+/// [`measure`]'s attempts: each after the first sends fresh prompt prefixes (the server may
+/// hold a lost attempt's prompts in its cache), recorded in the point.
+async fn attempts(
+    s: &mut Session,
+    spec: LoadSpec,
+    passes: u32,
+    label: String,
+    run_prompts: &std::sync::Arc<PromptBuilder>,
+) -> Option<Point> {
     let mut discarded: Vec<DiscardedAttempt> = Vec::new();
+    let mut fresh: Option<u64> = None;
     loop {
+        if !discarded.is_empty() {
+            let seed = crate::load::random_prefix_seed();
+            fresh = Some(seed);
+            s.prompts = std::sync::Arc::new(PromptBuilder {
+                prefix_seed: Some(seed),
+                ..(**run_prompts).clone()
+            });
+        }
         let (mut point, outage) = match measure_once(s, spec, passes, &label).await {
             Some(attempt) => attempt,
             None if discarded.is_empty() => return None,
@@ -103,6 +142,7 @@ pub(crate) async fn measure(
                 });
             }
             point.discarded = discarded;
+            point.prefix_seed = fresh;
             return Some(point);
         };
         discarded.push(DiscardedAttempt {
