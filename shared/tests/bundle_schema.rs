@@ -133,6 +133,7 @@ fn sample() -> Bundle {
                 gpu_samples: None,
                 client_cpu: Some(0.12),
                 client_lateness: None,
+                prefix_seed: None,
                 predicted_ttft_s: None,
                 imported: None,
                 discarded: Vec::new(),
