@@ -125,6 +125,14 @@ async fn pair(args: Arc<Args>) -> Found {
     let cmp = compare(&inputs, 0);
     let v = verdicts(&cmp, NEUTRAL_PCT).remove(0);
     let steady = v.metrics.iter().find(|m| m.metric == Metric::SteadyTokS);
+    for m in &v.metrics {
+        for (word, keys) in [("better", &m.better), ("worse", &m.worse)] {
+            for k in keys {
+                let c = m.changes.iter().find(|a| a.key == *k).map(|a| a.change);
+                eprintln!("  {} {word} at C={k}: {c:?}", m.metric.label());
+            }
+        }
+    }
     let g = gate(&cmp, 5.0, None).expect("gate");
     for line in g.unresolved.iter().chain(&g.regressions) {
         eprintln!("  gate: {line}");

@@ -292,7 +292,51 @@ fn explanations(p: &Point) -> Vec<String> {
 
 /// Prints `line` on stdout, inert: see [`inert`].
 fn say(line: &str) {
-    println!("{}", inert(line));
+    println!(
+        "{}",
+        wrap(&inert(line), line_width(&console::Term::stdout()))
+    );
+}
+
+/// The width prose is wrapped to: the terminal's, or 100 columns when not a terminal.
+fn line_width(term: &console::Term) -> usize {
+    match term.size_checked() {
+        Some((_, cols)) if term.is_term() => usize::from(cols).max(40),
+        _ => 100,
+    }
+}
+
+/// `text` with every line longer than `width` broken at word boundaries, each continuation
+/// indented two past its line's own indent (past `↳ ` for a flag's explanation). A table row
+/// (cells between ` | `) is left whole: breaking it would misalign its columns.
+fn wrap(text: &str, width: usize) -> String {
+    let mut out: Vec<String> = Vec::new();
+    for line in text.split('\n') {
+        if line.chars().count() <= width || line.contains(" | ") {
+            out.push(line.to_string());
+            continue;
+        }
+        let body = line.trim_start();
+        let lead = &line[..line.len() - body.len()];
+        let arrow = if body.starts_with("↳ ") { 2 } else { 0 };
+        let indent = format!("{lead}  {}", " ".repeat(arrow));
+        let mut current = lead.to_string();
+        let mut empty = true;
+        for word in body.split(' ') {
+            let len = current.chars().count() + 1 + word.chars().count();
+            if !empty && len > width {
+                out.push(std::mem::replace(&mut current, indent.clone()));
+                empty = true;
+            }
+            if !empty {
+                current.push(' ');
+            }
+            current.push_str(word);
+            empty = false;
+        }
+        out.push(current);
+    }
+    out.join("\n")
 }
 
 /// `text` with every control character but newline and tab written as its escape (`\u{1b}`), so
@@ -325,9 +369,10 @@ pub(crate) fn note_line(line: &str) {
         .lock()
         .map(|a| a.clone())
         .unwrap_or_else(|poisoned| poisoned.into_inner().clone());
+    let text = wrap(&inert(line), line_width(&console::Term::stderr()));
     match active {
-        Some(bar) => bar.suspend(|| eprintln!("{}", inert(line))),
-        None => eprintln!("{}", inert(line)),
+        Some(bar) => bar.suspend(|| eprintln!("{text}")),
+        None => eprintln!("{text}"),
     }
 }
 
@@ -358,7 +403,7 @@ impl Progress {
         // The time left in the level is shown from the first finished request on: before it,
         // there is nothing to estimate from.
         let template = if total.is_some() {
-            "{spinner} {prefix} [{bar:30}] {pos}/{len} requests  {msg}  {elapsed}"
+            "{spinner} {prefix} [{bar:20}] {pos}/{len} requests  {msg}  {elapsed}"
         } else {
             "{spinner} {prefix} {pos} requests  {msg}  {elapsed}"
         };
@@ -379,7 +424,7 @@ impl Progress {
     /// Counts one finished request.
     pub(crate) fn done(&mut self, output_tokens: u64, ok: bool) {
         if self.counted && self.bar.position() == 0 {
-            let template = "{spinner} {prefix} [{bar:30}] {pos}/{len} requests  {msg}  {elapsed}, ~{eta} left in this level";
+            let template = "{spinner} {prefix} [{bar:20}] {pos}/{len} requests  {msg}  {elapsed}, ~{eta} left in this level";
             if let Ok(style) = ProgressStyle::with_template(template) {
                 self.bar.set_style(style.progress_chars("=> "));
             }
@@ -592,6 +637,27 @@ fn print_fit(sweep: &Sweep) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_prose_wraps_at_words_and_table_rows_stay_whole() {
+        let headline = "peak steady 452.6 tok/s at C=16; saturates from C=16 (within 5 % of peak); at C=1 TTFT 0.15 s and 72.8 tok/s per user";
+        let w = wrap(headline, 60);
+        assert!(w.lines().all(|l| l.chars().count() <= 60), "{w}");
+        assert_eq!(w.replace("\n  ", " "), headline);
+        let flag = "      ↳ stopped sending at the 120 s cap (--max-level-time) with steady tok/s known to ±2.6 %";
+        let w = wrap(flag, 50);
+        assert!(
+            w.lines()
+                .skip(1)
+                .all(|l| l.starts_with("          ") && !l.starts_with("           ")),
+            "{w}"
+        );
+        let row =
+            "   1 |     6/0 |     71.4 ±0.0% |           72.8 |     0.152/0.153 |   42.0 | ok";
+        assert_eq!(wrap(row, 40), row);
+        // A word longer than the width stands on its own line rather than being cut.
+        assert_eq!(wrap("a bbbbbbbbbbbb c", 5), "a\n  bbbbbbbbbbbb\n  c");
+    }
     use llmsweep_shared::metrics::summarize;
 
     fn point() -> Point {

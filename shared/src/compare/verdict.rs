@@ -462,6 +462,24 @@ pub fn change_text(c: &Change) -> String {
     }
 }
 
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
+/// A clause after "while": `it serves …` where the phrase starts with its verb.
+fn with_subject(clause: &str) -> String {
+    if clause.starts_with("serves") {
+        format!("it {clause}")
+    } else {
+        clause.to_string()
+    }
+}
+
 /// A metric's name without its unit: `TTFT p99`.
 fn short_label(m: Metric) -> &'static str {
     let l = m.label();
@@ -514,13 +532,13 @@ impl SweepVerdict {
             Outcome::Faster => direction("faster", self.levels_where(|m| &m.better)),
             Outcome::Slower => direction("slower", self.levels_where(|m| &m.worse)),
             Outcome::Mixed => format!(
-                "{name} sweep: mixed: against {base}, {run} {} while {}",
-                self.phrases(false).join(", "),
-                self.phrases(true).join(", ")
+                "{name} sweep: mixed: against {base}, {run} {}, while {}",
+                and_list(&self.phrases(false)),
+                with_subject(&and_list(&self.phrases(true)))
             ),
             Outcome::Unresolved => format!(
                 "{name} sweep: cannot tell: against {base}, {run} {}, but its capacity there is not resolved",
-                self.phrases(true).join(", ")
+                and_list(&self.phrases(true))
             ),
             Outcome::NoSignificantChange => {
                 format!("{name} sweep: no significant change from {base} to {run}{at}")
@@ -555,7 +573,7 @@ impl SweepVerdict {
                         if up { "faster" } else { "slower" }
                     ),
                     other => format!(
-                        "{} is {x} % {}",
+                        "its {} is {x} % {}",
                         short_label(other),
                         if up { "higher" } else { "lower" }
                     ),
@@ -984,7 +1002,7 @@ mod tests {
         assert_eq!(v.outcome, Outcome::Mixed);
         let h = v.headline(&cmp.labels, 0);
         assert!(
-            h.starts_with("throughput sweep: mixed: against a16, b12 serves 26.0 % fewer tokens/s at C=4, TTFT p50 is 400.0 % higher at C=4 while"),
+            h.starts_with("throughput sweep: mixed: against a16, b12 serves 26.0 % fewer tokens/s at C=4 and its TTFT p50 is 400.0 % higher at C=4, while"),
             "{h}"
         );
         assert!(
