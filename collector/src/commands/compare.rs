@@ -88,9 +88,12 @@ pub(crate) fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
     for n in &gate.not_gated {
         println!("  {n}");
     }
+    for line in &gate.resolution {
+        println!("  resolution: {line}");
+    }
     if !gate.unresolved.is_empty() {
         println!(
-            "cannot tell whether these are more than {pct} % slower: their intervals reach past it (more requests per level narrow them: --requests, --duration or --repeats)"
+            "cannot tell whether these are more than {pct} % slower: their intervals reach past it (a tighter --precision, or more requests per level with --requests, --duration or --repeats, narrows them)"
         );
         for u in &gate.unresolved {
             println!("  {u}");

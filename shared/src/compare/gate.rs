@@ -19,6 +19,9 @@ pub struct GateResult {
     /// Changes not counted as regressions that could still be one beyond the threshold: the
     /// runs cannot tell at that level, one line each.
     pub unresolved: Vec<String>,
+    /// The smallest throughput change the runs resolve, per level: half the width of its
+    /// interval, one line per run and sweep.
+    pub resolution: Vec<String>,
 }
 
 /// Why the gate refuses to judge: the runs ran different workloads, or nothing could be gated.
@@ -70,6 +73,12 @@ pub fn gate(cmp: &Comparison, pct: f64, only: Option<SweepKind>) -> Result<GateR
                 cmp.labels[cmp.baseline],
                 level_list(s.kind, &keys)
             ));
+            if let Some(line) = resolution_line(s, n) {
+                r.resolution.push(format!(
+                    "{} against {}: {line}",
+                    cmp.labels[run], cmp.labels[cmp.baseline]
+                ));
+            }
             let mut few: Vec<u64> = Vec::new();
             let mut queued: Vec<u64> = Vec::new();
             for level in &s.levels {
@@ -204,6 +213,39 @@ fn gate_level(
         }
     }
     few
+}
+
+/// How finely the run at column `n` and the baseline resolve a throughput change at each level:
+/// `steady output tok/s to ±0.3 % at C=1, ±0.5 % at C=2`; levels without an interval say so.
+fn resolution_line(s: &SweepComparison, n: usize) -> Option<String> {
+    if s.kind == SweepKind::Rate {
+        return None;
+    }
+    let mut metric = None;
+    let parts: Vec<String> = s
+        .levels
+        .iter()
+        .filter_map(|level| {
+            let (m, c) = [Metric::SteadyTokS, Metric::AggTokS]
+                .into_iter()
+                .find_map(|m| {
+                    let row = level.rows.iter().find(|row| row.metric == m)?;
+                    Some((m, row.cells.get(n)?.change?))
+                })?;
+            metric.get_or_insert(m);
+            let at = level_text(s.kind, level.key);
+            Some(match c.half_width() {
+                Some(h) => format!("±{} % at {at}", crate::charts::axis::fixed(h, 1)),
+                None => format!("no interval at {at}"),
+            })
+        })
+        .collect();
+    let m = metric?;
+    Some(format!(
+        "{} changes resolved to {}",
+        m.label(),
+        parts.join(", ")
+    ))
 }
 
 /// A line for the baseline and for the run at column `n` when its row at `level` was cut off in

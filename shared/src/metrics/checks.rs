@@ -305,7 +305,7 @@ pub fn cache_counter_flag(
     (hits > allowed).then(|| Flag {
         kind: FlagKind::PrefixCache,
         message: format!(
-            "the server's {name} rose by {hits:.0} during this level ({requests} requests with unique prompts): prompts were served from its prefix cache, so TTFT is understated"
+            "the server's {name} rose by {hits:.0} during this level ({requests} requests with unique prompts), and its answers did not say which request each hit served: a server-wide counter, so it counts any other client's traffic too; if the hits were this level's, TTFT is understated"
         ),
         count: None,
     })

@@ -270,8 +270,12 @@ async fn measure_once(
     let mut point = build_point(&spec, &result, shared);
     point.client_cpu = client_cpu;
     // A conversation's later turns resend its history to be served from the cache: the
-    // server's counter cannot tell those hits from others.
+    // server's counter cannot tell those hits from others. Where the server said per request
+    // how many prompt tokens it served from its cache, that is the answer, and the server-wide
+    // counter (which counts other clients' traffic too) is not asked.
+    let per_request = point.requests.iter().any(|r| r.cached_tokens.is_some());
     if !point.flags.iter().any(|f| f.kind == FlagKind::PrefixCache)
+        && !per_request
         && spec.turns <= 1
         && let Some(samples) = &server_samples
     {
