@@ -75,6 +75,9 @@ async fn llama_server_sweep_counts_exactly_what_the_engine_did() {
             "200",
             "--output-len",
             "32",
+            // Each level runs until precise against a real engine, within a short cap.
+            "--max-level-time",
+            "15",
         ],
     )
     .await;
@@ -87,6 +90,17 @@ async fn llama_server_sweep_counts_exactly_what_the_engine_did() {
     assert!(!b.target.simulated);
     assert_eq!(b.workload.calibration, Calibration::Tokenizer);
     assert_exact(&b, 32);
+    assert_eq!(b.sweeps[0].precision.map(|p| p.cap_s), Some(15.0));
+    for p in &b.sweeps[0].points {
+        // Precise, or flagged as stopped by the cap with the precision it reached.
+        let pm = p.summary.as_ref().and_then(|s| s.steady_pm_pct);
+        let capped = p.flags.iter().any(|f| f.kind == FlagKind::Capped);
+        assert!(
+            capped || pm.is_some_and(|pm| pm <= 2.0),
+            "C={}: {pm:?}",
+            p.concurrency
+        );
+    }
     for r in b.sweeps[0].points.iter().flat_map(|p| &p.requests) {
         // Calibrated with /tokenize, corrected for the BOS token the server adds.
         assert_eq!(r.prompt_tokens, Some(200));
@@ -177,6 +191,8 @@ async fn llama_server_chat_prompts_count_the_template() {
             "chat",
             "--concurrency",
             "2",
+            "--requests",
+            "8",
             "--input-len",
             "150",
             "--output-len",
