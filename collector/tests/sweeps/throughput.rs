@@ -1138,6 +1138,24 @@ async fn a_precise_level_cuts_what_waits_in_the_queue_and_counts_a_prefix_of_wha
         "cut requests are not counted"
     );
     assert_eq!(sum.failed, 0);
+    // The cut requests held their slots until the cut: the steady window runs to it, and the
+    // level's precision is known.
+    let cut_at = cut.iter().map(|r| r.start_s + r.e2e_s).fold(0.0, f64::max);
+    let window_end = p
+        .requests
+        .iter()
+        .map(|r| r.start_s)
+        .fold(f64::INFINITY, f64::min)
+        + sum.steady_window_s.unwrap();
+    assert!(
+        window_end > cut_at - 0.5,
+        "window to {window_end}, cut at {cut_at}"
+    );
+    assert!(
+        sum.steady_pm_pct.is_some_and(|pm| pm <= 2.0),
+        "{:?}",
+        sum.steady_pm_pct
+    );
     // Every counted request was sent before every cut one.
     let last_counted = p
         .requests

@@ -505,7 +505,7 @@ pub(crate) fn build_point(spec: &LoadSpec, result: &LoadResult, expected_cached:
         .filter(|f| f.record.is_ok())
         .flat_map(|f| f.itl_gaps_s.iter().copied())
         .collect();
-    let summary = summarize(&counted, spec.concurrency, spec.output_len, &gaps);
+    let summary = summarize(&records, spec.concurrency, spec.output_len, &gaps);
     let mut flags = level_flags(&counted, spec.output_len, expected_cached);
     flags.extend(degenerate_flag(&result.finished));
     if let StopRule::Precise(p) = spec.stop
