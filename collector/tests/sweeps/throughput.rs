@@ -1167,3 +1167,34 @@ async fn a_precise_level_cuts_what_waits_in_the_queue_and_counts_a_prefix_of_wha
     assert!(last_counted < first_cut, "{last_counted} vs {first_cut}");
     assert!(p.flags.is_empty(), "{:?}", p.flags);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_time_a_sweep_will_take_is_told_before_its_first_level() {
+    // 200 tokens at 20 ms each: a 4 s request, so a precise level of two slots takes a while.
+    let cfg = SimConfig {
+        decode_d0_s: 0.02,
+        ..fast()
+    };
+    let s = sweep(
+        cfg,
+        &[
+            "--concurrency",
+            "2",
+            "--input-len",
+            "16",
+            "--output-len",
+            "200",
+        ],
+    )
+    .await;
+    let first_point = s
+        .events
+        .iter()
+        .position(|e| matches!(e, llmsweep::load::Recorded::Point(..)))
+        .unwrap();
+    let told = s
+        .events
+        .iter()
+        .position(|e| *e == llmsweep::load::Recorded::TimeLeft(vec![2]));
+    assert!(told.is_some_and(|t| t < first_point), "{:?}", s.events);
+}

@@ -60,6 +60,9 @@ pub(crate) struct Session {
     pub interrupt: Interrupt,
     /// The server stopped answering and did not come back: no more levels are run.
     pub gave_up: bool,
+    /// One request's pace alone, from the last warm-up request that succeeded: its TTFT and
+    /// its seconds per output token after the first, for a time estimate before any level.
+    pub warmup_pace: Option<(f64, f64)>,
     /// Things to tell the user before the first level (refused request options, GPU readings).
     pub notes: Vec<String>,
     /// Where the run's events go.
@@ -133,6 +136,7 @@ impl Session {
             },
             interrupt,
             gave_up: false,
+            warmup_pace: None,
             notes: gpu_notes(target.gpu_telemetry, nvidia_smi),
             events,
             sweeps_begun: 0,
@@ -171,6 +175,11 @@ impl Session {
                 self.notes
                     .push(format!("warm-up request failed: {}", e.message));
             } else if let Some(counted) = r.prompt_tokens {
+                if let (Some(ttft), Some(tpot)) =
+                    (r.ttft_s, llmsweep_shared::metrics::request::tpot_s(r))
+                {
+                    self.warmup_pace = Some((ttft, tpot));
+                }
                 learn_added_tokens(
                     &mut prompts.model,
                     &mut self.writer.bundle_mut().workload.calibration,

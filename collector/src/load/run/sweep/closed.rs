@@ -47,6 +47,26 @@ pub(crate) async fn levels(
         .map(|c| format!("C={c}"))
         .collect();
     resuming_note(s, &have);
+    // Before any level: the whole sweep's time from one request's pace in the warm-up.
+    if have.is_empty()
+        && let Some((ttft, tpot)) = s.warmup_pace
+    {
+        let e2e = ttft + plan.output_len.saturating_sub(1) as f64 * tpot;
+        let rate = if e2e > 0.0 {
+            plan.output_len as f64 / e2e
+        } else {
+            0.0
+        };
+        if let Some((lo, hi)) =
+            remaining_from(plan, e2e, rate, &plan.concurrency).filter(|&(_, hi)| hi >= 20.0)
+        {
+            s.tell(Event::TimeLeft {
+                low_s: lo,
+                high_s: hi,
+                levels: &plan.concurrency,
+            });
+        }
+    }
     for (i, &c) in plan.concurrency.iter().enumerate() {
         if let Some(p) = s.writer.point(sweep, c, plan.input_len) {
             s.tell(Event::Point {
@@ -126,6 +146,14 @@ fn spec(plan: &ThroughputPlan, c: u32, running: Option<u64>) -> LoadSpec {
 /// end: a level's tokens at the last level's rate, which a server only grows on until it
 /// saturates. A `--duration` level takes its duration.
 fn remaining_s(plan: &ThroughputPlan, last: &Point, rest: &[u32]) -> Option<(f64, f64)> {
+    let s = last.summary.as_ref()?;
+    let e2e = s.e2e_s?.p50;
+    let rate = s.steady_tok_s.unwrap_or(s.agg_tok_s);
+    remaining_from(plan, e2e, rate, rest)
+}
+
+/// [`remaining_s`] from a request time `e2e` and a token rate `rate` taken as the last level's.
+fn remaining_from(plan: &ThroughputPlan, e2e: f64, rate: f64, rest: &[u32]) -> Option<(f64, f64)> {
     if rest.is_empty() {
         return None;
     }
@@ -134,9 +162,6 @@ fn remaining_s(plan: &ThroughputPlan, last: &Point, rest: &[u32]) -> Option<(f64
         let t = d.as_secs_f64() * rest.len() as f64 * passes;
         return Some((t, t));
     }
-    let s = last.summary.as_ref()?;
-    let e2e = s.e2e_s?.p50;
-    let rate = s.steady_tok_s.unwrap_or(s.agg_tok_s);
     if let (Some(p), None) = (plan.precision, plan.requests) {
         // A precise level runs a few waves at least, and at most its cap.
         let waves = (MIN_PRECISE_CYCLES + 1) as f64;
