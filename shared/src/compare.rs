@@ -212,7 +212,10 @@ pub fn compare(runs: &[RunInput], baseline: usize) -> Comparison {
         .collect();
     let mut cmp = Comparison {
         baseline,
-        labels: runs.iter().map(|r| r.label.to_string()).collect(),
+        labels: runs
+            .iter()
+            .map(|r| crate::shorten::label(r.label).into_owned())
+            .collect(),
         sweeps,
         metadata: meta::metadata(runs),
         sources: runs.iter().map(|r| source_line(r.bundle)).collect(),
@@ -424,7 +427,12 @@ fn level_stalls(
             let words: Vec<&str> = p
                 .flags
                 .iter()
-                .filter(|f| matches!(f.kind, FlagKind::Stall | FlagKind::HostBusy))
+                .filter(|f| {
+                    matches!(
+                        f.kind,
+                        FlagKind::Stall | FlagKind::HostBusy | FlagKind::OtherTraffic
+                    )
+                })
                 .map(|f| f.message.as_str())
                 .collect();
             (!words.is_empty()).then(|| words.join("; "))

@@ -75,7 +75,7 @@ impl SelftestView {
     pub fn of(b: &Bundle) -> Option<SelftestView> {
         let s = b.selftest.as_ref()?;
         let c = &b.hosts.client;
-        let host = c.hostname.clone();
+        let host = crate::shorten::label(&c.hostname).into_owned();
         let mut machine: Vec<String> = c.cpu_model.iter().cloned().collect();
         machine.push(format!(
             "{} core{}",
@@ -298,6 +298,7 @@ pub fn capacity_share(label: &str, run: &Bundle, selftest: &Bundle) -> Option<Ca
         })
         .max_by(|a, b| a.0.total_cmp(&b.0))?;
     let share = events_s / cap.events_s;
+    let label = crate::shorten::label(label);
     let mut line = format!(
         "{label} streamed at most {} tok/s in {} events/s ({at}): {} % of the {} events/s this \
          client reads.",

@@ -94,10 +94,10 @@ pub fn render(runs: &[Embedded]) -> anyhow::Result<String> {
 
 /// `llmsweep report: kpro5 vs kpro6`, and `· client capacity of kpro5` for a selftest.
 fn title(embedded: &[Embedded]) -> String {
-    let labels: Vec<&str> = embedded
+    let labels: Vec<std::borrow::Cow<str>> = embedded
         .iter()
         .filter(|e| e.bundle.selftest.is_none())
-        .map(|e| e.bundle.label.as_str())
+        .map(|e| llmsweep_shared::shorten::label(&e.bundle.label))
         .collect();
     let clients = embedded
         .iter()
@@ -230,7 +230,7 @@ fn runs_part(html: &mut String, runs: &[&Embedded]) {
                 let _ = writeln!(
                     html,
                     "<p class=\"headline\">{}: {}</p>",
-                    escape(&r.bundle.label),
+                    escape(&llmsweep_shared::shorten::label(&r.bundle.label)),
                     escape(&h)
                 );
             }
@@ -463,7 +463,7 @@ fn rate_table(html: &mut String, b: &Bundle) {
         attrs: " data-kind=\"rate\"".into(),
         caption: format!(
             "{} — rate sweep{}",
-            escape(&b.label),
+            escape(&llmsweep_shared::shorten::label(&b.label)),
             if b.target.simulated {
                 " (simulated server)"
             } else {
@@ -510,7 +510,7 @@ fn summary_table(html: &mut String, b: &Bundle, kind: SweepKind) {
     headers.push("note".into());
     let caption = format!(
         "{} — {} sweep{}",
-        escape(&b.label),
+        escape(&llmsweep_shared::shorten::label(&b.label)),
         if context { "context" } else { "throughput" },
         match (&b.source, b.target.simulated) {
             (Some(src), _) => format!(

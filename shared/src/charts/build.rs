@@ -101,6 +101,23 @@ pub const MAX_REQUEST_MARKS: usize = 5000;
 
 /// The plot of `kind` over `runs`, overlaid in their colors.
 pub fn build(kind: ChartKind, runs: &[ChartRun]) -> Plot {
+    // Labels as drawn: a label is a file's text, and may be any length.
+    let labels: Vec<std::borrow::Cow<str>> = runs
+        .iter()
+        .map(|r| crate::shorten::label(r.label))
+        .collect();
+    let shown: Vec<ChartRun> = runs
+        .iter()
+        .zip(&labels)
+        .map(|(r, l)| ChartRun {
+            label: l.as_ref(),
+            ..*r
+        })
+        .collect();
+    build_shown(kind, &shown)
+}
+
+fn build_shown(kind: ChartKind, runs: &[ChartRun]) -> Plot {
     match kind {
         ChartKind::OutputTokS => by_concurrency(
             kind,

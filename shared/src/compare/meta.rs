@@ -84,6 +84,11 @@ pub(super) fn metadata(runs: &[RunInput]) -> Vec<MetaRow> {
 
 fn row(name: &str, values: Vec<String>) -> MetaRow {
     let differs = values.windows(2).any(|w| w[0] != w[1]);
+    // Shown in tables: a model or host name is a server's text, and may be any length.
+    let values = values
+        .into_iter()
+        .map(|v| crate::shorten::fact(&v).into_owned())
+        .collect();
     MetaRow {
         name: name.to_string(),
         values,

@@ -2,6 +2,8 @@
 
 use leptos::prelude::*;
 
+use llmsweep_shared::shorten;
+
 use crate::app::Ctx;
 use crate::state::view_model::RunFacts;
 use crate::state::{RunId, ViewerState};
@@ -78,11 +80,11 @@ fn run_item(state: RwSignal<ViewerState>, id: RunId) -> Option<impl IntoView + u
             })}
             <dl class="facts">
                 <dt>"model"</dt>
-                <dd>{f.model.clone()}</dd>
+                <dd><Shown text=f.model.clone() /></dd>
                 <dt>"engine"</dt>
-                <dd>{f.engine.clone()}</dd>
+                <dd><Shown text=f.engine.clone() /></dd>
                 {(!f.hardware.is_empty())
-                    .then(|| view! { <dt>"hardware"</dt><dd>{f.hardware.clone()}</dd> })}
+                    .then(|| view! { <dt>"hardware"</dt><dd><Shown text=f.hardware.clone() /></dd> })}
                 <dt>"date"</dt>
                 <dd>{f.date.clone()}</dd>
                 <dt>"points"</dt>
@@ -90,10 +92,46 @@ fn run_item(state: RwSignal<ViewerState>, id: RunId) -> Option<impl IntoView + u
                 <dt>"status"</dt>
                 <dd>{if f.complete { "complete" } else { "interrupted" }}</dd>
                 <dt>"file"</dt>
-                <dd class="source">{source}</dd>
+                <dd class="source"><Shown text=source /></dd>
             </dl>
+            {full_label(state, id)}
             {imported_details(&f)}
         </li>
+    })
+}
+
+/// A text from a bundle (a server's or a file's): past `max` characters, its beginning and its
+/// length, and the whole text one click away in a read-only box. Laid out whole as a line, a
+/// megabyte froze the tab for over a minute; a text box holds it without laying it out as words.
+#[component]
+fn Shown(text: String, #[prop(default = shorten::FACT_CHARS)] max: usize) -> impl IntoView {
+    if !shorten::is_clipped(&text, max) {
+        return text.into_any();
+    }
+    let short = shorten::clip(&text, max).into_owned();
+    let open = RwSignal::new(false);
+    let full = StoredValue::new(text);
+    view! {
+        <span class="clipped">{short}</span>
+        " "
+        <button class="show-all" on:click=move |_| open.update(|o| *o = !*o)>
+            {move || if open.get() { "hide" } else { "show all" }}
+        </button>
+        {move || {
+            open.get()
+                .then(|| view! { <textarea class="full-text" readonly prop:value=full.get_value()></textarea> })
+        }}
+    }
+    .into_any()
+}
+
+/// The bundle's own label in full, under the facts, when the list shows it shortened.
+fn full_label(state: RwSignal<ViewerState>, id: RunId) -> Option<impl IntoView + use<>> {
+    let label = state.with_untracked(|s| s.run(id).map(|r| r.bundle.label.clone()))?;
+    shorten::is_clipped(&label, shorten::LABEL_CHARS).then(|| {
+        view! {
+            <p class="long-label">"label: " <Shown text=label max=shorten::LABEL_CHARS /></p>
+        }
     })
 }
 
@@ -106,12 +144,12 @@ fn imported_details(f: &RunFacts) -> Option<impl IntoView + use<>> {
         <details class="source-defs" data-testid="source-definitions">
             <summary>"the source's definitions"</summary>
             <dl>
-                {defs.into_iter().map(|(k, v)| view! { <dt>{k}</dt><dd>{v}</dd> }).collect_view()}
+                {defs.into_iter().map(|(k, v)| view! { <dt>{shorten::label(&k).into_owned()}</dt><dd><Shown text=v /></dd> }).collect_view()}
             </dl>
             {(!notes.is_empty()).then(|| view! {
                 <p class="import-notes-title">"left out on import"</p>
                 <ul class="import-notes">
-                    {notes.into_iter().map(|n| view! { <li>{n}</li> }).collect_view()}
+                    {notes.into_iter().map(|n| view! { <li><Shown text=n /></li> }).collect_view()}
                 </ul>
             })}
         </details>

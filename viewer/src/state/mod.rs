@@ -37,8 +37,14 @@ impl Run {
 
     /// Whether the label was changed for display.
     pub fn renamed(&self) -> bool {
-        self.label != self.bundle.label
+        self.label != shown_label(&self.bundle)
     }
+}
+
+/// The label a run starts with: the bundle's own, shortened when long (a label is a file's text,
+/// and may be a megabyte; the whole of it stays in the bundle and under the run's facts).
+pub fn shown_label(b: &Bundle) -> String {
+    llmsweep_shared::shorten::label(&b.label).into_owned()
 }
 
 /// A loaded `llmsweep selftest` bundle: the client's measured capacity. It is shown beside the
@@ -222,7 +228,7 @@ impl ViewerState {
         self.runs.push(Run {
             id,
             source: source.to_string(),
-            label: bundle.label.clone(),
+            label: shown_label(&bundle),
             bundle: Arc::new(bundle),
             color: 0,
             visible: true,
@@ -282,7 +288,7 @@ impl ViewerState {
         if let Some(r) = self.runs.iter_mut().find(|r| r.id == id) {
             let label = label.trim();
             r.label = if label.is_empty() {
-                r.bundle.label.clone()
+                shown_label(&r.bundle)
             } else {
                 label.to_string()
             };

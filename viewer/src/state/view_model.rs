@@ -45,7 +45,7 @@ impl RunRow {
             color: r.css_color(),
             original: r
                 .renamed()
-                .then(|| format!("bundle label: {}", r.bundle.label)),
+                .then(|| format!("bundle label: {}", super::shown_label(&r.bundle))),
         }
     }
 }
@@ -92,7 +92,7 @@ impl FolderRow {
                     kinds.join(" + ")
                 };
                 (
-                    f.label.clone(),
+                    llmsweep_shared::shorten::label(&f.label).into_owned(),
                     run_date((!f.date_unknown).then_some(f.created_at.as_str())),
                     Some(sweeps),
                 )
@@ -113,7 +113,10 @@ impl FolderRow {
             url: e.url.clone(),
             label,
             detail: detail.join(" · "),
-            error: e.error.clone(),
+            error: e
+                .error
+                .as_deref()
+                .map(|e| llmsweep_shared::shorten::fact(e).into_owned()),
             loaded,
             // A selftest's endpoint is llmsweep's own, but it measures the real client.
             simulated: e

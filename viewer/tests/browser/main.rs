@@ -12,6 +12,7 @@ mod bundles;
 mod finite;
 mod harness;
 mod imported;
+mod long_text;
 mod rate;
 mod remote;
 mod selftest;
