@@ -1198,3 +1198,75 @@ async fn the_time_a_sweep_will_take_is_told_before_its_first_level() {
         .position(|e| *e == llmsweep::load::Recorded::TimeLeft(vec![2]));
     assert!(told.is_some_and(|t| t < first_point), "{:?}", s.events);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_client_on_the_server_during_a_level_is_named() {
+    let _turn = crate::common::sim::SERIAL.lock().await;
+    let cfg = SimConfig {
+        decode_d0_s: 0.01,
+        ..fast()
+    };
+    let sim = SimServer::start(cfg, 0).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "--concurrency",
+        "1",
+        "--requests",
+        "4",
+        "--input-len",
+        "16",
+        "--output-len",
+        "100",
+    ];
+    let plan = plan(&sim.url(), dir.path(), &args);
+    // Another client: three requests of 6 s each, sent as the sweep starts.
+    let url = format!("{}/v1/completions", sim.url());
+    let other = tokio::spawn(async move {
+        let http = reqwest::Client::new();
+        let one = |http: reqwest::Client, url: String| async move {
+            let body = serde_json::json!({
+                "model": "sim", "prompt": "other traffic", "max_tokens": 600,
+                "ignore_eos": true, "stream": false
+            });
+            let _ = http.post(&url).json(&body).send().await;
+        };
+        futures_util::future::join_all((0..3).map(|_| one(http.clone(), url.clone()))).await;
+    });
+    let recorder = std::sync::Arc::new(llmsweep::load::Recorder::default());
+    let outcome = llmsweep::load::run_plan(
+        &plan,
+        vec!["llmsweep".into()],
+        Interrupt::default(),
+        recorder,
+    )
+    .await
+    .unwrap();
+    other.abort();
+    sim.shutdown().await;
+    let bundle =
+        llmsweep_shared::Bundle::from_json(&std::fs::read_to_string(&outcome.path).unwrap())
+            .unwrap();
+    let p = &bundle.sweeps[0].points[0];
+    let f = p
+        .flags
+        .iter()
+        .find(|f| f.kind == FlagKind::OtherTraffic)
+        .unwrap_or_else(|| panic!("not flagged: {:?}", p.flags));
+    assert!(
+        f.message.starts_with(
+            "the server counted up to 4 requests running or waiting while this level sent at most 1"
+        ),
+        "{}",
+        f.message
+    );
+    // The same level alone is not flagged.
+    let quiet = sweep(
+        SimConfig {
+            decode_d0_s: 0.01,
+            ..fast()
+        },
+        &args,
+    )
+    .await;
+    assert!(!kinds(&quiet.bundle.sweeps[0].points[0]).contains(&FlagKind::OtherTraffic));
+}

@@ -1178,6 +1178,9 @@ pub enum FlagKind {
     /// The collector's own timer woke late during the level (see [`Lateness`]): its host was
     /// busy, and the numbers may carry the client's delays.
     HostBusy,
+    /// The server's own gauges counted more requests running or waiting than the level sent:
+    /// another client was using it, and the numbers carry that load.
+    OtherTraffic,
     #[serde(other)]
     Unknown,
 }
@@ -1201,6 +1204,7 @@ impl FlagKind {
             FlagKind::Stall => "stall",
             FlagKind::Capped => "capped",
             FlagKind::HostBusy => "host-busy",
+            FlagKind::OtherTraffic => "other-traffic",
             FlagKind::Unknown => "unknown",
         }
     }

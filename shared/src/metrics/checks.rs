@@ -401,6 +401,47 @@ fn preview(words: &[&str]) -> String {
     words.iter().take(6).copied().collect::<Vec<_>>().join(" ")
 }
 
+/// The `other-traffic` flag of a closed-loop level that sent at most `concurrency` requests at
+/// once, when the server's own gauges counted more running or waiting than that in at least two
+/// scrapes and one in twenty (a scrape can catch a finished request not yet counted out).
+pub fn other_traffic_flag(
+    samples: &crate::bundle::ServerSamples,
+    concurrency: u32,
+) -> Option<Flag> {
+    let running = samples.gauges.get(samples.scheme.running_gauge()?)?;
+    let queue = samples
+        .scheme
+        .queue_gauge()
+        .and_then(|g| samples.gauges.get(g));
+    let totals: Vec<f64> = running
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| {
+            let r = (*r)?;
+            let q = queue
+                .and_then(|q| q.get(i).copied().flatten())
+                .unwrap_or(0.0);
+            Some(r + q).filter(|t| t.is_finite())
+        })
+        .collect();
+    let above = totals
+        .iter()
+        .filter(|&&t| t > f64::from(concurrency))
+        .count();
+    if above < 2 || above * 20 < totals.len() {
+        return None;
+    }
+    let peak = totals.iter().copied().fold(0.0, f64::max);
+    Some(Flag {
+        kind: FlagKind::OtherTraffic,
+        message: format!(
+            "the server counted up to {peak:.0} requests running or waiting while this level sent at most {concurrency} (in {above} of {} scrapes): another client was using it, and the numbers carry that load",
+            totals.len()
+        ),
+        count: None,
+    })
+}
+
 /// Lateness of the collector's timer at which a level is flagged `host-busy`: a p99 past
 /// 20 ms, or one wake-up more than half a second late.
 pub const BUSY_P99_S: f64 = 0.02;
@@ -735,5 +776,43 @@ mod busy_tests {
             })
             .is_some()
         );
+    }
+
+    #[test]
+    fn more_requests_on_the_server_than_the_level_sent_is_other_traffic() {
+        use crate::bundle::{MetricScheme, ServerSamples};
+        let samples = |running: &[f64], waiting: &[f64]| {
+            let mut s = ServerSamples {
+                scheme: MetricScheme::Vllm,
+                t_s: (0..running.len()).map(|i| i as f64).collect(),
+                ..ServerSamples::default()
+            };
+            s.gauges.insert(
+                "vllm:num_requests_running".into(),
+                running.iter().map(|&v| Some(v)).collect(),
+            );
+            s.gauges.insert(
+                "vllm:num_requests_waiting".into(),
+                waiting.iter().map(|&v| Some(v)).collect(),
+            );
+            s
+        };
+        // At C=4: four running, or four split between running and waiting, is the level itself.
+        assert_eq!(
+            other_traffic_flag(&samples(&[4.0, 4.0, 3.0], &[0.0, 0.0, 1.0]), 4),
+            None
+        );
+        // One scrape above is a request counted out late.
+        assert_eq!(
+            other_traffic_flag(&samples(&[5.0, 4.0, 4.0], &[0.0; 3]), 4),
+            None
+        );
+        let f = other_traffic_flag(&samples(&[4.0, 4.0, 4.0], &[2.0, 3.0, 0.0]), 4).unwrap();
+        assert_eq!(f.kind, FlagKind::OtherTraffic);
+        assert!(f.message.starts_with("the server counted up to 7 requests running or waiting while this level sent at most 4 (in 2 of 3 scrapes)"), "{}", f.message);
+        // A server without a running gauge says nothing either way.
+        let mut none = samples(&[9.0, 9.0], &[0.0, 0.0]);
+        none.scheme = MetricScheme::Unknown;
+        assert_eq!(other_traffic_flag(&none, 4), None);
     }
 }

@@ -14,7 +14,7 @@ pub mod stats;
 
 pub use checks::{
     TtftTail, cache_counter_flag, client_bound_flag, degenerate_text, host_busy_flag, level_flags,
-    ttft_tail,
+    other_traffic_flag, ttft_tail,
 };
 pub use definitions::definitions;
 pub use fit::{PrefillFit, fit_prefill};

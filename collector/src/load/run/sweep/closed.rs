@@ -57,9 +57,17 @@ pub(crate) async fn levels(
         } else {
             0.0
         };
-        if let Some((lo, hi)) =
-            remaining_from(plan, e2e, rate, &plan.concurrency).filter(|&(_, hi)| hi >= 20.0)
-        {
+        let running = running_limit(s);
+        let estimate = match plan.precision {
+            Some(p) if plan.requests.is_none() => Some(precise_range(
+                p.cap.as_secs_f64(),
+                e2e,
+                running,
+                &plan.concurrency,
+            )),
+            _ => remaining_from(plan, e2e, rate, &plan.concurrency),
+        };
+        if let Some((lo, hi)) = estimate.filter(|&(_, hi)| hi >= 20.0) {
             s.tell(Event::TimeLeft {
                 low_s: lo,
                 high_s: hi,
@@ -102,8 +110,16 @@ pub(crate) async fn levels(
             break;
         }
         let rest = &plan.concurrency[i + 1..];
+        let estimate = match plan.precision {
+            Some(p) if plan.requests.is_none() => {
+                let mut measured: Vec<&Point> = s.writer.sweep(sweep).points.iter().collect();
+                measured.push(&point);
+                precise_left(p.cap.as_secs_f64(), &measured, running_limit(s), rest).map(|t| (t, t))
+            }
+            _ => remaining_s(plan, &point, rest),
+        };
         // Told only when it is worth waiting for.
-        if let Some((lo, hi)) = remaining_s(plan, &point, rest).filter(|&(_, hi)| hi >= 20.0) {
+        if let Some((lo, hi)) = estimate.filter(|&(_, hi)| hi >= 20.0) {
             s.tell(Event::TimeLeft {
                 low_s: lo,
                 high_s: hi,
@@ -162,21 +178,6 @@ fn remaining_from(plan: &ThroughputPlan, e2e: f64, rate: f64, rest: &[u32]) -> O
         let t = d.as_secs_f64() * rest.len() as f64 * passes;
         return Some((t, t));
     }
-    if let (Some(p), None) = (plan.precision, plan.requests) {
-        // A precise level runs a few waves at least, and at most its cap.
-        let waves = (MIN_PRECISE_CYCLES + 1) as f64;
-        let cap = p.cap.as_secs_f64();
-        let lo = rest.len() as f64 * waves * e2e;
-        let hi: f64 = rest
-            .iter()
-            .map(|&c| {
-                let tokens = waves * f64::from(c) * plan.output_len as f64;
-                (if rate > 0.0 { tokens / rate } else { cap })
-                    .clamp(waves * e2e, cap.max(waves * e2e))
-            })
-            .sum();
-        return Some((lo, hi));
-    }
     let lo: f64 = rest
         .iter()
         .map(|&c| plan.requests_at(c).div_ceil(u64::from(c)) as f64 * e2e)
@@ -190,6 +191,101 @@ fn remaining_from(plan: &ThroughputPlan, e2e: f64, rate: f64, rest: &[u32]) -> O
         lo
     };
     Some((lo * passes, hi * passes))
+}
+
+/// The server's running limit as the bundle has it, if it said.
+fn running_limit(s: &Session) -> Option<u32> {
+    s.writer
+        .bundle()
+        .target
+        .max_running_requests
+        .and_then(|m| u32::try_from(m).ok())
+        .filter(|&m| m > 0)
+}
+
+/// Full waves a precise level runs once its slots are filled: the cycles it needs at least, and
+/// the one its first cycle waits for.
+const PRECISE_WAVES: f64 = (MIN_PRECISE_CYCLES + 1) as f64;
+
+/// The same above the server's running limit, where what still waits in its queue once the level
+/// is precise is cut rather than waited for: 2.5 waves after the fill on the simulator's kpro5
+/// preset at C = 32, 64 and 100 (`BENCHMARKS.md`).
+const PRECISE_WAVES_QUEUED: f64 = 2.5;
+
+/// How long a precise level of concurrency `c` takes, in a model of a batching server: a wave (one
+/// request's time in a batch of `min(c, running)`, `unit` at batch 1, growing by `slowdown` per
+/// request added to the batch) times [`PRECISE_WAVES`] (above the running limit,
+/// [`PRECISE_WAVES_QUEUED`] plus the waves that fill the queue before the level's first cycle can
+/// open); at most the level's cap.
+fn precise_level_s(c: u32, unit: f64, slowdown: f64, running: Option<u32>, cap: f64) -> f64 {
+    let batch = running.map_or(c, |r| c.min(r));
+    let wave = unit * (1.0 + slowdown * f64::from(batch.saturating_sub(1)));
+    let (waves, fill) = match running {
+        Some(r) if c > r => (PRECISE_WAVES_QUEUED, f64::from(c - r) / f64::from(r)),
+        _ => (PRECISE_WAVES, 0.0),
+    };
+    (wave * (waves + fill)).min(cap)
+}
+
+/// The slowdown per request added to a batch assumed before any level has shown one: a request
+/// takes twice as long in a full batch as alone (a memory-bound decode shares its step time; the
+/// levels measured replace this at once).
+fn prior_slowdown(running: Option<u32>, levels: &[u32]) -> f64 {
+    let full = running.unwrap_or_else(|| levels.iter().copied().max().unwrap_or(1));
+    1.0 / f64::from(full.saturating_sub(1).max(1))
+}
+
+/// Before any level: the precise levels' time from one request's time alone (`unit`, the
+/// warm-up's), between no slowdown with batch size and twice the assumed one.
+fn precise_range(cap: f64, unit: f64, running: Option<u32>, levels: &[u32]) -> (f64, f64) {
+    let prior = prior_slowdown(running, levels);
+    let sum = |slowdown: f64| -> f64 {
+        levels
+            .iter()
+            .map(|&c| precise_level_s(c, unit, slowdown, running, cap))
+            .sum()
+    };
+    (sum(0.0), sum(2.0 * prior))
+}
+
+/// After some levels: the rest's time in the same model, with a request's time alone from the
+/// lowest level measured and the slowdown per batched request from the last level measured in a
+/// larger batch than that (else the prior).
+fn precise_left(cap: f64, measured: &[&Point], running: Option<u32>, rest: &[u32]) -> Option<f64> {
+    if rest.is_empty() {
+        return None;
+    }
+    // A request's own time in a batch of `min(C, running)`: its decode, plus the TTFT of a
+    // request that did not queue (a level above the running limit queues the rest).
+    let unqueued_ttft = measured
+        .iter()
+        .filter(|p| running.is_none_or(|r| p.concurrency <= r))
+        .filter_map(|p| Some(p.summary.as_ref()?.ttft_s.as_ref()?.p50))
+        .next_back()
+        .unwrap_or(0.0);
+    let unit_of = |p: &Point| -> Option<(u32, f64)> {
+        let s = p.summary.as_ref()?;
+        let e2e = s.e2e_s.as_ref()?.p50;
+        let ttft = s.ttft_s.as_ref().map_or(0.0, |t| t.p50);
+        let batch = running.map_or(p.concurrency, |r| p.concurrency.min(r));
+        let t = e2e - ttft + unqueued_ttft.min(ttft);
+        (t.is_finite() && t > 0.0).then_some((batch, t))
+    };
+    let units: Vec<(u32, f64)> = measured.iter().filter_map(|p| unit_of(p)).collect();
+    let &(b0, u0) = units.iter().min_by_key(|(b, _)| *b)?;
+    let slowdown = units
+        .iter()
+        .rev()
+        .find(|(b, _)| *b > b0)
+        .map(|&(b, u)| (u / u0 - 1.0).max(0.0) / f64::from(b - b0))
+        .unwrap_or_else(|| prior_slowdown(running, rest));
+    // The unit at batch 1, from the lowest level's.
+    let unit = u0 / (1.0 + slowdown * f64::from(b0.saturating_sub(1)));
+    Some(
+        rest.iter()
+            .map(|&c| precise_level_s(c, unit, slowdown, running, cap))
+            .sum(),
+    )
 }
 
 #[cfg(test)]
@@ -220,5 +316,42 @@ mod tests {
         let (lo, hi) = remaining_s(&plan, &last, &[8, 16]).unwrap();
         assert_eq!((lo, hi), (40.0, 96.0));
         assert_eq!(remaining_s(&plan, &last, &[]), None);
+    }
+
+    /// A precise level's summary: e2e and TTFT p50 in seconds.
+    fn level(c: u32, e2e: f64, ttft: f64) -> Point {
+        let mut p = Point::empty(c, 1000, 500);
+        let mut s = llmsweep_shared::metrics::summarize(&[], c, 500, &[]);
+        s.e2e_s = llmsweep_shared::metrics::Stats::from_values([e2e]);
+        s.ttft_s = llmsweep_shared::metrics::Stats::from_values([ttft]);
+        p.summary = Some(s);
+        p
+    }
+
+    #[test]
+    fn precise_levels_take_a_few_waves_of_a_batch_slowing_with_its_size_plus_the_queue_fill() {
+        // Alone a request takes 1 s; the server runs 16. Before any level: no slowdown at the
+        // low end; at the high end a request takes 3 s in a full batch (twice the prior).
+        let (lo, hi) = precise_range(120.0, 1.0, Some(16), &[1, 32]);
+        // C=1: 4 waves of 1 s. C=32: 2.5 waves, plus one to fill the queue of 16.
+        assert_eq!(lo, 4.0 + 3.5);
+        assert_eq!(hi, 4.0 + 3.0 * 3.5);
+        // After C=1 (1 s a request): the prior, twice as long at 16. C=16: 4 waves of 2 s.
+        let c1 = level(1, 1.0, 0.1);
+        let left = precise_left(120.0, &[&c1], Some(16), &[16, 32]).unwrap();
+        assert!((left - (8.0 + 7.0)).abs() < 1e-9, "{left}");
+        // After C=4 took 1.6 s a request: 0.2 s more per request in the batch, measured.
+        let c4 = level(4, 1.6, 0.1);
+        let left = precise_left(120.0, &[&c1, &c4], Some(16), &[16, 32]).unwrap();
+        let wave16 = 1.0 + 0.2 * 15.0;
+        assert!((left - wave16 * (4.0 + 3.5)).abs() < 1e-9, "{left}");
+        // Above the limit a request's queueing (its TTFT) is not its batch's time.
+        let c32 = level(32, 10.0 + wave16, 10.0);
+        let left = precise_left(120.0, &[&c1, &c4, &c32], Some(16), &[64]).unwrap();
+        let wave = 1.0 + ((wave16 + 0.1 - 1.0) / 15.0) * 15.0;
+        assert!((left - wave * (2.5 + 3.0)).abs() < 1e-6, "{left}");
+        // The cap bounds every level, and nothing is left after the last.
+        assert_eq!(precise_left(5.0, &[&c1], Some(16), &[16, 32]), Some(10.0));
+        assert_eq!(precise_left(120.0, &[&c1], Some(16), &[]), None);
     }
 }

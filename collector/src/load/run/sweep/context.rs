@@ -134,7 +134,10 @@ pub(crate) fn fit_context(sweep: &mut Sweep) -> Option<PrefillFit> {
             && !p.flags.iter().any(|f| {
                 matches!(
                     f.kind,
-                    FlagKind::PrefixCache | FlagKind::Stall | FlagKind::HostBusy
+                    FlagKind::PrefixCache
+                        | FlagKind::Stall
+                        | FlagKind::HostBusy
+                        | FlagKind::OtherTraffic
                 )
             })
     };

@@ -8,7 +8,7 @@ use llmsweep_shared::bundle::{
 };
 use llmsweep_shared::metrics::{
     Stats, cache_counter_flag, client_bound_flag, degenerate_text, host_busy_flag, level_flags,
-    summarize,
+    other_traffic_flag, summarize,
 };
 
 use crate::load::events::Event;
@@ -281,6 +281,15 @@ async fn measure_once(
     {
         let n = point.requests.len() as u64;
         point.flags.extend(cache_counter_flag(samples, n, shared));
+    }
+    // A closed loop knows how many requests it has out; more on the server is someone else's.
+    if spec.open.is_none()
+        && spec.concurrency > 0
+        && let Some(samples) = &server_samples
+    {
+        point
+            .flags
+            .extend(other_traffic_flag(samples, spec.concurrency));
     }
     tell_what_the_server_did(s, &point, label, shared);
     point.server_samples = server_samples;
