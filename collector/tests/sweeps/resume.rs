@@ -105,7 +105,7 @@ async fn an_interrupted_run_is_finished_in_the_same_bundle() {
     );
     assert!(
         e.contains(
-            "--concurrency 1,2 (the bundle's is 1,2,4) contradicts the bundle's own settings"
+            ": --concurrency 1,2 differs from the bundle's 1,2,4: resume continues the run as it was started; drop --concurrency or start a new run without --resume"
         ),
         "{e}"
     );
