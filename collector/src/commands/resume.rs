@@ -8,7 +8,7 @@
 use std::path::Path;
 
 use anyhow::bail;
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 
 use crate::cli::Cli;
 use crate::load::{Resume, RunPlan, Sweeps};
@@ -41,22 +41,12 @@ pub fn plan(path: &Path, now: &[String]) -> anyhow::Result<RunPlan> {
     let then = parse(recorded).map_err(|e| {
         anyhow::anyhow!("--resume {shown}: its recorded command line no longer parses: {e:#}")
     })?;
+    check_dataset(&then, &bundle, &shown.to_string())?;
     let given: Vec<String> = without_resume(now);
-    let current = parse(&given)?;
-    let explicit = flags_of(&given);
-    let contradictions = contradictions(&then, &current, &explicit, is);
-    if !contradictions.is_empty() {
-        bail!(
-            "--resume {shown}: {} contradict{} the bundle's own settings; leave {} out to resume, or start a new run without --resume",
-            contradictions.join(", "),
-            if contradictions.len() == 1 { "s" } else { "" },
-            if contradictions.len() == 1 {
-                "it"
-            } else {
-                "them"
-            },
-        );
-    }
+    let explicit = given_flags(&given);
+    refuse_other_work(&then, &bundle, path, recorded, &given, &explicit, is)
+        .map_err(|e| anyhow::anyhow!("--resume {shown}: {e}"))?;
+    let current = parse(&reach_only(&given))?;
     let url_given = explicit.iter().any(|f| f == "--url");
     if !url_given && bundle.target.url.contains("***") {
         bail!(
@@ -64,10 +54,21 @@ pub fn plan(path: &Path, now: &[String]) -> anyhow::Result<RunPlan> {
         );
     }
     let mut plan = then;
-    // How to reach the server is today's; what to measure is the bundle's.
-    plan.target = current.target;
-    if !url_given {
+    // How to reach the server is today's; what to send and measure is the bundle's.
+    let reach = current.target;
+    plan.target.credentials = reach.credentials;
+    plan.target.timeout = reach.timeout;
+    plan.target.wait_server = reach.wait_server;
+    if url_given {
+        plan.target.gpu_telemetry = reach.gpu_telemetry;
+        plan.target.url = reach.url;
+        plan.target.shown_url = reach.shown_url;
+        plan.target.host = reach.host;
+    } else {
         plan.target.url = bundle.target.url.clone();
+    }
+    if explicit.iter().any(|f| f == "--gpu-telemetry") {
+        plan.target.gpu_telemetry = reach.gpu_telemetry;
     }
     plan.target.model = Some(bundle.target.model.clone());
     // The extra request fields are part of the work: the bundle's.
@@ -76,11 +77,7 @@ pub fn plan(path: &Path, now: &[String]) -> anyhow::Result<RunPlan> {
         _ => None,
     };
     plan.output.label = bundle.label.clone();
-    plan.output.out = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."))
-        .to_path_buf();
+    plan.output.out = folder_of(path);
     plan.output.seed = bundle.workload.seed;
     // The prompts' prefixes stay this session's own (a new random seed), not the bundle's: the
     // server may hold the interrupted run's prompts in its cache. Each point says its seed.
@@ -101,26 +98,247 @@ fn parse(argv: &[String]) -> anyhow::Result<RunPlan> {
     }
 }
 
-/// The flags given now (`explicit`) that define the work and disagree with the bundle's run,
-/// each with the bundle's value.
-fn contradictions(
+/// Flags that say how to reach the server and how to show the run, not what it sends or
+/// measures: given with `--resume`, they are this session's.
+const REACH: &[&str] = &[
+    "--url",
+    "--api-key",
+    "--header",
+    "--timeout",
+    "--wait-server",
+    "--gpu-telemetry",
+    "--wide",
+    "--resume",
+];
+
+/// Refuses every flag given now (`explicit`) that would change the run's work: each is laid
+/// over the bundle's recorded command line, and the run that makes is compared with the
+/// bundle's, setting by setting. A flag that is neither a way to reach the server nor a setting
+/// checked here is refused too, so none is ever silently ignored.
+fn refuse_other_work(
     then: &RunPlan,
-    current: &RunPlan,
+    bundle: &llmsweep_shared::Bundle,
+    path: &Path,
+    recorded: &[String],
+    given: &[String],
     explicit: &[String],
     command: &str,
-) -> Vec<String> {
-    let bundle_has = settings(then, command);
-    settings(current, command)
-        .into_iter()
-        .filter(|(flag, _)| explicit.iter().any(|f| f == flag))
-        .filter_map(
-            |(flag, now)| match bundle_has.iter().find(|(f, _)| *f == flag) {
-                Some((_, was)) if *was == now => None,
-                Some((_, was)) => Some(format!("{flag} {now} (the bundle's is {was})")),
-                None => Some(format!("{flag} {now} (the bundle's run has no such sweep)")),
-            },
-        )
-        .collect()
+) -> anyhow::Result<()> {
+    let mut then = then.clone();
+    // What the bundle ran with, where the command line left it to the server or the host.
+    then.target.model = Some(bundle.target.model.clone());
+    then.output.label = bundle.label.clone();
+    let work: Vec<&String> = explicit
+        .iter()
+        .filter(|f| !REACH.contains(&f.as_str()) && *f != "--out")
+        .collect();
+    let mut wrong = Vec::new();
+    if explicit.iter().any(|f| f == "--out") {
+        let out: Vec<String> = flag_groups(given)
+            .into_iter()
+            .filter(|(f, _)| f == "--out")
+            .flat_map(|(_, w)| w)
+            .collect();
+        let now = parse(&[reach_only(given), out].concat())?.output.out;
+        let folder = folder_of(path);
+        let same = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        if same(&now) != same(&folder) {
+            wrong.push((
+                "--out".to_string(),
+                format!(
+                    "--out {} differs from the bundle's folder {}",
+                    now.display(),
+                    folder.display()
+                ),
+            ));
+        }
+    }
+    if !work.is_empty() {
+        let overlaid = overlay(recorded, given);
+        let made = match parse(&overlaid) {
+            Ok(p) => p,
+            Err(e) => {
+                let first = e.to_string();
+                let first = first
+                    .lines()
+                    .next()
+                    .unwrap_or_default()
+                    .trim_start_matches("error: ");
+                let names: Vec<&str> = work.iter().map(|f| f.as_str()).collect();
+                bail!(
+                    "{} cannot be combined with the bundle's own settings ({first}): resume continues the run as it was started; drop {} or start a new run without --resume",
+                    names.join(", "),
+                    and_list(&names),
+                );
+            }
+        };
+        let was = settings(&then, command);
+        let now = settings(&made, command);
+        for flag in work {
+            let said = |list: &[(&'static str, String)]| {
+                list.iter().find(|(f, _)| f == flag).map(|(_, v)| v.clone())
+            };
+            match (said(&now), said(&was)) {
+                (Some(n), Some(w)) if n == w => {}
+                (Some(_), Some(w)) if w == "off" => wrong.push((
+                    flag.clone(),
+                    format!("{flag} differs from the bundle's run, which was without it"),
+                )),
+                (Some(n), Some(w)) if w == "none" => wrong.push((
+                    flag.clone(),
+                    format!("{flag} {n} differs from the bundle's run, which has none"),
+                )),
+                (Some(n), Some(w)) => wrong.push((
+                    flag.clone(),
+                    format!("{flag} {n} differs from the bundle's {w}"),
+                )),
+                _ => wrong.push((
+                    flag.clone(),
+                    format!("{flag} is not part of the bundle's run as recorded"),
+                )),
+            }
+        }
+    }
+    if wrong.is_empty() {
+        return Ok(());
+    }
+    let names: Vec<&str> = wrong.iter().map(|(f, _)| f.as_str()).collect();
+    let said: Vec<&str> = wrong.iter().map(|(_, s)| s.as_str()).collect();
+    bail!(
+        "{}: resume continues the run as it was started; drop {} or start a new run without --resume",
+        said.join("; "),
+        and_list(&names)
+    )
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(names: &[&str]) -> String {
+    match names {
+        [] => String::new(),
+        [one] => one.to_string(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
+/// The bundle's recorded command line with the flags given now in place of its own.
+fn overlay(recorded: &[String], given: &[String]) -> Vec<String> {
+    let now = flag_groups(given);
+    let mut out = command_words(recorded);
+    for (flag, words) in flag_groups(recorded) {
+        if !now.iter().any(|(f, _)| *f == flag) {
+            out.extend(words);
+        }
+    }
+    out.extend(now.into_iter().flat_map(|(_, w)| w));
+    out
+}
+
+/// `argv` with only the flags that say how to reach the server.
+fn reach_only(argv: &[String]) -> Vec<String> {
+    let mut out = command_words(argv);
+    for (flag, words) in flag_groups(argv) {
+        if REACH.contains(&flag.as_str()) {
+            out.extend(words);
+        }
+    }
+    out
+}
+
+/// The long flags `argv` gives, by their main names whatever alias or `=` form was typed, in
+/// the order given.
+fn given_flags(argv: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for (flag, _) in flag_groups(argv) {
+        if !out.contains(&flag) {
+            out.push(flag);
+        }
+    }
+    out
+}
+
+/// `argv` up to its sweep subcommand: `llmsweep throughput`.
+fn command_words(argv: &[String]) -> Vec<String> {
+    let end = argv
+        .iter()
+        .skip(1)
+        .position(|a| is_sweep(a))
+        .map_or(argv.len(), |i| i + 2);
+    argv[..end].to_vec()
+}
+
+/// `argv`'s flags after its sweep subcommand, each by its main long name (`--rates` for
+/// `--request-rate`), with the words it was given in.
+fn flag_groups(argv: &[String]) -> Vec<(String, Vec<String>)> {
+    let Some(cmd) = sweep_command(argv) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut i = command_words(argv).len();
+    while i < argv.len() {
+        let word = &argv[i];
+        let (name, inline) = match word.split_once('=') {
+            Some((n, _)) if n.starts_with("--") => (n, true),
+            _ => (word.as_str(), false),
+        };
+        let arg = cmd.get_arguments().find(|arg| {
+            arg.get_long_and_visible_aliases()
+                .into_iter()
+                .flatten()
+                .chain(arg.get_all_aliases().into_iter().flatten())
+                .any(|n| name.strip_prefix("--") == Some(n))
+        });
+        let words = if !inline && arg.is_some_and(|a| a.get_action().takes_values()) {
+            2
+        } else {
+            1
+        };
+        let flag = arg
+            .and_then(|a| a.get_long())
+            .map_or_else(|| name.to_string(), |l| format!("--{l}"));
+        let end = (i + words).min(argv.len());
+        out.push((flag, argv[i..end].to_vec()));
+        i = end;
+    }
+    out
+}
+
+fn is_sweep(a: &str) -> bool {
+    ["throughput", "context", "run"].contains(&a)
+}
+
+/// The clap command of `argv`'s sweep subcommand.
+fn sweep_command(argv: &[String]) -> Option<clap::Command> {
+    let name = subcommand(argv)?;
+    Cli::command().find_subcommand(name).cloned()
+}
+
+/// The bundle's folder: where a resumed run writes.
+fn folder_of(path: &Path) -> std::path::PathBuf {
+    path.parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+        .to_path_buf()
+}
+
+/// Refuses a `--dataset` whose file changed since the bundle's run began: its prompts would not
+/// be the bundle's.
+fn check_dataset(
+    then: &RunPlan,
+    bundle: &llmsweep_shared::Bundle,
+    shown: &str,
+) -> anyhow::Result<()> {
+    let (Some(now), Some(was)) = (&then.output.dataset, &bundle.workload.dataset) else {
+        return Ok(());
+    };
+    if now.sha256 != was.sha256 {
+        bail!(
+            "--resume {shown}: the dataset {} changed since the run began (its SHA-256 was {}, now {}): resume needs the bundle's prompts; restore the file or start a new run",
+            was.file,
+            was.sha256,
+            now.sha256
+        );
+    }
+    Ok(())
 }
 
 /// `throughput`, `context` or `run`: the first word of `argv` that is one.
@@ -148,24 +366,62 @@ fn without_resume(argv: &[String]) -> Vec<String> {
     out
 }
 
-/// The long flags `argv` gives, without their values.
-fn flags_of(argv: &[String]) -> Vec<String> {
-    argv.iter()
-        .filter(|a| a.starts_with("--"))
-        .map(|a| a.split('=').next().unwrap_or(a).to_string())
-        .collect()
-}
-
-/// What defines a run's work, each with the flag that sets it in `command`.
+/// What defines a run's work, each with the flag that sets it in `command`: every flag of the
+/// sweeps the run has, so that a flag given with `--resume` is compared, never ignored.
 fn settings(p: &RunPlan, command: &str) -> Vec<(&'static str, String)> {
     let list = |v: &[u32]| v.iter().map(u32::to_string).collect::<Vec<_>>().join(",");
-    let opt = |v: Option<String>| v.unwrap_or_else(|| "the default".into());
+    let opt = |v: Option<String>| v.unwrap_or_else(|| "none".into());
+    let on = |b: bool| if b { "on" } else { "off" }.to_string();
+    let json = |v: &Option<serde_json::Map<String, serde_json::Value>>| {
+        opt(v
+            .as_ref()
+            .map(|m| serde_json::Value::Object(m.clone()).to_string()))
+    };
+    let notes = p
+        .output
+        .notes
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let slo = p.output.slo.map(|s| {
+        [("ttft", s.ttft_s), ("tpot", s.tpot_s), ("e2e", s.e2e_s)]
+            .into_iter()
+            .filter_map(|(k, v)| Some(format!("{k}={}", v?)))
+            .collect::<Vec<_>>()
+            .join(",")
+    });
     let mut out = vec![
         ("--seed", p.output.seed.to_string()),
         ("--api", format!("{:?}", p.target.api).to_lowercase()),
         ("--model", opt(p.target.model.clone())),
         ("--label", p.output.label.clone()),
+        (
+            "--note",
+            if notes.is_empty() {
+                "none".into()
+            } else {
+                notes
+            },
+        ),
         ("--warmup", p.warmup.to_string()),
+        ("--extra-body", json(&p.target.extra_body)),
+        ("--cold-connections", on(p.target.cold_connections)),
+        (
+            "--shared-prefix-len",
+            p.output.shared_prefix_len.to_string(),
+        ),
+        (
+            "--dataset",
+            opt(p.output.dataset.as_ref().map(|d| {
+                format!(
+                    "{} (SHA-256 {})",
+                    d.file,
+                    d.sha256.get(..12).unwrap_or(&d.sha256)
+                )
+            })),
+        ),
+        ("--goodput", opt(slo)),
     ];
     let (t, c) = match &p.sweeps {
         Sweeps::Throughput(t) => (Some(t), None),
@@ -176,6 +432,15 @@ fn settings(p: &RunPlan, command: &str) -> Vec<(&'static str, String)> {
         out.push(("--only", p.kind().to_string()));
     }
     if let Some(t) = t {
+        let open = t.open.as_ref();
+        let search = open.and_then(|o| o.search);
+        let rates = open.filter(|o| !o.rates.is_empty()).map(|o| {
+            o.rates
+                .iter()
+                .map(f64::to_string)
+                .collect::<Vec<_>>()
+                .join(",")
+        });
         out.extend([
             ("--concurrency", list(&t.concurrency)),
             ("--input-len", t.input_len.to_string()),
@@ -193,6 +458,27 @@ fn settings(p: &RunPlan, command: &str) -> Vec<(&'static str, String)> {
             (
                 "--max-level-time",
                 opt(t.precision.map(|p| format!("{}", p.cap.as_secs_f64()))),
+            ),
+            ("--length-spread", t.spread.to_string()),
+            ("--turns", t.turns.to_string()),
+            ("--rates", opt(rates)),
+            (
+                "--arrival",
+                opt(open.map(|o| format!("{:?}", o.arrival).to_lowercase())),
+            ),
+            ("--burstiness", opt(open.map(|o| o.burstiness.to_string()))),
+            (
+                "--max-concurrency",
+                opt(open.and_then(|o| o.max_concurrency).map(|m| m.to_string())),
+            ),
+            ("--find-max-rate", on(search.is_some())),
+            (
+                "--slo-fraction",
+                opt(search.map(|s| s.slo_fraction.to_string())),
+            ),
+            (
+                "--rate-precision",
+                opt(search.map(|s| s.precision.to_string())),
             ),
         ]);
     }
@@ -212,7 +498,7 @@ fn settings(p: &RunPlan, command: &str) -> Vec<(&'static str, String)> {
             (len, c.output_len.to_string()),
             (conc, list(&c.concurrency)),
             (rep, c.repeats.to_string()),
-            ("--force", c.force.to_string()),
+            ("--force", on(c.force)),
         ]);
     }
     out
@@ -231,10 +517,269 @@ mod tests {
         let a = argv("llmsweep throughput --resume r/x.json --timeout 5 --resume=y");
         assert_eq!(without_resume(&a), argv("llmsweep throughput --timeout 5"));
         assert_eq!(
-            flags_of(&argv("llmsweep run --url=http://h --concurrency 1,2")),
-            ["--url", "--concurrency"]
+            given_flags(&argv(
+                "llmsweep run --url=http://h --concurrency 1,2 --request-rate 3 --cold-connections --note a=1 --note b=2"
+            )),
+            [
+                "--url",
+                "--concurrency",
+                "--rates",
+                "--cold-connections",
+                "--note"
+            ]
+        );
+        assert_eq!(
+            reach_only(&argv(
+                "llmsweep run --turns 2 --url=http://h --header X:1 --wide --seed 3"
+            )),
+            argv("llmsweep run --url=http://h --header X:1 --wide")
+        );
+        assert_eq!(
+            overlay(
+                &argv("llmsweep throughput --rates 1,2,4 --seed=3 --find-max-rate --turns 2"),
+                &argv("llmsweep throughput --request-rate=1,2 --seed 4 --timeout 5"),
+            ),
+            argv(
+                "llmsweep throughput --find-max-rate --turns 2 --request-rate=1,2 --seed 4 --timeout 5"
+            )
         );
         assert_eq!(subcommand(&argv("/bin/llmsweep run --url x")), Some("run"));
         assert_eq!(subcommand(&argv("llmsweep compare a b")), None);
+    }
+
+    /// An interrupted bundle written by `recorded`, in a folder of its own.
+    fn interrupted(recorded: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let target = llmsweep_shared::bundle::Target {
+            url: "http://127.0.0.1:30000".into(),
+            api: llmsweep_shared::bundle::Api::Completions,
+            model: "m".into(),
+            engine: None,
+            engine_version: None,
+            max_context: None,
+            max_running_requests: None,
+            server_args: None,
+            simulated: true,
+            probes: Default::default(),
+        };
+        let mut b = store::new_bundle(
+            "id".into(),
+            "kpro5".into(),
+            "2026-12-02T10:02:07Z".into(),
+            argv(recorded),
+            target,
+        );
+        b.complete = false;
+        let path = dir.path().join("kpro5-throughput-20261202T100207Z.json");
+        store::write_atomic(&path, &b).unwrap();
+        (dir, path)
+    }
+
+    fn refusal(path: &Path, now: &str) -> String {
+        let now = format!("{now} --resume {}", path.display());
+        format!("{:#}", plan(path, &argv(&now)).unwrap_err())
+    }
+
+    const RATES: &str = "llmsweep throughput --rates 1,2,4 --goodput ttft=0.5 --input-len 50 --output-len 30 --label kpro5";
+
+    #[test]
+    fn a_flag_that_changes_the_work_is_refused_by_name() {
+        let (dir, path) = interrupted(RATES);
+        let shown = path.display();
+        assert_eq!(
+            refusal(&path, "llmsweep throughput --rates 1,2"),
+            format!(
+                "--resume {shown}: --rates 1,2 differs from the bundle's 1,2,4: resume continues the run as it was started; drop --rates or start a new run without --resume"
+            )
+        );
+        // Spelled as vLLM's benchmark does, it is the same flag.
+        let e = refusal(&path, "llmsweep throughput --request-rate=1,2");
+        assert!(
+            e.contains(": --rates 1,2 differs from the bundle's 1,2,4:"),
+            "{e}"
+        );
+        for (flag, said) in [
+            (
+                r#"--extra-body {"temperature":0}"#,
+                r#"--extra-body {"temperature":0} differs from the bundle's run, which has none"#,
+            ),
+            ("--turns 3", "--turns 3 differs from the bundle's 1"),
+            (
+                "--goodput ttft=1",
+                "--goodput ttft=1 differs from the bundle's ttft=0.5",
+            ),
+            (
+                "--length-spread 0.5",
+                "--length-spread 0.5 differs from the bundle's 0",
+            ),
+            (
+                "--shared-prefix-len 16",
+                "--shared-prefix-len 16 differs from the bundle's 0",
+            ),
+            (
+                "--arrival constant",
+                "--arrival constant differs from the bundle's poisson",
+            ),
+            (
+                "--max-concurrency 4",
+                "--max-concurrency 4 differs from the bundle's run, which has none",
+            ),
+            (
+                "--cold-connections",
+                "--cold-connections differs from the bundle's run, which was without it",
+            ),
+            (
+                "--input-len 60",
+                "--input-len 60 differs from the bundle's 50",
+            ),
+            (
+                "--note tp=2",
+                "--note tp=2 differs from the bundle's run, which has none",
+            ),
+            (
+                "--api chat",
+                "--api chat differs from the bundle's completions",
+            ),
+        ] {
+            let e = refusal(&path, &format!("llmsweep throughput {flag}"));
+            let name = flag.split_whitespace().next().unwrap();
+            assert!(
+                e.contains(&format!(
+                    ": {said}: resume continues the run as it was started; drop {name} or"
+                )),
+                "{flag}: {e}"
+            );
+        }
+        let data = dir.path().join("prompts.jsonl");
+        std::fs::write(&data, "{\"prompt\": \"hello\"}\n").unwrap();
+        let e = refusal(
+            &path,
+            &format!("llmsweep throughput --dataset {}", data.display()),
+        );
+        assert!(
+            e.contains(": --dataset ")
+                && e.contains(" differs from the bundle's run, which has none:"),
+            "{e}"
+        );
+        // A search cannot be laid over the bundle's rates: named, with why.
+        let e = refusal(&path, "llmsweep throughput --find-max-rate --timeout 5");
+        assert!(
+            e.contains(": --find-max-rate cannot be combined with the bundle's own settings (")
+                && e.ends_with("drop --find-max-rate or start a new run without --resume"),
+            "{e}"
+        );
+        let e = refusal(
+            &path,
+            "llmsweep throughput --turns 3 --arrival constant --timeout 5",
+        );
+        assert!(
+            e.contains("--turns 3 differs from the bundle's 1; --arrival constant differs from the bundle's poisson: resume continues the run as it was started; drop --turns and --arrival or"),
+            "{e}"
+        );
+        let e = refusal(&path, "llmsweep throughput --out elsewhere");
+        assert!(
+            e.contains(&format!(
+                ": --out elsewhere differs from the bundle's folder {}:",
+                dir.path().display()
+            )),
+            "{e}"
+        );
+        // How to reach the server, and the bundle's own values, may be given again.
+        let ok = |now: &str| {
+            let now = format!("{now} --resume {}", path.display());
+            plan(&path, &argv(&now)).unwrap()
+        };
+        let p = ok(&format!(
+            "llmsweep throughput --url http://127.0.0.1:9 --timeout 5 --rates 1,2,4 --goodput ttft=0.5 --label kpro5 --out {}",
+            dir.path().display()
+        ));
+        assert_eq!(p.target.url, "http://127.0.0.1:9");
+        assert_eq!(p.target.timeout, std::time::Duration::from_secs(5));
+        let open = p.throughput().unwrap().open.as_ref().unwrap();
+        assert_eq!(open.rates, [1.0, 2.0, 4.0]);
+    }
+
+    #[test]
+    fn what_the_bundle_was_sent_with_stays_when_not_given_again() {
+        let (_dir, path) = interrupted(
+            "llmsweep throughput --api chat --cold-connections --concurrency 1,2 --requests 4",
+        );
+        let now = format!(
+            "llmsweep throughput --timeout 5 --resume {}",
+            path.display()
+        );
+        let p = plan(&path, &argv(&now)).unwrap();
+        assert_eq!(p.target.api, llmsweep_shared::bundle::Api::Chat);
+        assert!(p.target.cold_connections);
+        assert_eq!(p.target.timeout, std::time::Duration::from_secs(5));
+    }
+
+    #[test]
+    fn a_context_sweeps_flags_are_refused_by_name_too() {
+        let (_dir, path) = interrupted("llmsweep context --lengths 1k,8k,16k --repeats 2");
+        let e = refusal(&path, "llmsweep context --lengths 1k,8k");
+        assert!(
+            e.contains(": --lengths 1000,8000 differs from the bundle's 1000,8000,16000:"),
+            "{e}"
+        );
+        let e = refusal(&path, "llmsweep context --force");
+        assert!(
+            e.contains(": --force differs from the bundle's run, which was without it:"),
+            "{e}"
+        );
+        assert!(
+            plan(
+                &path,
+                &argv(&format!(
+                    "llmsweep context --repeats 2 --resume {}",
+                    path.display()
+                ))
+            )
+            .is_ok()
+        );
+    }
+
+    #[test]
+    fn a_dataset_that_changed_since_the_run_began_is_refused() {
+        let data = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(data.path(), "{\"prompt\": \"hello\"}\n").unwrap();
+        let shown = data.path().display().to_string();
+        let (_dir, path) = interrupted(&format!("llmsweep throughput --dataset {shown}"));
+        let mut b = store::read_bundle(&path).unwrap();
+        b.workload.dataset = Some(llmsweep_shared::bundle::DatasetFacts {
+            file: shown.clone(),
+            sha256: "0".repeat(64),
+            lines: 1,
+        });
+        store::write_atomic(&path, &b).unwrap();
+        let e = refusal(&path, "llmsweep throughput");
+        assert!(
+            e.contains(&format!(
+                ": the dataset {shown} changed since the run began (its SHA-256 was {}, now ",
+                "0".repeat(64)
+            )),
+            "{e}"
+        );
+    }
+
+    /// Every flag of a sweep command is either a way to reach the server or a setting compared
+    /// with the bundle's: a new flag that is neither fails here, not silently in a resume.
+    #[test]
+    fn every_sweep_flag_is_compared_or_says_how_to_reach_the_server() {
+        for command in ["throughput", "context", "run"] {
+            let p = parse(&argv(&format!("llmsweep {command}"))).unwrap();
+            let compared: Vec<&str> = settings(&p, command).into_iter().map(|(f, _)| f).collect();
+            let cmd = sweep_command(&argv(&format!("llmsweep {command}"))).unwrap();
+            for arg in cmd.get_arguments() {
+                let Some(long) = arg.get_long() else { continue };
+                let flag = format!("--{long}");
+                assert!(
+                    REACH.contains(&flag.as_str())
+                        || flag == "--out"
+                        || compared.contains(&flag.as_str()),
+                    "{command} {flag} is neither compared with the bundle nor a way to reach the server"
+                );
+            }
+        }
     }
 }

@@ -1,6 +1,6 @@
 //! The `llmsweep` binary as a user runs it, and the files it reads and writes: sweeps and bad
 //! input ([`run`]), `compare` and its gate ([`compare`]), `import` ([`import`]) and `plot`
-//! ([`plot`]), signals ([`signals`]), secrets kept out of everything written ([`secrets`]), and
+//! ([`plot`]), one writer per bundle ([`resume`]), signals ([`signals`]), secrets kept out of everything written ([`secrets`]), and
 //! numbers at the edges of `f64` through all of them with a deadline ([`finite`]).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -9,6 +9,7 @@ mod compare;
 mod finite;
 mod import;
 mod plot;
+mod resume;
 mod run;
 mod secrets;
 mod signals;

@@ -12,6 +12,7 @@ pub(crate) mod api;
 pub(crate) mod client;
 pub(crate) mod connect;
 pub(crate) mod generator;
+pub(crate) mod lock;
 pub(crate) mod session;
 pub(crate) mod stream;
 pub(crate) mod sweep;
@@ -48,12 +49,13 @@ pub async fn run_plan(
         plan.kind(),
         plan.pool(),
         command_line,
+        plan.resume.as_ref(),
         interrupt,
         events,
     )
     .await?;
     if let Some(r) = &plan.resume {
-        s.adopt(r.clone());
+        s.adopt(r)?;
     }
     s.tell(Event::Target {
         bundle: s.writer.bundle(),

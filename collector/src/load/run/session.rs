@@ -14,6 +14,7 @@ use crate::load::plan::Resume;
 use crate::load::plan::{OutputPlan, TargetPlan};
 use crate::load::run::client::{Client, LoadHttp, http_client};
 use crate::load::run::generator::Interrupt;
+use crate::load::run::lock::RunLock;
 use crate::load::run::stream::trace::Keep;
 use crate::load::run::writer::{BundleWriter, SweepHandle};
 use crate::load::server::probe::{Fingerprint, probe};
@@ -72,17 +73,22 @@ pub(crate) struct Session {
 }
 
 impl Session {
-    /// Checks the output folder, probes the server and builds the bundle header. Fails with a
-    /// message that says what to fix when the server cannot be used.
+    /// Locks the bundle to be written (`resume`'s, when finishing one), checks the output
+    /// folder, probes the server and builds the bundle header. Fails with a message that says
+    /// what to fix when another run writes the bundle or the server cannot be used; a bundle
+    /// another run writes is refused before the server is asked anything.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) async fn open(
         target: &TargetPlan,
         output: &OutputPlan,
         kind: &str,
         pool: usize,
         command_line: Vec<String>,
+        resume: Option<&Resume>,
         interrupt: Interrupt,
         events: Arc<dyn Sink>,
     ) -> anyhow::Result<Session> {
+        let resumed_lock = resume.map(|r| RunLock::take(&r.path)).transpose()?;
         store::check_out_dir(&output.out)?;
         if let Some(limit) = crate::load::server::host::open_files_limit() {
             crate::load::server::host::check_open_files(pool as u64, limit)?;
@@ -106,6 +112,10 @@ impl Session {
             };
         let created = chrono::Utc::now();
         let path = store::bundle_path(&output.out, &output.label, kind, &created);
+        let lock = match resumed_lock {
+            Some(l) => l,
+            None => RunLock::take(&path)?,
+        };
         let mut client = Client::new(http, &target.url, target.api, model.clone(), target.timeout);
         client.extra = target.extra_body.clone().map(Arc::new);
         let nvidia_smi = match target.gpu_telemetry {
@@ -127,7 +137,7 @@ impl Session {
                 dataset: output.dataset.clone(),
                 ..PromptBuilder::new(output.seed, Some(output.prefix_seed), token_model)
             }),
-            writer: BundleWriter::new(bundle, path, output.slo, events.clone()),
+            writer: BundleWriter::new(bundle, path, lock, output.slo, events.clone()),
             options: RunOptions {
                 slo: output.slo,
                 timeout: target.timeout,
@@ -193,10 +203,19 @@ impl Session {
         self.prompts = Arc::new(prompts);
     }
 
-    /// Takes over an interrupted bundle (`--resume`): its levels so far, its path, its workload.
-    pub(crate) fn adopt(&mut self, resume: Resume) {
+    /// Takes over an interrupted bundle (`--resume`): its levels so far, its path, its workload,
+    /// as the file holds them now that this run has its lock (a run that held it before may
+    /// have added levels, or finished it, since the plan was made).
+    pub(crate) fn adopt(&mut self, resume: &Resume) -> anyhow::Result<()> {
+        let bundle = store::read_bundle(&resume.path)?;
+        if bundle.complete {
+            bail!(
+                "--resume {}: the run is complete, nothing is left to measure; run again without --resume for a new one",
+                resume.path.display()
+            );
+        }
         let (was, now) = (
-            &resume.bundle.target.engine_version,
+            &bundle.target.engine_version,
             &self.writer.bundle().target.engine_version,
         );
         if was != now {
@@ -208,7 +227,8 @@ impl Session {
                 name(was)
             ));
         }
-        self.writer.adopt(resume.bundle, resume.path);
+        self.writer.adopt(bundle, resume.path.clone());
+        Ok(())
     }
 
     /// Adds a sweep to the bundle, writes it and tells the watcher; see

@@ -9,6 +9,7 @@ use llmsweep_shared::Bundle;
 use llmsweep_shared::bundle::{ErrorKind, FlagKind, Point, PointStatus, Slo, Sweep, SweepKind};
 
 use crate::load::events::{Event, Sink};
+use crate::load::run::lock::RunLock;
 use crate::load::workload::digest;
 use crate::store;
 
@@ -21,6 +22,8 @@ pub(crate) struct SweepHandle(usize);
 pub(crate) struct BundleWriter {
     bundle: Bundle,
     path: PathBuf,
+    /// This run's lock of `path`, held while the run writes it.
+    _lock: RunLock,
     /// `--goodput`: every sweep and point of the run counts goodput against it.
     slo: Option<Slo>,
     /// Where a write that fails (and one that works again) is told.
@@ -36,16 +39,19 @@ pub(crate) struct BundleWriter {
 }
 
 impl BundleWriter {
-    /// A writer of `bundle` to `path`; nothing is written until the first sweep starts.
+    /// A writer of `bundle` to `path`, which `lock` holds; nothing is written until the first
+    /// sweep starts.
     pub(crate) fn new(
         bundle: Bundle,
         path: PathBuf,
+        lock: RunLock,
         slo: Option<Slo>,
         events: Arc<dyn Sink>,
     ) -> BundleWriter {
         BundleWriter {
             bundle,
             path,
+            _lock: lock,
             slo,
             events,
             hashes: Vec::new(),

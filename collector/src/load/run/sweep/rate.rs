@@ -7,6 +7,7 @@ use crate::load::events::Event;
 use crate::load::plan::{OpenPlan, SearchPlan, ThroughputPlan};
 use crate::load::run::generator::{LoadSpec, OpenLoop};
 use crate::load::run::session::Session;
+use crate::load::run::writer::SweepHandle;
 
 use super::point::{gave_up, measure, stream_id};
 
@@ -176,11 +177,21 @@ pub(crate) async fn find_max_rate(
         failed_rps: None,
     };
     let sweep = s.start_sweep(rate_sweep(s, plan, open, Vec::new(), Some(result), 0));
+    // A resumed search lists the rates it kept (one an interruption cut short runs again).
+    let kept: Vec<f64> = s.writer.sweep(sweep).points.iter().map(rate_of).collect();
+    if let Some(rp) = s.writer.sweep_mut(sweep).rate.as_mut() {
+        rp.rates = kept;
+    }
     // Open loop rarely sustains more than the closed loop completed: start there.
     let mut next = closed_rps;
     for _ in 0..MAX_SEARCH_POINTS {
-        let Some(point) = measure_rate(s, plan, open, next).await else {
-            break;
+        // A resumed search takes its steps again over the points it kept, measuring none twice.
+        let point = match take_kept(s, sweep, next) {
+            Some(p) => p,
+            None => match measure_rate(s, plan, open, next).await {
+                Some(p) => p,
+                None => break,
+            },
         };
         let fraction = point
             .summary
@@ -193,7 +204,9 @@ pub(crate) async fn find_max_rate(
             result.failed_rps = Some(result.failed_rps.map_or(next, |f| f.min(next)));
         }
         if let Some(rp) = s.writer.sweep_mut(sweep).rate.as_mut() {
-            rp.rates.push(next);
+            if !rp.rates.contains(&next) {
+                rp.rates.push(next);
+            }
             rp.search = Some(result);
         }
         s.writer.add_point(sweep, point);
@@ -280,6 +293,16 @@ fn next_rate(result: &llmsweep_shared::bundle::RateSearch, precision: f64) -> Op
         (None, None) => return None,
     };
     (next >= result.closed_loop_rps / 1000.0).then_some(next)
+}
+
+/// The point at `rate` a resumed search kept, taken out of the sweep to be judged and added
+/// again in its place in the search.
+fn take_kept(s: &mut Session, sweep: SweepHandle, rate: f64) -> Option<Point> {
+    let points = &mut s.writer.sweep_mut(sweep).points;
+    let i = points
+        .iter()
+        .position(|p| (rate_of(p) - rate).abs() <= 1e-9 * rate.abs())?;
+    Some(points.remove(i))
 }
 
 fn rate_of(p: &Point) -> f64 {
