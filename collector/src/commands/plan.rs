@@ -278,7 +278,8 @@ pub(crate) fn target(a: &TargetArgs) -> anyhow::Result<TargetPlan> {
 /// something else, or not at all: say to add the scheme, without repeating a user name or
 /// password it may carry.
 fn check_scheme(url: &str) -> anyhow::Result<()> {
-    if url.contains("://") {
+    let lower = url.to_ascii_lowercase();
+    if url.contains("://") || lower.starts_with("http:") || lower.starts_with("https:") {
         return Ok(());
     }
     let (shown, host) = match url.rsplit_once('@') {
@@ -527,6 +528,26 @@ mod tests {
             gpu(&["--url", "http://[::1]:8080", "--gpu-telemetry", "off"]),
             GpuTelemetry::Off
         );
+    }
+
+    #[test]
+    fn a_url_without_its_scheme_or_naming_an_endpoint_says_what_to_give() {
+        assert_eq!(
+            err(&["--url", "u:s3cret@127.0.0.1:8000"]),
+            "--url \"***@127.0.0.1:8000\" has no scheme: give the URL with its scheme, e.g. http://127.0.0.1:8000"
+        );
+        assert_eq!(
+            err(&["--url", "gpu1:8000"]),
+            "--url \"gpu1:8000\" has no scheme: give the URL with its scheme, e.g. http://gpu1:8000"
+        );
+        assert!(plan(&["--url", "http:/gpu1"]).is_ok());
+        assert_eq!(
+            err(&["--url", "https://u:s3cret@h:1/proxy/v1/chat/completions"]),
+            "--url https://***@h:1/proxy/v1/chat/completions names the endpoint /chat/completions: give the server's base URL (http://host:port), not the endpoint, e.g. --url https://***@h:1/proxy; llmsweep adds /v1/completions or /v1/chat/completions itself (--api)"
+        );
+        assert!(err(&["--url", "http://h/v1/models"]).contains("names the endpoint /v1/models"));
+        let p = plan(&["--url", "http://h:1/proxy/v1/"]).unwrap();
+        assert_eq!(p.target.url, "http://h:1/proxy");
     }
 
     #[test]
