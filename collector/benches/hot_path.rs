@@ -72,6 +72,7 @@ fn meta() -> RequestMeta {
         input_tokens: 16,
         prompt_hash: "0123456789abcdef".into(),
         content_hash: None,
+        output_asked: 1024,
     }
 }
 

@@ -47,7 +47,9 @@ pub async fn run(cli: Cli) -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            // An error may quote a server (a model id, a redirect's target, its error text).
+            let text = format!("{e:#}");
+            eprintln!("error: {}", crate::output::terminal::inert(&text));
             ExitCode::from(2)
         }
     }

@@ -10,11 +10,14 @@ use llmsweep_shared::bundle::{Api, Arrival, GpuTelemetry};
 use super::args::{
     ApiArg, ArrivalArg, ContextOpts, GpuArg, OutputArgs, TargetArgs, ThroughputOpts,
 };
-use crate::load::plan::secrets::{Credentials, parse_header, redact_url, split_userinfo};
+use crate::load::plan::secrets::{
+    Credentials, header_file, parse_header, redact_url, split_userinfo,
+};
 use crate::load::{
     ContextPlan, MAX_CONCURRENCY, MAX_RATE, MAX_REPEATS, OpenPlan, OutputPlan, Precision,
     SearchPlan, TargetPlan, ThroughputPlan, is_loopback, random_prefix_seed,
 };
+use crate::output::terminal::inert;
 
 /// The throughput sweep (closed loop, or open loop with `--rates` / `--find-max-rate`).
 pub(crate) fn throughput(a: &ThroughputOpts) -> anyhow::Result<ThroughputPlan> {
@@ -210,6 +213,7 @@ fn check_concurrency(list: &[u32], flag: &str) -> anyhow::Result<()> {
 /// Where to send load, and how.
 pub(crate) fn target(a: &TargetArgs) -> anyhow::Result<TargetPlan> {
     // A message about the URL never repeats a password in it.
+    check_scheme(&a.url)?;
     let parsed = reqwest::Url::parse(&a.url).with_context(|| {
         format!(
             "--url {:?} is not a URL; expected e.g. http://127.0.0.1:30000",
@@ -229,6 +233,7 @@ pub(crate) fn target(a: &TargetArgs) -> anyhow::Result<TargetPlan> {
         let u = u.trim_end_matches('/');
         u.strip_suffix("/v1").unwrap_or(u).to_string()
     };
+    check_not_an_endpoint(&parsed, &split.shown)?;
     if !(a.timeout.is_finite() && a.timeout > 0.0) {
         bail!(
             "--timeout must be a positive number of seconds, got {}",
@@ -269,12 +274,63 @@ pub(crate) fn target(a: &TargetArgs) -> anyhow::Result<TargetPlan> {
 /// The API key, the URL's user and password and the `--header`s, checked: two ways of setting
 /// `Authorization` given at once are refused; an API key from the environment gives way to one
 /// given on the command line.
+/// A `--url` typed without `scheme://` (`127.0.0.1:8000`, `user:pw@host:8000`) parses as
+/// something else, or not at all: say to add the scheme, without repeating a user name or
+/// password it may carry.
+fn check_scheme(url: &str) -> anyhow::Result<()> {
+    let lower = url.to_ascii_lowercase();
+    if url.contains("://") || lower.starts_with("http:") || lower.starts_with("https:") {
+        return Ok(());
+    }
+    let (shown, host) = match url.rsplit_once('@') {
+        Some((_, host)) => (format!("***@{host}"), host),
+        None => (url.to_string(), url),
+    };
+    let host = host.trim_start_matches('/');
+    let example = if host.is_empty() {
+        "http://127.0.0.1:8000".to_string()
+    } else {
+        format!("http://{host}")
+    };
+    bail!(
+        "--url {:?} has no scheme: give the URL with its scheme, e.g. {}",
+        inert(&shown),
+        inert(&example)
+    )
+}
+
+/// A `--url` that names an endpoint (`…/v1/chat/completions`) instead of the server: llmsweep
+/// adds the endpoints itself.
+fn check_not_an_endpoint(parsed: &reqwest::Url, shown: &str) -> anyhow::Result<()> {
+    let path = parsed.path().trim_end_matches('/');
+    let Some(endpoint) = ENDPOINTS.iter().find(|e| path.ends_with(*e)) else {
+        return Ok(());
+    };
+    let base = shown
+        .split_once(endpoint)
+        .map_or(shown, |(b, _)| b.trim_end_matches('/'));
+    let base = base.strip_suffix("/v1").unwrap_or(base);
+    bail!(
+        "--url {shown} names the endpoint {endpoint}: give the server's base URL (http://host:port), not the endpoint, e.g. --url {base}; llmsweep adds /v1/completions or /v1/chat/completions itself (--api)"
+    )
+}
+
+/// Paths a `--url` may end in by mistake: the endpoints llmsweep sends to or reads.
+const ENDPOINTS: [&str; 4] = [
+    "/chat/completions",
+    "/completions",
+    "/v1/models",
+    "/v1/embeddings",
+];
+
 fn credentials(a: &TargetArgs, basic: Option<(String, String)>) -> anyhow::Result<Credentials> {
-    let headers = a
-        .headers
-        .iter()
-        .map(|h| parse_header(h))
-        .collect::<anyhow::Result<Vec<_>>>()?;
+    let mut headers = Vec::new();
+    for h in &a.headers {
+        match h.strip_prefix('@') {
+            Some(file) => headers.extend(header_file(file)?),
+            None => headers.push(parse_header(h)?),
+        }
+    }
     let c = Credentials {
         api_key: None,
         basic,
@@ -472,6 +528,26 @@ mod tests {
             gpu(&["--url", "http://[::1]:8080", "--gpu-telemetry", "off"]),
             GpuTelemetry::Off
         );
+    }
+
+    #[test]
+    fn a_url_without_its_scheme_or_naming_an_endpoint_says_what_to_give() {
+        assert_eq!(
+            err(&["--url", "u:s3cret@127.0.0.1:8000"]),
+            "--url \"***@127.0.0.1:8000\" has no scheme: give the URL with its scheme, e.g. http://127.0.0.1:8000"
+        );
+        assert_eq!(
+            err(&["--url", "gpu1:8000"]),
+            "--url \"gpu1:8000\" has no scheme: give the URL with its scheme, e.g. http://gpu1:8000"
+        );
+        assert!(plan(&["--url", "http:/gpu1"]).is_ok());
+        assert_eq!(
+            err(&["--url", "https://u:s3cret@h:1/proxy/v1/chat/completions"]),
+            "--url https://***@h:1/proxy/v1/chat/completions names the endpoint /chat/completions: give the server's base URL (http://host:port), not the endpoint, e.g. --url https://***@h:1/proxy; llmsweep adds /v1/completions or /v1/chat/completions itself (--api)"
+        );
+        assert!(err(&["--url", "http://h/v1/models"]).contains("names the endpoint /v1/models"));
+        let p = plan(&["--url", "http://h:1/proxy/v1/"]).unwrap();
+        assert_eq!(p.target.url, "http://h:1/proxy");
     }
 
     #[test]

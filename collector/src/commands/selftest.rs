@@ -242,7 +242,8 @@ async fn external_pacing(url: &str) -> anyhow::Result<Pacing> {
         bail!("--url {url}: the selftest endpoint runs on this machine; use a loopback address");
     }
     let ask = format!("{}/selftest", url.trim_end_matches('/'));
-    let answer = reqwest::Client::new()
+    let answer = crate::load::run::body::builder()
+        .build()?
         .get(&ask)
         .timeout(Duration::from_secs(5))
         .send()
@@ -253,7 +254,11 @@ async fn external_pacing(url: &str) -> anyhow::Result<Pacing> {
                 "--url {url}: no selftest endpoint answers there ({e}); start one with `llmsweep selftest --serve 127.0.0.1:18400 --mode flat-out`"
             )
         })?;
-    let pacing: PacingJson = answer.json().await.map_err(|e| {
+    let answer =
+        crate::load::run::body::read_capped(answer, crate::load::run::body::ERROR_BODY_CAP)
+            .await
+            .map_err(|e| anyhow::anyhow!("--url {url}: GET /selftest: {e}"))?;
+    let pacing: PacingJson = serde_json::from_slice(&answer).map_err(|e| {
         anyhow::anyhow!("--url {url}: GET /selftest did not describe a pacing ({e}); is it an llmsweep selftest endpoint?")
     })?;
     pacing
@@ -366,7 +371,11 @@ fn print_level(level: &SelftestLevel, interval_ms: u64) {
         );
     }
     if let Some((why, n)) = &level.commonest_error {
-        println!("      ↳ {n} of {} requests failed: {why}", level.requests);
+        println!(
+            "      ↳ {n} of {} requests failed: {}",
+            level.requests,
+            crate::output::terminal::inert(why)
+        );
     }
 }
 

@@ -484,7 +484,7 @@ fn same_input_len(found: &mut [Found], notes: &mut Vec<String>) -> anyhow::Resul
              runs of one prompt length at a time, or pass --input-len if they asked for one"
         );
     }
-    let mean = (lens.iter().sum::<u64>() as f64 / lens.len() as f64).round() as u64;
+    let mean = (lens.iter().map(|&l| l as f64).sum::<f64>() / lens.len() as f64).round() as u64;
     notes.push(format!(
         "prompt lengths {lo}..{hi} tokens (means over each run's requests) recorded as {mean}"
     ));

@@ -429,7 +429,7 @@ impl Progress {
                 self.bar.set_style(style.progress_chars("=> "));
             }
         }
-        self.tokens += output_tokens;
+        self.tokens = self.tokens.saturating_add(output_tokens);
         if !ok {
             self.failed += 1;
         }

@@ -134,8 +134,14 @@ pub(crate) fn summarise(
     } else {
         last - first
     };
-    let tokens: u64 = ok.iter().map(|f| f.record.output_tokens).sum();
-    let events: u64 = ok.iter().map(|f| f.record.chunks).sum();
+    let tokens = ok
+        .iter()
+        .map(|f| f.record.output_tokens)
+        .fold(0, u64::saturating_add);
+    let events = ok
+        .iter()
+        .map(|f| f.record.chunks)
+        .fold(0, u64::saturating_add);
     let per_s = |n: u64| if wall_s > 0.0 { n as f64 / wall_s } else { 0.0 };
     let (mode, tokens_per_event, first_event_s, interval_s) = match spec.pacing {
         Pacing::FlatOut { per_event } => (SelftestMode::FlatOut, per_event, None, None),

@@ -102,7 +102,9 @@ async fn scrape_within(
         if !resp.status().is_success() {
             return None;
         }
-        resp.text().await.ok()
+        crate::load::run::body::text_capped(resp, crate::load::run::body::PROBE_BODY_CAP)
+            .await
+            .ok()
     })
     .await
     .ok()??;

@@ -168,6 +168,26 @@ fn bad_flags_get_clear_messages() {
             "possible values: completions, chat",
         ),
         (
+            vec![
+                "throughput",
+                "--url",
+                "http://127.0.0.1:8000/v1/chat/completions",
+            ],
+            "--url http://127.0.0.1:8000/v1/chat/completions names the endpoint /chat/completions: give the server's base URL (http://host:port), not the endpoint, e.g. --url http://127.0.0.1:8000;",
+        ),
+        (
+            vec![
+                "throughput",
+                "--url",
+                "http://127.0.0.1:8000/v1/completions/",
+            ],
+            "give the server's base URL (http://host:port), not the endpoint, e.g. --url http://127.0.0.1:8000;",
+        ),
+        (
+            vec!["throughput", "--url", "127.0.0.1:8000"],
+            "--url \"127.0.0.1:8000\" has no scheme: give the URL with its scheme, e.g. http://127.0.0.1:8000",
+        ),
+        (
             vec!["context", "--lengths", "1k,abc"],
             "expected a token count",
         ),

@@ -167,6 +167,77 @@ async fn url_credentials_and_headers_are_sent_and_never_written() {
     }
 }
 
+/// The same secrets kept off the command line, where `ps` shows them: the URL with its user
+/// name and password from `$LLMSWEEP_URL`, the header from `--header @FILE`. They reach the
+/// server and appear nowhere else.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn secrets_from_the_environment_and_a_file_are_sent_and_never_written() {
+    let basic = base64::engine::general_purpose::STANDARD.encode(format!("user:{PASSWORD}"));
+    let cfg = SimConfig {
+        require_headers: vec![
+            ("authorization".into(), format!("Basic {basic}")),
+            ("x-token".into(), TOKEN.into()),
+        ],
+        ..SimConfig::preset(Preset::Fast)
+    };
+    let sim = SimServer::start(cfg, 0).await.unwrap();
+    let port = sim.addr.port();
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("results");
+    let headers = dir.path().join("headers");
+    std::fs::write(&headers, format!("# for the sweep\nX-Token: {TOKEN}\n")).unwrap();
+    let header = format!("@{}", headers.display());
+    let args: Vec<String> = [
+        "throughput",
+        "--header",
+        &header,
+        "--concurrency",
+        "1",
+        "--input-len",
+        "20",
+        "--output-len",
+        "8",
+        "--requests",
+        "2",
+        "--warmup",
+        "0",
+        "--out",
+        results.to_str().unwrap(),
+    ]
+    .map(String::from)
+    .to_vec();
+    let url = format!("http://user:{PASSWORD}@127.0.0.1:{port}");
+    let o = tokio::task::spawn_blocking(move || {
+        crate::support::command()
+            .args(&args)
+            .env("LLMSWEEP_URL", url)
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let stats = sim.stats();
+    sim.shutdown().await;
+    let (stdout, stderr) = (text(&o.stdout), text(&o.stderr));
+    assert!(o.status.success(), "{stdout}\n{stderr}");
+    assert_eq!(stats.unauthorized, 0, "{stats:?}");
+    assert!(stats.completed >= 2, "{stats:?}");
+    assert_clean("the sweep's output", &(stdout.clone() + &stderr));
+    let shown = format!("http://***@127.0.0.1:{port}");
+    assert!(stdout.contains(&shown), "{stdout}");
+    let mut files = Vec::new();
+    every_file(&results, &mut files);
+    assert_eq!(files.len(), 1, "{files:?}");
+    let b = Bundle::from_json(&files[0].1).unwrap();
+    assert_eq!(b.target.url, shown);
+    assert!(
+        b.tool.command_line.contains(&header),
+        "{:?}",
+        b.tool.command_line
+    );
+    assert_clean(&files[0].0, &files[0].1);
+}
+
 /// Runs `llmsweep view results` and returns its terminal output and the page, the listing and
 /// the bundle it serves.
 async fn view_everything(results: &Path, bundle: &Path) -> String {
@@ -226,6 +297,10 @@ fn messages_about_a_url_or_a_header_do_not_repeat_the_secret() {
         (
             vec!["throughput", "--url", "ftp://user:s3cretpw@h", "--out", out],
             "ftp://***@h".to_string(),
+        ),
+        (
+            vec!["throughput", "--url", "user:s3cretpw@127.0.0.1:8000", "--out", out],
+            "--url \"***@127.0.0.1:8000\" has no scheme: give the URL with its scheme, e.g. http://127.0.0.1:8000".to_string(),
         ),
         (
             vec!["throughput", "--header", "X-Token t0psecret", "--out", out],

@@ -5,4 +5,5 @@
 #![allow(dead_code)]
 
 pub(crate) mod engines;
+pub(crate) mod hostile;
 pub(crate) mod sim;

@@ -1,5 +1,5 @@
 //! Sweeps against the simulated server, whose timing is known: exact counts, flags, failures and
-//! interruption ([`throughput`], [`context`]), outages ([`outage`]), unwritable bundles ([`disk`]), resuming ([`resume`]) and the measured numbers against the simulator's
+//! interruption ([`throughput`], [`context`]), outages ([`outage`]), unwritable bundles ([`disk`]), resuming ([`resume`]), servers that answer to hurt ([`hostile`]) and the measured numbers against the simulator's
 //! ground truth ([`ground_truth`]). Sweeps in this process run one at a time
 //! (`common::sim`), so timing checks do not measure each other.
 
@@ -11,6 +11,7 @@ mod common;
 mod context;
 mod disk;
 mod ground_truth;
+mod hostile;
 mod outage;
 mod rate;
 mod resume;

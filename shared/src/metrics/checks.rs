@@ -158,7 +158,7 @@ fn tokens_estimated_flag(ok: &[&RequestRecord], output_len: u64) -> Option<Flag>
         FlagKind::TokensEstimated,
         est.len(),
         format!(
-            "{} of {} requests had no usage from the server; output tokens were counted from stream chunks{beyond}",
+            "{} of {} requests had no usage from the server, or one far beyond what they streamed; output tokens were counted from stream chunks{beyond}",
             est.len(),
             ok.len()
         ),

@@ -22,7 +22,11 @@ pub fn summarize(
     // steady window and the wall time still see it.
     let counted: Vec<&RequestRecord> = records.iter().filter(|r| !is_aborted(r)).collect();
     let ok: Vec<&RequestRecord> = records.iter().filter(|r| r.is_ok()).collect();
-    let output_tokens: u64 = ok.iter().map(|r| r.output_tokens).sum();
+    // Saturating: the counts are the server's, and a broken one can send any number.
+    let output_tokens = ok
+        .iter()
+        .map(|r| r.output_tokens)
+        .fold(0, u64::saturating_add);
     let wall_s = wall_s(records);
     let per_wall = |x: f64| if wall_s > 0.0 { x / wall_s } else { 0.0 };
     let windows = steady_windows(records, concurrency);
@@ -39,7 +43,10 @@ pub fn summarize(
             .filter(|r| r.output_tokens < r.asked(output_len))
             .count() as u64,
         output_tokens,
-        output_tokens_asked: counted.iter().map(|r| r.asked(output_len)).sum(),
+        output_tokens_asked: counted
+            .iter()
+            .map(|r| r.asked(output_len))
+            .fold(0, u64::saturating_add),
         wall_s,
         agg_tok_s: per_wall(output_tokens as f64),
         steady_tok_s: steady.map(|(tokens, len)| tokens / len),
@@ -356,6 +363,21 @@ mod tests {
         assert!((s.decode_tok_s.unwrap().p50 - 10.0).abs() < 1e-9);
         assert_eq!(s.ttft_s.unwrap().p50, 0.5);
         assert_eq!(s.itl_s.unwrap().count, 20);
+    }
+
+    /// Counts are the server's: two requests each claiming 2^64 − 1 tokens (or asking as
+    /// many) saturate the sums instead of wrapping them (or panicking in a debug build).
+    #[test]
+    fn token_sums_saturate() {
+        let mut big = rec(0.0, 0.5, 1.5, u64::MAX);
+        big.output_asked = Some(u64::MAX);
+        let rs = [big.clone(), big];
+        let s = summarize(&rs, 2, 11, &[]);
+        assert_eq!(s.output_tokens, u64::MAX);
+        assert_eq!(s.output_tokens_asked, u64::MAX);
+        let slo = crate::bundle::Slo::default();
+        let g = crate::metrics::rate::goodput(&rs, &slo, 1.0).unwrap();
+        assert_eq!(g.good_tok_s, u64::MAX as f64);
     }
 
     #[test]

@@ -28,7 +28,10 @@ pub fn goodput(records: &[RequestRecord], slo: &Slo, wall_s: f64) -> Option<Good
         return None;
     }
     let good: Vec<&RequestRecord> = records.iter().filter(|r| meets(r, slo)).collect();
-    let tokens: u64 = good.iter().map(|r| r.output_tokens).sum();
+    let tokens = good
+        .iter()
+        .map(|r| r.output_tokens)
+        .fold(0, u64::saturating_add);
     Some(Goodput {
         good: good.len() as u64,
         requests: records.len() as u64,

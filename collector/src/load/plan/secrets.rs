@@ -102,6 +102,43 @@ pub(crate) fn parse_header(s: &str) -> anyhow::Result<(HeaderName, HeaderValue)>
     Ok((header, sensitive(v)))
 }
 
+/// Most bytes `--header @FILE` reads: a few headers, not a data file given by mistake.
+const HEADER_FILE_MAX: u64 = 64 * 1024;
+
+/// Reads `--header @FILE`, as curl's `-H @file` does: one `NAME: VALUE` per line; blank lines
+/// and lines starting with `#` are skipped. The values never appear on the command line (where
+/// `ps` shows them) nor in the bundle; a message names the file and the line, never a value.
+pub(crate) fn header_file(path: &str) -> anyhow::Result<Vec<(HeaderName, HeaderValue)>> {
+    use std::io::Read as _;
+    let opened = std::fs::File::open(path)
+        .map_err(|e| anyhow::anyhow!("--header @{path}: cannot read the file ({e})"))?;
+    let mut text = String::new();
+    opened
+        .take(HEADER_FILE_MAX + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| anyhow::anyhow!("--header @{path}: cannot read the file as text ({e})"))?;
+    if text.len() as u64 > HEADER_FILE_MAX {
+        bail!(
+            "--header @{path}: the file is longer than {} KiB; it should hold a few NAME: VALUE lines",
+            HEADER_FILE_MAX / 1024
+        );
+    }
+    let mut headers = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let h = parse_header(line)
+            .map_err(|e| anyhow::anyhow!("--header @{path} line {}: {e}", i + 1))?;
+        headers.push(h);
+    }
+    if headers.is_empty() {
+        bail!("--header @{path}: the file has no NAME: VALUE line");
+    }
+    Ok(headers)
+}
+
 /// A URL split from the user name and password it may carry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct SplitUrl {
@@ -230,8 +267,12 @@ pub fn redacted_command_line(args: impl IntoIterator<Item = String>) -> Vec<Stri
     out
 }
 
-/// `NAME:VALUE` → `NAME:***`; without a colon, all of it is hidden.
+/// `NAME:VALUE` → `NAME:***`; without a colon, all of it is hidden. `@FILE` is kept: the path
+/// is not the secret.
 fn header_shown(v: &str) -> String {
+    if v.starts_with('@') {
+        return v.to_string();
+    }
     match v.split_once(':') {
         Some((name, _)) => format!("{}:***", name.trim()),
         None => "***".to_string(),
@@ -351,6 +392,49 @@ mod tests {
                 "--label",
                 "x"
             ]
+        );
+    }
+
+    #[test]
+    fn headers_are_read_from_a_file_and_its_messages_repeat_no_value() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("headers");
+        std::fs::write(
+            &file,
+            "# secrets\nX-Api-Key: t0psecret\n\n  X-Org:acme  \r\n",
+        )
+        .unwrap();
+        let path = file.to_str().unwrap();
+        let h = header_file(path).unwrap();
+        let got: Vec<(&str, &str)> = h
+            .iter()
+            .map(|(n, v)| (n.as_str(), v.to_str().unwrap()))
+            .collect();
+        assert_eq!(got, [("x-api-key", "t0psecret"), ("x-org", "acme")]);
+        assert!(h.iter().all(|(_, v)| v.is_sensitive()));
+        std::fs::write(&file, "X-Api-Key: ok\nX-Token t0psecret\n").unwrap();
+        let e = header_file(path).unwrap_err().to_string();
+        assert!(
+            e.starts_with(&format!(
+                "--header @{path} line 2: --header needs NAME:VALUE"
+            )),
+            "{e}"
+        );
+        assert!(!e.contains("t0p"), "{e}");
+        std::fs::write(&file, "# nothing\n").unwrap();
+        let e = header_file(path).unwrap_err().to_string();
+        assert!(e.contains("has no NAME: VALUE line"), "{e}");
+        let e = header_file("/nonexistent/h").unwrap_err().to_string();
+        assert!(
+            e.starts_with("--header @/nonexistent/h: cannot read the file"),
+            "{e}"
+        );
+        std::fs::write(&file, "X-A: b\n".repeat(20_000)).unwrap();
+        let e = header_file(path).unwrap_err().to_string();
+        assert!(e.contains("longer than 64 KiB"), "{e}");
+        assert_eq!(
+            redacted_command_line(["--header", "@/run/secrets/h"].map(String::from)),
+            ["--header", "@/run/secrets/h"]
         );
     }
 

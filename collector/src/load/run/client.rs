@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::load::plan::secrets::Credentials;
 use crate::load::run::api::{self, RequestOptions};
+use crate::load::run::body;
 use crate::load::run::connect::{ConnectLog, TimeConnects, source_addresses};
 use crate::load::run::stream::sse::SseDecoder;
 use crate::load::run::stream::trace::{Finished, Keep, RequestMeta, Trace};
@@ -93,7 +94,7 @@ pub(crate) fn http_client(
 }
 
 fn builder(credentials: &Credentials, pool: usize) -> anyhow::Result<reqwest::ClientBuilder> {
-    Ok(reqwest::Client::builder()
+    Ok(crate::load::run::body::builder()
         .default_headers(credentials.header_map()?)
         .pool_max_idle_per_host(pool.max(1))
         // Below the usual 5 s keep-alive of servers (uvicorn, cpp-httplib), so an idle
@@ -160,7 +161,7 @@ impl Client {
         let answers = futures_util::future::join_all(asks).await;
         let reads = answers.into_iter().flatten().map(|resp| {
             self.connection_of(&resp, since);
-            resp.bytes()
+            body::read_capped(resp, body::MODELS_BODY_CAP)
         });
         futures_util::future::join_all(reads).await;
         // The connections reach the pool a few task hops after their bodies end: let them
@@ -209,6 +210,7 @@ impl Client {
                 input_tokens: prompt.tokens,
                 prompt_hash: prompt.hash.clone(),
                 content_hash: prompt.content_hash.clone(),
+                output_asked: output_len,
             };
             let mut trace = Trace::keeping(keep);
             let run = tokio::time::timeout(
@@ -291,6 +293,10 @@ impl Client {
                         Step::Next => ControlFlow::Continue(()),
                         step => ControlFlow::Break(step),
                     });
+                    if let Some(too_long) = decoder.too_long() {
+                        trace.fail(ErrorKind::Protocol, None, too_long.to_string());
+                        return Sent::Done;
+                    }
                     match flow {
                         ControlFlow::Continue(()) => {}
                         ControlFlow::Break(Step::Done) => {
@@ -305,7 +311,7 @@ impl Client {
                     trace.fail(
                         ErrorKind::Stream,
                         None,
-                        format!("stream broke off: {}", error_chain(&e)),
+                        format!("{STREAM_BROKE}{}", error_chain(&e)),
                     );
                     return Sent::Done;
                 }
@@ -328,8 +334,12 @@ async fn stream_or_failure(
     trace: &mut Trace,
 ) -> Option<reqwest::Response> {
     let status = resp.status();
+    if let Some(why) = body::redirect_message(&resp) {
+        trace.fail(ErrorKind::Http, Some(status.as_u16()), why);
+        return None;
+    }
     if !status.is_success() {
-        let text = resp.text().await.unwrap_or_default();
+        let text = body::error_text(resp).await;
         trace.fail(
             ErrorKind::Http,
             Some(status.as_u16()),
@@ -343,7 +353,7 @@ async fn stream_or_failure(
         .and_then(|v| v.to_str().ok())
         .is_some_and(|t| t.trim_start().to_ascii_lowercase().starts_with("text/html"));
     if html {
-        let text = resp.text().await.unwrap_or_default();
+        let text = body::error_text(resp).await;
         trace.fail(ErrorKind::Protocol, None, api::html_page(&text));
         return None;
     }
@@ -429,6 +439,28 @@ fn handle_event(data: &str, t: f64, trace: &mut Trace) -> Step {
     }
 }
 
+/// Whether a failure's message is the server's own words — an HTTP error's body, a stream's
+/// error event — which a summary may quote as "the server said"; a refused connection, a
+/// timeout, a broken stream, an answer llmsweep could not read and a redirect it did not follow
+/// are described in llmsweep's words.
+pub(crate) fn is_server_text(e: &llmsweep_shared::bundle::RequestError) -> bool {
+    match e.kind {
+        ErrorKind::Http => {
+            !e.status.is_some_and(|s| (300..400).contains(&s))
+                && !e.message.starts_with(api::HTML_ANSWER)
+        }
+        // Failures of the stream's own (see `stream_into`) start with these; an error event's
+        // text is the server's.
+        ErrorKind::Stream => ![STREAM_BROKE, "http://", "https://"]
+            .iter()
+            .any(|p| e.message.starts_with(p)),
+        _ => false,
+    }
+}
+
+/// How a stream that broke off is described.
+const STREAM_BROKE: &str = "stream broke off: ";
+
 /// An error and its causes on one line ("error sending request: connection refused").
 pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
     let mut s = e.to_string();
@@ -442,4 +474,67 @@ pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
         cur = c.source();
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use llmsweep_shared::bundle::RequestError;
+
+    fn error(kind: ErrorKind, status: Option<u16>, message: &str) -> RequestError {
+        RequestError {
+            kind,
+            status,
+            message: message.into(),
+        }
+    }
+
+    /// Only what the server sent is quoted as what it said.
+    #[test]
+    fn the_servers_words_are_told_from_llmsweeps() {
+        let said = [
+            error(ErrorKind::Http, Some(503), "overloaded"),
+            error(ErrorKind::Stream, None, "engine died"),
+        ];
+        for e in &said {
+            assert!(is_server_text(e), "{e:?}");
+        }
+        let ours = [
+            error(
+                ErrorKind::Connect,
+                None,
+                "http://127.0.0.1:1/v1/completions: refused",
+            ),
+            error(
+                ErrorKind::Timeout,
+                None,
+                "no complete answer within 5 s (--timeout)",
+            ),
+            error(ErrorKind::Protocol, None, "a stream line grew past 1 MiB"),
+            error(
+                ErrorKind::Stream,
+                None,
+                "stream broke off: connection reset",
+            ),
+            error(
+                ErrorKind::Stream,
+                None,
+                "http://h/v1/completions: connection closed",
+            ),
+            error(
+                ErrorKind::Http,
+                Some(307),
+                "the server answered 307 Temporary Redirect",
+            ),
+            error(
+                ErrorKind::Http,
+                Some(502),
+                "the server answered with an HTML page, not the API's JSON",
+            ),
+            error(ErrorKind::EndedEarly, None, "the stream ended early"),
+        ];
+        for e in &ours {
+            assert!(!is_server_text(e), "{e:?}");
+        }
+    }
 }

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use llmsweep_shared::bundle::{PointStatus, SweepKind};
 
 pub(crate) mod api;
+pub(crate) mod body;
 pub(crate) mod client;
 pub(crate) mod connect;
 pub(crate) mod generator;

@@ -20,6 +20,7 @@ use crate::load::run::writer::{BundleWriter, SweepHandle};
 use crate::load::server::probe::{Fingerprint, probe};
 use crate::load::server::tokenize;
 use crate::load::workload::{PREFIX_WORDS, PromptBuilder, SplitMix64, TokenModel, digest};
+use crate::output::terminal::inert;
 use crate::store;
 
 /// How long each fingerprint probe may take.
@@ -272,6 +273,11 @@ async fn reach(http: &reqwest::Client, target: &TargetPlan) -> anyhow::Result<Fi
     if let Some(why) = fp.html_instead_of_api(&target.url) {
         bail!("{why}");
     }
+    if let Some(p) = fp.probes.get("/v1/models")
+        && let (Some(300..=399), Some(why)) = (p.status, &p.error)
+    {
+        bail!("{}/v1/models: {why}", target.shown_url);
+    }
     Ok(fp)
 }
 
@@ -395,9 +401,10 @@ fn choose_model(target: &TargetPlan, fp: &Fingerprint) -> anyhow::Result<String>
         (Some(m), true) => Ok(m.clone()),
         (Some(m), false) if fp.models.contains(m) => Ok(m.clone()),
         (Some(m), false) => bail!(
-            "the server at {} does not serve the model {m:?}; it serves: {}\n  Pass one of these with --model.",
+            "the server at {} does not serve the model {:?}; it serves {}\n  Pass one of these with --model.",
             target.url,
-            fp.models.join(", ")
+            inert(m),
+            listed(&fp.models)
         ),
         (None, false) => Ok(fp.models[0].clone()),
         (None, true) => {
@@ -405,7 +412,8 @@ fn choose_model(target: &TargetPlan, fp: &Fingerprint) -> anyhow::Result<String>
                 .probes
                 .get("/v1/models")
                 .map(|p| match (p.status, &p.error) {
-                    (Some(s), _) => format!("HTTP {s}"),
+                    (Some(s), Some(e)) => format!("HTTP {s}: {e}"),
+                    (Some(s), None) => format!("HTTP {s}"),
                     (None, Some(e)) => e.clone(),
                     (None, None) => "no answer".into(),
                 })
@@ -418,3 +426,33 @@ fn choose_model(target: &TargetPlan, fp: &Fingerprint) -> anyhow::Result<String>
         }
     }
 }
+
+/// The models a server lists, for a message: all of a short list; the count and the first
+/// [`MODELS_SHOWN`] of a long one.
+fn listed(models: &[String]) -> String {
+    let shown: Vec<String> = models
+        .iter()
+        .take(MODELS_SHOWN)
+        .map(|m| inert(m).into_owned())
+        .collect();
+    if models.len() <= MODELS_SHOWN {
+        format!("{}: {}", plural(models.len()), shown.join(", "))
+    } else {
+        format!(
+            "{}, the first {MODELS_SHOWN}: {}, …",
+            plural(models.len()),
+            shown.join(", ")
+        )
+    }
+}
+
+fn plural(n: usize) -> String {
+    if n == 1 {
+        "1 model".into()
+    } else {
+        format!("{n} models")
+    }
+}
+
+/// Most model ids a message lists.
+const MODELS_SHOWN: usize = 20;

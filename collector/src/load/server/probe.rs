@@ -7,6 +7,7 @@ use futures_util::future::join_all;
 use llmsweep_shared::bundle::Probe;
 use serde_json::Value;
 
+use crate::load::run::body;
 use crate::load::run::client::error_chain;
 
 /// Endpoints asked, none required: OpenAI, vLLM, SGLang, llama.cpp, TGI.
@@ -80,11 +81,29 @@ impl Fingerprint {
 pub(crate) async fn probe(http: &reqwest::Client, base: &str, timeout: Duration) -> Fingerprint {
     let base = base.trim_end_matches('/');
     let answers = join_all(PROBES.iter().map(|path| ask(http, base, path, timeout))).await;
-    let probes = PROBES.iter().map(|p| p.to_string()).zip(answers).collect();
-    derive(probes)
+    let mut models = None;
+    let probes = PROBES
+        .iter()
+        .map(|p| p.to_string())
+        .zip(answers)
+        .map(|(path, (probe, whole))| {
+            if path == "/v1/models" {
+                models = whole;
+            }
+            (path, probe)
+        })
+        .collect();
+    derive_with(probes, models)
 }
 
-async fn ask(http: &reqwest::Client, base: &str, path: &str, timeout: Duration) -> Probe {
+/// One probe's answer as the bundle keeps it, and its whole JSON when it was parsed (the model
+/// list is read from that: a long one is not kept whole).
+async fn ask(
+    http: &reqwest::Client,
+    base: &str,
+    path: &str,
+    timeout: Duration,
+) -> (Probe, Option<Value>) {
     let resp = match http
         .get(format!("{base}{path}"))
         .timeout(timeout)
@@ -93,30 +112,46 @@ async fn ask(http: &reqwest::Client, base: &str, path: &str, timeout: Duration) 
     {
         Ok(r) => r,
         Err(e) => {
-            return Probe {
+            let probe = Probe {
                 status: None,
                 body: None,
                 error: Some(error_chain(&e)),
             };
+            return (probe, None);
         }
     };
     let status = resp.status().as_u16();
-    let text = match tokio::time::timeout(timeout, resp.text()).await {
-        Ok(Ok(t)) => t,
-        Ok(Err(e)) => return probe_error(status, error_chain(&e)),
-        Err(_) => return probe_error(status, "body did not arrive in time".into()),
+    if let Some(why) = body::redirect_message(&resp) {
+        return (probe_error(status, why), None);
+    }
+    let cap = if path == "/v1/models" {
+        body::MODELS_BODY_CAP
+    } else {
+        body::PROBE_BODY_CAP
     };
-    let body = match serde_json::from_str::<Value>(&text) {
+    let text = match tokio::time::timeout(timeout, body::text_capped(resp, cap)).await {
+        Ok(Ok(t)) => t,
+        Ok(Err(e)) => return (probe_error(status, e.to_string()), None),
+        Err(_) => {
+            return (
+                probe_error(status, "body did not arrive in time".into()),
+                None,
+            );
+        }
+    };
+    let parsed = serde_json::from_str::<Value>(&text).ok();
+    let body = match &parsed {
         // A whole API schema says nothing about speed; its `info` names the server.
-        Ok(v) if path == "/openapi.json" => v.get("info").cloned().unwrap_or(Value::Null),
-        Ok(v) if text.len() <= BODY_KEEP => v,
+        Some(v) if path == "/openapi.json" => v.get("info").cloned().unwrap_or(Value::Null),
+        Some(v) if text.len() <= BODY_KEEP => v.clone(),
         _ => Value::String(text.chars().take(BODY_KEEP / 16).collect()),
     };
-    Probe {
+    let probe = Probe {
         status: Some(status),
         body: Some(body),
         error: None,
-    }
+    };
+    (probe, parsed)
 }
 
 fn probe_error(status: u16, error: String) -> Probe {
@@ -128,17 +163,31 @@ fn probe_error(status: u16, error: String) -> Probe {
 }
 
 /// Derives engine, version and limits from raw probe answers.
+#[cfg(test)]
 pub(crate) fn derive(probes: BTreeMap<String, Probe>) -> Fingerprint {
+    derive_with(probes, None)
+}
+
+/// [`derive`], with the model list read from `whole_models`, the whole `/v1/models` answer, when
+/// it was parsed (the probe keeps only the start of a long one).
+fn derive_with(probes: BTreeMap<String, Probe>, whole_models: Option<Value>) -> Fingerprint {
     let mut f = Fingerprint {
         probes,
         ..Fingerprint::default()
     };
-    let models = f
-        .probe_json("/v1/models")
+    let listed = f
+        .probes
+        .get("/v1/models")
+        .and_then(|p| p.status)
+        .is_some_and(|s| (200..300).contains(&s));
+    let models = whole_models
+        .filter(|_| listed)
+        .or_else(|| f.probe_json("/v1/models").cloned());
+    let models: &[Value] = models
+        .as_ref()
         .and_then(|m| m.get("data"))
         .and_then(Value::as_array)
-        .cloned();
-    let models = models.unwrap_or_default();
+        .map_or(&[], Vec::as_slice);
     f.models = models
         .iter()
         .filter_map(|m| m.get("id")?.as_str().map(String::from))

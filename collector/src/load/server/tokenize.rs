@@ -48,7 +48,10 @@ async fn ask(http: &reqwest::Client, url: &str, body: &Value) -> Option<u64> {
     if !resp.status().is_success() {
         return None;
     }
-    let v: Value = resp.json().await.ok()?;
+    let body = crate::load::run::body::read_capped(resp, crate::load::run::body::PROBE_BODY_CAP)
+        .await
+        .ok()?;
+    let v: Value = serde_json::from_slice(&body).ok()?;
     v.get("tokens")
         .and_then(Value::as_array)
         .map(|t| t.len() as u64)

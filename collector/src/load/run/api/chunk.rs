@@ -326,10 +326,11 @@ pub(crate) fn html_page(body: &str) -> String {
     let titled = html_title(body)
         .map(|t| format!(" (\"{t}\")"))
         .unwrap_or_default();
-    format!(
-        "the server answered with an HTML page{titled}, not the API's JSON: is this the server's API address?"
-    )
+    format!("{HTML_ANSWER}{titled}, not the API's JSON: is this the server's API address?")
 }
+
+/// How [`html_page`] begins.
+pub(crate) const HTML_ANSWER: &str = "the server answered with an HTML page";
 
 /// The human message inside an error body: OpenAI's `{"error": {"message"}}`, vLLM's
 /// `{"message"}`, FastAPI's `{"detail"}`, or TGI's `{"error": "..."}`; an HTML page is called one.

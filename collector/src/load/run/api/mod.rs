@@ -3,7 +3,7 @@
 pub(crate) mod chunk;
 pub(crate) mod request;
 
-pub(crate) use chunk::{Usage, error_message, html_page, is_html};
+pub(crate) use chunk::{HTML_ANSWER, Usage, error_message, html_page, is_html};
 // Public through `bench_api`, for the benchmarks.
 pub use chunk::{ChunkEvent, parse_chunk};
 pub(crate) use request::{RequestOptions, body, endpoint};

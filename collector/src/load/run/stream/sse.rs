@@ -5,6 +5,45 @@
 
 use std::ops::ControlFlow;
 
+/// Longest line the decoder holds. A token chunk's line is well under a kilobyte and a whole
+/// non-streamed answer in one event is tens of kilobytes; a server that sends more than this
+/// without a line end is broken or hostile, and holding it would let one request fill the
+/// memory.
+pub(crate) const MAX_LINE: usize = 1024 * 1024;
+
+/// Longest event (its `data:` lines joined) the decoder holds, for the same reason: a few
+/// generous lines, not an unbounded stream of them without the blank line that ends an event.
+pub(crate) const MAX_EVENT: usize = 4 * 1024 * 1024;
+
+/// A line or an event grew past its bound ([`MAX_LINE`], [`MAX_EVENT`]): the stream is not read
+/// further.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TooLong {
+    /// `"line"` or `"event"`.
+    pub what: &'static str,
+    /// Bytes it had when it was given up on.
+    pub len: usize,
+    /// Its bound.
+    pub max: usize,
+}
+
+impl std::fmt::Display for TooLong {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let unit = if self.what == "line" {
+            "without a line end"
+        } else {
+            "without the blank line that ends an event"
+        };
+        write!(
+            f,
+            "a stream {} grew past {} ({} bytes {unit}), more than any answer needs: the server sends something other than a token stream",
+            self.what,
+            crate::load::run::body::bytes(self.max as u64),
+            self.len
+        )
+    }
+}
+
 /// One dispatched event.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SseEvent {
@@ -50,6 +89,8 @@ pub struct SseDecoder {
     has_event: bool,
     data: String,
     has_data: bool,
+    /// Set once a line or an event outgrew its bound; nothing is decoded after it.
+    too_long: Option<TooLong>,
 }
 
 impl SseDecoder {
@@ -67,13 +108,22 @@ impl SseDecoder {
         out
     }
 
+    /// The line or event that outgrew its bound, once one has: the stream must be given up.
+    pub fn too_long(&self) -> Option<TooLong> {
+        self.too_long
+    }
+
     /// Feeds bytes, handing each event they complete to `on_event` in order. When `on_event`
-    /// breaks, the rest of `bytes` is dropped and its value returned.
+    /// breaks, the rest of `bytes` is dropped and its value returned. Once a line or an event
+    /// outgrows its bound ([`SseDecoder::too_long`]), bytes are dropped unread.
     pub fn feed<B>(
         &mut self,
         bytes: &[u8],
         mut on_event: impl FnMut(EventRef<'_>) -> ControlFlow<B>,
     ) -> ControlFlow<B> {
+        if self.too_long.is_some() {
+            return ControlFlow::Continue(());
+        }
         let mut rest = bytes;
         if self.after_cr && !rest.is_empty() {
             self.after_cr = false;
@@ -83,6 +133,9 @@ impl SseDecoder {
         }
         while let Some(i) = memchr::memchr2(b'\n', b'\r', rest) {
             let cr = rest[i] == b'\r';
+            if self.line.len() + i > MAX_LINE {
+                return self.give_up("line", self.line.len() + i, MAX_LINE);
+            }
             if self.line.is_empty() {
                 self.end_line(&rest[..i], &mut on_event)?;
             } else {
@@ -93,6 +146,9 @@ impl SseDecoder {
                 self.line = line;
                 flow?;
             }
+            if self.too_long.is_some() {
+                return ControlFlow::Continue(());
+            }
             rest = &rest[i + 1..];
             if cr {
                 match rest.first() {
@@ -102,13 +158,27 @@ impl SseDecoder {
                 }
             }
         }
+        if self.line.len() + rest.len() > MAX_LINE {
+            return self.give_up("line", self.line.len() + rest.len(), MAX_LINE);
+        }
         self.line.extend_from_slice(rest);
+        ControlFlow::Continue(())
+    }
+
+    /// Stops decoding for good, dropping what is held.
+    fn give_up<B>(&mut self, what: &'static str, len: usize, max: usize) -> ControlFlow<B> {
+        self.too_long = Some(TooLong { what, len, max });
+        self.line = Vec::new();
+        self.data = String::new();
         ControlFlow::Continue(())
     }
 
     /// Ends the stream: an event whose blank line never came is still returned, since servers
     /// that close right after their last `data:` line are common.
     pub fn finish(&mut self) -> Option<SseEvent> {
+        if self.too_long.is_some() {
+            return None;
+        }
         let mut last = None;
         let mut keep = |ev: EventRef<'_>| {
             last = Some(ev.to_event());
@@ -160,6 +230,10 @@ impl SseDecoder {
                     self.data.push('\n');
                 }
                 self.has_data = true;
+                if self.data.len() + value.len() > MAX_EVENT {
+                    let len = self.data.len() + value.len();
+                    return self.give_up("event", len, MAX_EVENT);
+                }
                 push_text(&mut self.data, value);
             }
             b"event" => {
@@ -249,6 +323,60 @@ mod tests {
             ev.extend(d.push(&s[cut..]));
             assert_eq!(data(&ev), ["{\"t\":\"héllo ✓\"}"], "split at {cut}");
         }
+    }
+
+    #[test]
+    fn a_line_without_an_end_is_given_up_at_its_bound() {
+        let mut d = SseDecoder::new();
+        let piece = vec![b'x'; 64 * 1024];
+        let mut fed = 0;
+        assert!(d.push(b"data: ").is_empty());
+        fed += 6;
+        while d.too_long().is_none() {
+            assert!(d.push(&piece).is_empty());
+            fed += piece.len();
+            assert!(fed <= MAX_LINE + piece.len(), "never given up");
+        }
+        let t = d.too_long().unwrap();
+        assert_eq!((t.what, t.len, t.max), ("line", MAX_LINE + 6, MAX_LINE));
+        assert!(d.line.capacity() == 0 && d.data.capacity() == 0);
+        assert_eq!(
+            t.to_string(),
+            "a stream line grew past 1 MiB (1048582 bytes without a line end), more than any answer needs: the server sends something other than a token stream"
+        );
+        // Nothing more is decoded, not even a well-formed event.
+        assert!(d.push(b"\n\ndata: x\n\n").is_empty());
+        assert_eq!(d.finish(), None);
+    }
+
+    #[test]
+    fn a_long_line_in_one_read_and_an_event_of_many_lines_are_bounded() {
+        let mut d = SseDecoder::new();
+        let mut big = b"data: ".to_vec();
+        big.extend(std::iter::repeat_n(b'y', MAX_LINE));
+        big.extend_from_slice(b"\n\n");
+        assert!(d.push(&big).is_empty());
+        assert_eq!(d.too_long().map(|t| t.what), Some("line"));
+
+        // Lines each within bound, an event without end.
+        let mut d = SseDecoder::new();
+        let line = format!("data: {}\n", "z".repeat(MAX_LINE / 2));
+        let mut lines = 0;
+        while d.too_long().is_none() {
+            assert!(d.push(line.as_bytes()).is_empty());
+            lines += 1;
+            assert!(lines <= 2 * MAX_EVENT / MAX_LINE + 2, "never given up");
+        }
+        let t = d.too_long().unwrap();
+        assert_eq!((t.what, t.max), ("event", MAX_EVENT));
+        assert!(t.len > MAX_EVENT && t.len <= MAX_EVENT + MAX_LINE, "{t:?}");
+        // A line at its bound exactly is still one.
+        let mut d = SseDecoder::new();
+        let mut ok = b"data:".to_vec();
+        ok.extend(std::iter::repeat_n(b'a', MAX_LINE - 5));
+        ok.extend_from_slice(b"\n\n");
+        assert_eq!(d.push(&ok).len(), 1);
+        assert_eq!(d.too_long(), None);
     }
 
     mod prop {

@@ -63,6 +63,26 @@ pub struct RequestMeta {
     pub input_tokens: u64,
     pub prompt_hash: String,
     pub content_hash: Option<String>,
+    /// The most output tokens the request asked for (its `max_tokens`).
+    pub output_asked: u64,
+}
+
+/// A server's `completion_tokens` is believed over the chunks it streamed when it is at most
+/// this many tokens per token chunk (speculative decoding sends a handful per chunk)…
+const USAGE_PER_CHUNK: u64 = 16;
+/// …or at most this many times the tokens asked (a server that hides its reasoning streams few
+/// chunks, but generates no more than it was asked for, give or take an overshoot)…
+const USAGE_PER_ASKED: u64 = 2;
+/// …plus this many, so that short answers are never doubted.
+const USAGE_SLACK: u64 = 64;
+
+/// Whether a usage count of `claimed` output tokens can be true of a stream of `chunks` token
+/// chunks asked for `asked` tokens. One that cannot (2^64 − 1 tokens over 8 chunks) is not
+/// used: the chunks are counted instead, and the request is marked as estimated.
+pub(crate) fn usage_believable(claimed: u64, chunks: u64, asked: u64) -> bool {
+    let by_chunks = chunks.saturating_mul(USAGE_PER_CHUNK);
+    let by_asked = asked.saturating_mul(USAGE_PER_ASKED);
+    claimed <= by_chunks.max(by_asked).saturating_add(USAGE_SLACK)
 }
 
 impl Trace {
@@ -169,12 +189,14 @@ impl Trace {
     /// Ends the request at `end_s` seconds after its start.
     pub fn finish(mut self, end_s: f64, meta: RequestMeta) -> Finished {
         let chunks = self.token_chunks.len() as u64;
-        let usage_tokens = self.usage.and_then(|u| u.completion_tokens);
-        let reasoning_tokens = self.usage.and_then(|u| u.reasoning_tokens);
-        if self.error.is_none()
-            && chunks == 0
-            && usage_tokens.is_none()
-            && self.finish_reason.is_none()
+        let claimed = self.usage.and_then(|u| u.completion_tokens);
+        let usage_tokens = claimed.filter(|&n| usage_believable(n, chunks, meta.output_asked));
+        let believed = claimed.is_none() || usage_tokens.is_some();
+        let reasoning_tokens = self
+            .usage
+            .and_then(|u| u.reasoning_tokens)
+            .filter(|_| believed);
+        if self.error.is_none() && chunks == 0 && claimed.is_none() && self.finish_reason.is_none()
         {
             self.fail(
                 ErrorKind::Protocol,
@@ -183,7 +205,7 @@ impl Trace {
             );
         }
         let output_tokens = usage_tokens.unwrap_or(chunks);
-        let itl_gaps_s = self.itl_gaps(output_tokens);
+        let itl_gaps_s = self.itl_gaps(output_tokens, believed);
         let itl = Stats::from_values(itl_gaps_s.iter().copied()).map(|s| ItlSummary {
             mean_s: s.mean,
             p50_s: s.p50,
@@ -229,7 +251,8 @@ impl Trace {
     /// Gap before each token chunk after the first, divided by the tokens it carried: the
     /// server's count when it sent one, else the average tokens per chunk when the final usage
     /// says chunks carried several tokens (speculative decoding), else 1.
-    fn itl_gaps(&self, output_tokens: u64) -> Vec<f64> {
+    /// With `believed` false the server's per-chunk counts are not used either.
+    fn itl_gaps(&self, output_tokens: u64, believed: bool) -> Vec<f64> {
         let chunks = self.token_chunks.len() as u64;
         let average = if chunks > 0 && output_tokens > chunks {
             output_tokens as f64 / chunks as f64
@@ -240,7 +263,7 @@ impl Trace {
             .windows(2)
             .map(|w| {
                 let tokens = match w[1].1 {
-                    Some(n) if n > 0 => n as f64,
+                    Some(n) if n > 0 && believed => n as f64,
                     _ => average,
                 };
                 (w[1].0 - w[0].0) / tokens
@@ -260,11 +283,59 @@ mod tests {
             input_tokens: 100,
             prompt_hash: "h".into(),
             content_hash: None,
+            output_asked: 16,
         }
     }
 
     fn feed(trace: &mut Trace, t: f64, json: &str) {
         trace.on_chunk(t, &parse_chunk(json).unwrap());
+    }
+
+    /// A probe's finding: `completion_tokens` of 2^64 − 1 over 8 streamed chunks was taken as
+    /// the output, a level of 3.5e20 tok/s. A count no stream of that length could carry is not
+    /// believed: the chunks are counted, and the request says its count is estimated.
+    #[test]
+    fn usage_far_beyond_the_streamed_chunks_is_not_believed() {
+        let absurd = format!(
+            r#"{{"choices":[{{"text":"h","finish_reason":"length"}}],"usage":{{"prompt_tokens":100,"completion_tokens":{}}}}}"#,
+            u64::MAX
+        );
+        let mut t = Trace::new();
+        for i in 0..7 {
+            feed(
+                &mut t,
+                0.1 * (i + 1) as f64,
+                r#"{"choices":[{"text":"h"}]}"#,
+            );
+        }
+        feed(&mut t, 0.8, &absurd);
+        t.on_done(16);
+        let r = t.finish(0.9, meta()).record;
+        assert!(r.is_ok(), "{:?}", r.error);
+        assert_eq!((r.output_tokens, r.chunks), (8, 8));
+        assert!(r.tokens_estimated);
+        // A running count that jumps is not used to divide the gaps either.
+        let mut t = Trace::new();
+        feed(
+            &mut t,
+            0.1,
+            r#"{"choices":[{"text":"a"}],"usage":{"completion_tokens":1}}"#,
+        );
+        feed(&mut t, 0.2, &absurd);
+        let fin = t.finish(0.3, meta());
+        assert_eq!(fin.record.output_tokens, 2);
+        assert_eq!(fin.itl_gaps_s.len(), 1);
+        assert!(
+            (fin.itl_gaps_s[0] - 0.1).abs() < 1e-9,
+            "{:?}",
+            fin.itl_gaps_s
+        );
+        // At the bound it is still believed: 8 chunks × 16 + 64, or 2 × asked + 64.
+        assert!(usage_believable(8 * 16 + 64, 8, 16));
+        assert!(!usage_believable(8 * 16 + 65, 8, 16));
+        assert!(usage_believable(2 * 4000 + 64, 1, 4000));
+        assert!(!usage_believable(u64::MAX, 1000, 1000));
+        assert!(usage_believable(u64::MAX, u64::MAX, 0));
     }
 
     #[test]

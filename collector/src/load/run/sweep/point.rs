@@ -436,7 +436,7 @@ fn shared_prefix_words(p: &Point, shared: u64) -> String {
             "the server reported no cached prompt tokens, so whether it reused the {shared}-token shared prefix is not known"
         );
     }
-    let mean = cached.iter().sum::<u64>() as f64 / cached.len() as f64;
+    let mean = cached.iter().map(|&c| c as f64).sum::<f64>() / cached.len() as f64;
     let hit = cached.iter().filter(|&&c| c > 0).count();
     format!(
         "the server served {hit} of {} requests partly from its prefix cache, {mean:.0} cached prompt tokens on average (the shared prefix is {shared})",
@@ -551,14 +551,23 @@ pub(crate) fn build_point(spec: &LoadSpec, result: &LoadResult, expected_cached:
         (PointStatus::Failed, Some(why))
     } else {
         let first = counted.iter().find_map(|r| r.error.as_ref());
-        let why = first.map_or("no request succeeded".to_string(), |e| match e.status {
-            Some(code) => format!("HTTP {code}: {}", e.message),
-            None => e.message.clone(),
+        let why = first.map_or("no request succeeded".to_string(), |e| {
+            let said = match e.status {
+                Some(code) => format!("HTTP {code}: {}", e.message),
+                None => e.message.clone(),
+            };
+            // Only the server's own words are quoted as what it said: a refused connection, a
+            // timeout or a bound of llmsweep's are not.
+            if crate::load::run::client::is_server_text(e) {
+                format!("the server said: {said}")
+            } else {
+                said
+            }
         });
         let n = counted.len();
         (
             PointStatus::Failed,
-            Some(format!("all {n} requests failed; the server said: {why}")),
+            Some(format!("all {n} requests failed; {why}")),
         )
     };
     let sample = result

@@ -1,0 +1,279 @@
+//! Servers that answer to hurt the client: a redirect to another address, a stream line without
+//! end, a usage count no stream could carry, a model list of 100 000 ids, escape sequences in
+//! what they say. The run must keep every request at the address given, stay bounded in memory
+//! and time, not believe what cannot be true, and say what happened in its own words.
+
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::http::header::LOCATION;
+use axum::http::{StatusCode, Uri};
+use bytes::Bytes;
+use llmsweep::load::Interrupt;
+use llmsweep_shared::Bundle;
+use llmsweep_shared::bundle::{ErrorKind, FlagKind, PointStatus};
+
+use crate::common::hostile::{Hostile, event_stream, listing};
+use crate::common::sim::{SERIAL, plan, run_silently};
+
+/// A router sending every request it gets to the same path at `to` with a 307.
+fn redirecting_to(to: &str) -> Router {
+    let to = to.to_string();
+    Router::new().fallback(move |uri: Uri| {
+        let target = format!("{to}{uri}");
+        async move { (StatusCode::TEMPORARY_REDIRECT, [(LOCATION, target)]) }
+    })
+}
+
+/// What a one-level sweep of `args` against `url` wrote, within `limit`.
+async fn swept(url: &str, args: &[&str], limit: Duration) -> Bundle {
+    let dir = tempfile::tempdir().unwrap();
+    let p = plan(url, dir.path(), args);
+    let outcome = tokio::time::timeout(limit, run_silently(&p, vec![], Interrupt::default()))
+        .await
+        .expect("the sweep ends in time")
+        .expect("the sweep runs");
+    Bundle::from_json(&std::fs::read_to_string(&outcome.path).unwrap()).unwrap()
+}
+
+const ONE_REQUEST: [&str; 10] = [
+    "--concurrency",
+    "1",
+    "--requests",
+    "1",
+    "--warmup",
+    "0",
+    "--input-len",
+    "8",
+    "--output-len",
+    "8",
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redirect_at_the_start_is_not_followed_and_names_its_target() {
+    let _turn = SERIAL.lock().await;
+    let elsewhere = Hostile::start(Router::new().fallback(|| async { "listening" })).await;
+    let server = Hostile::start(redirecting_to(&elsewhere.url)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let p = plan(
+        &server.url,
+        dir.path(),
+        &["--header", "X-Api-Key: t0psecret"],
+    );
+    let err = run_silently(&p, vec![], Interrupt::default())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        format!("{err:#}"),
+        format!(
+            "{}/v1/models: the server answered 307 Temporary Redirect to {}/v1/models: llmsweep does not follow redirects, so no header goes to another host; give the address it redirects to with --url",
+            server.url, elsewhere.url
+        )
+    );
+    assert!(
+        server.hits() >= 9,
+        "every probe was sent: {}",
+        server.hits()
+    );
+    assert_eq!(
+        elsewhere.hits(),
+        0,
+        "a request went to the redirect's target"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redirected_generation_request_fails_naming_the_target() {
+    let _turn = SERIAL.lock().await;
+    let elsewhere = Hostile::start(Router::new().fallback(|| async { "listening" })).await;
+    // The model list is answered; everything else (generation, tokenizer, /metrics) redirects.
+    let server = Hostile::start(listing(&["m"]).merge(redirecting_to(&elsewhere.url))).await;
+    let b = swept(
+        &server.url,
+        &["--concurrency", "1", "--requests", "2", "--warmup", "1"],
+        Duration::from_secs(60),
+    )
+    .await;
+    let p = &b.sweeps[0].points[0];
+    assert_eq!(p.status, PointStatus::Failed);
+    let words = format!(
+        "the server answered 307 Temporary Redirect to {}/v1/completions: llmsweep does not follow redirects, so no header goes to another host; give the address it redirects to with --url",
+        elsewhere.url
+    );
+    for r in &p.requests {
+        let e = r.error.as_ref().unwrap();
+        assert_eq!((e.kind, e.status), (ErrorKind::Http, Some(307)));
+        assert_eq!(e.message, words);
+    }
+    assert_eq!(
+        p.reason.as_deref(),
+        Some(format!("all 2 requests failed; HTTP 307: {words}").as_str()),
+        "llmsweep's words are not the server's"
+    );
+    assert_eq!(
+        elsewhere.hits(),
+        0,
+        "a request went to the redirect's target"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_line_without_end_fails_the_request_in_bounded_time() {
+    let _turn = SERIAL.lock().await;
+    let endless = axum::routing::post(|| async {
+        let start = futures_util::stream::once(async {
+            Ok::<_, std::convert::Infallible>(Bytes::from_static(b"data: "))
+        });
+        let piece = Bytes::from(vec![b'x'; 64 * 1024]);
+        let rest = futures_util::stream::repeat_with(move || Ok(piece.clone()));
+        event_stream(Body::from_stream(futures_util::StreamExt::chain(
+            start, rest,
+        )))
+    });
+    let server = Hostile::start(listing(&["m"]).route("/v1/completions", endless)).await;
+    let b = swept(&server.url, &ONE_REQUEST, Duration::from_secs(30)).await;
+    let p = &b.sweeps[0].points[0];
+    let e = p.requests[0].error.as_ref().unwrap();
+    assert_eq!(e.kind, ErrorKind::Protocol);
+    assert!(
+        e.message.starts_with("a stream line grew past 1 MiB ("),
+        "{}",
+        e.message
+    );
+    assert!(
+        e.message.ends_with(
+            "more than any answer needs: the server sends something other than a token stream"
+        ),
+        "{}",
+        e.message
+    );
+    let reason = p.reason.as_deref().unwrap();
+    assert!(
+        reason.starts_with("all 1 requests failed; a stream line grew past 1 MiB"),
+        "not the server's words: {reason}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_usage_count_no_stream_could_carry_is_not_believed() {
+    let _turn = SERIAL.lock().await;
+    let absurd = axum::routing::post(|| async {
+        let mut body = String::new();
+        for _ in 0..8 {
+            body.push_str("data: {\"choices\":[{\"index\":0,\"text\":\" w\"}]}\n\n");
+        }
+        body.push_str(&format!(
+            "data: {{\"choices\":[{{\"index\":0,\"text\":\"\",\"finish_reason\":\"length\"}}],\"usage\":{{\"prompt_tokens\":8,\"completion_tokens\":{}}}}}\n\ndata: [DONE]\n\n",
+            u64::MAX
+        ));
+        event_stream(Body::from(body))
+    });
+    let server = Hostile::start(listing(&["m"]).route("/v1/completions", absurd)).await;
+    let mut args = ONE_REQUEST.to_vec();
+    args[3] = "2";
+    let b = swept(&server.url, &args, Duration::from_secs(30)).await;
+    let p = &b.sweeps[0].points[0];
+    assert_eq!(p.status, PointStatus::Ok);
+    for r in &p.requests {
+        assert!(r.is_ok(), "{:?}", r.error);
+        assert_eq!(
+            (r.output_tokens, r.chunks, r.tokens_estimated),
+            (8, 8, true)
+        );
+    }
+    let s = p.summary.as_ref().unwrap();
+    assert_eq!(s.output_tokens, 16);
+    let f = p
+        .flags
+        .iter()
+        .find(|f| f.kind == FlagKind::TokensEstimated)
+        .unwrap();
+    assert_eq!(
+        f.message,
+        "2 of 2 requests had no usage from the server, or one far beyond what they streamed; output tokens were counted from stream chunks"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_list_of_100k_models_is_read_and_counted() {
+    let _turn = SERIAL.lock().await;
+    let ids: Vec<String> = (0..100_000).map(|i| format!("model-{i:05}")).collect();
+    let server = Hostile::start(listing(&ids)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let p = plan(&server.url, dir.path(), &["--model", "nope"]);
+    let err = run_silently(&p, vec![], Interrupt::default())
+        .await
+        .unwrap_err();
+    let first: Vec<&str> = ids[..20].iter().map(String::as_str).collect();
+    assert_eq!(
+        format!("{err:#}"),
+        format!(
+            "the server at {} does not serve the model \"nope\"; it serves 100000 models, the first 20: {}, …\n  Pass one of these with --model.",
+            server.url,
+            first.join(", ")
+        )
+    );
+}
+
+/// What the terminal gets of a server's words: its model ids and its error texts arrive as
+/// text, never as escape sequences.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn escape_sequences_from_the_server_reach_the_terminal_as_text() {
+    let _turn = SERIAL.lock().await;
+    let failing = axum::routing::post(|| async {
+        (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            [(axum::http::header::CONTENT_TYPE, "application/json")],
+            "{\"error\":{\"message\":\"boom\\u001b[2J\\u001b]0;pwned\\u0007\"}}",
+        )
+    });
+    let server = Hostile::start(
+        listing(&["m", "evil\u{1b}]52;c;aGk=\u{7}"]).route("/v1/completions", failing),
+    )
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap().to_string();
+    let url = server.url.clone();
+    let run = |extra: &'static [&'static str]| {
+        let (url, out) = (url.clone(), out.clone());
+        tokio::task::spawn_blocking(move || {
+            let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_llmsweep"));
+            cmd.args(["throughput", "--url", &url, "--out", &out])
+                .args(extra)
+                .env_remove("LLMSWEEP_URL")
+                .env_remove("LLMSWEEP_API_KEY")
+                .env_remove("OPENAI_API_KEY");
+            cmd.output().unwrap()
+        })
+    };
+    let refused = run(&["--model", "nope"]).await.unwrap();
+    let failed = run(&[
+        "--model",
+        "m",
+        "--concurrency",
+        "1",
+        "--requests",
+        "1",
+        "--warmup",
+        "1",
+        "--input-len",
+        "8",
+        "--output-len",
+        "8",
+    ])
+    .await
+    .unwrap();
+    for o in [&refused, &failed] {
+        let all = [&o.stdout[..], &o.stderr[..]].concat();
+        let shown = String::from_utf8_lossy(&all);
+        assert!(!all.contains(&0x1b) && !all.contains(&0x07), "{shown:?}");
+    }
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(err.contains("evil\\u{1b}]52;c;aGk=\\u{7}"), "{err}");
+    let out = String::from_utf8_lossy(&failed.stdout);
+    assert!(
+        out.contains("the server said: HTTP 500: boom\\u{1b}[2J\\u{1b}]0;pwned\\u{7}"),
+        "{out}"
+    );
+}
