@@ -16,10 +16,17 @@ pub const LABEL_CHARS: usize = 60;
 /// Characters of a fact (a model, an engine, a host, a note) shown before it is shortened.
 pub const FACT_CHARS: usize = 120;
 
-/// `text` as shown: whole when it has at most `max` characters, else its first `max` characters,
-/// `…` and its length ("Qwen…… (1,000,000 characters)"). Costs at most `max` characters' work
-/// when nothing is cut, and one pass to count when something is.
+/// Characters past `max` a text may have and still be shown whole: what [`clip`] adds (`… (`,
+/// a count, ` characters)`), so that a text shortened once is never shortened again.
+const SLACK: usize = 32;
+
+/// `text` as shown: whole when it has at most `max` (+ a little) characters, else its first `max`
+/// characters, `…` and its length ("Qwen…… (1,000,000 characters)"). Costs at most `max`
+/// characters' work when nothing is cut, and one pass to count when something is.
 pub fn clip(text: &str, max: usize) -> Cow<'_, str> {
+    if !is_clipped(text, max) {
+        return Cow::Borrowed(text);
+    }
     let Some((cut, _)) = text.char_indices().nth(max) else {
         return Cow::Borrowed(text);
     };
@@ -43,7 +50,7 @@ pub fn fact(text: &str) -> Cow<'_, str> {
 
 /// Whether [`clip`] would shorten `text` at `max`.
 pub fn is_clipped(text: &str, max: usize) -> bool {
-    text.char_indices().nth(max).is_some()
+    text.char_indices().nth(max + SLACK).is_some()
 }
 
 #[cfg(test)]
@@ -67,8 +74,17 @@ mod tests {
 
     #[test]
     fn characters_are_counted_not_bytes() {
-        // Four characters, twelve bytes: not cut at four, cut at three on a character boundary.
-        assert_eq!(clip("ñ日本語", 4), "ñ日本語");
-        assert_eq!(clip("ñ日本語", 3), "ñ日本… (4 characters)");
+        // 36 characters, 104 bytes: whole at 4, cut at 3 on a character boundary.
+        let text = format!("ñ日本{}", "語".repeat(33));
+        assert_eq!(clip(&text, 4), text);
+        assert_eq!(clip(&text, 3), "ñ日本… (36 characters)");
+    }
+
+    #[test]
+    fn a_shortened_text_is_not_shortened_again() {
+        let long = "x".repeat(1_000_000);
+        let once = label(&long).into_owned();
+        assert_eq!(label(&once), once);
+        assert_eq!(fact(&once), once);
     }
 }
