@@ -1201,7 +1201,7 @@ async fn the_time_a_sweep_will_take_is_told_before_its_first_level() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn another_client_on_the_server_during_a_level_is_named() {
-    let _turn = crate::common::sim::SERIAL.lock().await;
+    let turn = crate::common::sim::SERIAL.lock().await;
     let cfg = SimConfig {
         decode_d0_s: 0.01,
         ..fast()
@@ -1225,7 +1225,7 @@ async fn another_client_on_the_server_during_a_level_is_named() {
         let http = reqwest::Client::new();
         let one = |http: reqwest::Client, url: String| async move {
             let body = serde_json::json!({
-                "model": "sim", "prompt": "other traffic", "max_tokens": 600,
+                "model": "sim-fast", "prompt": "other traffic", "max_tokens": 600,
                 "ignore_eos": true, "stream": false
             });
             let _ = http.post(&url).json(&body).send().await;
@@ -1243,6 +1243,7 @@ async fn another_client_on_the_server_during_a_level_is_named() {
     .unwrap();
     other.abort();
     sim.shutdown().await;
+    drop(turn);
     let bundle =
         llmsweep_shared::Bundle::from_json(&std::fs::read_to_string(&outcome.path).unwrap())
             .unwrap();
@@ -1251,7 +1252,7 @@ async fn another_client_on_the_server_during_a_level_is_named() {
         .flags
         .iter()
         .find(|f| f.kind == FlagKind::OtherTraffic)
-        .unwrap_or_else(|| panic!("not flagged: {:?}", p.flags));
+        .unwrap_or_else(|| panic!("not flagged: {:?} {:?}", p.flags, p.server_samples));
     assert!(
         f.message.starts_with(
             "the server counted up to 4 requests running or waiting while this level sent at most 1"
