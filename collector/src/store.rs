@@ -39,12 +39,8 @@ pub(crate) fn read_bundle_plain(path: &Path) -> Result<Bundle, String> {
     let size = fs::metadata(path)
         .map_err(|e| format!("cannot be read: {e}"))?
         .len();
-    if size > MAX_INFLATED_BYTES as u64 {
-        return Err(format!(
-            "the file is {} MB, more than the {} MB a bundle may hold",
-            size / (1024 * 1024),
-            MAX_INFLATED_BYTES / (1024 * 1024)
-        ));
+    if let Some(why) = too_big(size) {
+        return Err(why);
     }
     let file = fs::File::open(path).map_err(|e| format!("cannot be read: {e}"))?;
     if let Ok(b) = Bundle::from_reader(io::BufReader::with_capacity(1 << 20, file)) {
@@ -53,6 +49,17 @@ pub(crate) fn read_bundle_plain(path: &Path) -> Result<Bundle, String> {
     // Read whole again, only to say exactly what is wrong.
     let raw = fs::read(path).map_err(|e| format!("cannot be read: {e}"))?;
     Bundle::from_bytes(&raw).map_err(|e| e.to_string())
+}
+
+/// Why a file of `size` bytes is no bundle to read or serve: more than [`MAX_INFLATED_BYTES`].
+pub(crate) fn too_big(size: u64) -> Option<String> {
+    (size > MAX_INFLATED_BYTES as u64).then(|| {
+        format!(
+            "the file is {} MB, more than the {} MB a bundle may hold",
+            size / (1024 * 1024),
+            MAX_INFLATED_BYTES / (1024 * 1024)
+        )
+    })
 }
 
 /// Makes sure `dir` exists and takes files, before any request is sent.
