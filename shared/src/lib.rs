@@ -15,5 +15,6 @@ pub mod hash;
 pub mod headline;
 pub mod metrics;
 pub mod selftest;
+pub mod text;
 
 pub use bundle::{Bundle, BundleError};

@@ -7,6 +7,14 @@ use clap::{Args, ValueEnum};
 use llmsweep_shared::bundle::SweepKind;
 
 use crate::output::compare;
+use crate::output::terminal::inert;
+
+/// `println!`, the line made inert: it holds labels and model ids from the bundles.
+macro_rules! say {
+    ($($arg:tt)*) => {
+        println!("{}", inert(&format!($($arg)*)))
+    };
+}
 
 #[derive(Debug, Clone, Args)]
 #[command(after_help = "Examples:
@@ -77,42 +85,42 @@ pub(crate) fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
         }),
     };
     let (text, gate) = compare::run(&req)?;
-    print!("{text}");
+    print!("{}", inert(&text));
     let (Some(pct), Some(gate)) = (a.fail_if_slower, gate) else {
         return Ok(ExitCode::SUCCESS);
     };
-    println!("gate: --fail-if-slower {pct}");
+    say!("gate: --fail-if-slower {pct}");
     for g in &gate.gated {
-        println!("  gated: {g}");
+        say!("  gated: {g}");
     }
     for n in &gate.not_gated {
-        println!("  {n}");
+        say!("  {n}");
     }
     for line in &gate.resolution {
-        println!("  resolution: {line}");
+        say!("  resolution: {line}");
     }
     if !gate.unresolved.is_empty() {
-        println!(
+        say!(
             "cannot tell whether these are more than {pct} % slower: their intervals reach past it (a tighter --precision, or more requests per level with --requests, --duration or --repeats, narrows them)"
         );
         for u in &gate.unresolved {
-            println!("  {u}");
+            say!("  {u}");
         }
     }
     if !gate.regressions.is_empty() {
-        println!("slower than the baseline by more than {pct} %, beyond the noise:");
+        say!("slower than the baseline by more than {pct} %, beyond the noise:");
         for r in &gate.regressions {
-            println!("  {r}");
+            say!("  {r}");
         }
         return Ok(ExitCode::from(1));
     }
     if !gate.unresolved.is_empty() {
-        println!(
+        say!(
             "the gate cannot pass what it cannot see: exit {UNRESOLVED} (no regression found, but the runs cannot resolve a {pct} % change everywhere)"
         );
         return Ok(ExitCode::from(UNRESOLVED));
     }
-    println!("no level is more than {pct} % slower than the baseline beyond the noise");
+    say!("no level is more than {pct} % slower than the baseline beyond the noise");
     Ok(ExitCode::SUCCESS)
 }
 

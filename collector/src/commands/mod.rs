@@ -47,7 +47,9 @@ pub async fn run(cli: Cli) -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            // Errors quote files and servers (a label, a model id, a body): inert on screen.
+            let said = format!("error: {e:#}");
+            eprintln!("{}", crate::output::terminal::inert(&said));
             ExitCode::from(2)
         }
     }

@@ -366,6 +366,8 @@ fn print_level(level: &SelftestLevel, interval_ms: u64) {
         );
     }
     if let Some((why, n)) = &level.commonest_error {
+        // The reason quotes the endpoint: inert on screen.
+        let why = crate::output::terminal::inert(why);
         println!("      ↳ {n} of {} requests failed: {why}", level.requests);
     }
 }

@@ -190,6 +190,43 @@ fn different_workloads_are_not_compared_and_not_gated() {
     );
 }
 
+/// A label that would set the clipboard (OSC 52) and clear the screen (CSI 2J).
+const EVIL: &str = "kpro5\x1b]52;c;aGk=\x07\x1b[2J";
+/// The same label as the terminal shows it: the escapes as visible text.
+const EVIL_SHOWN: &str = "kpro5\\u{1b}]52;c;aGk=\\u{7}\\u{1b}[2J";
+
+#[test]
+fn labels_reach_the_terminal_inert_in_the_comparison_the_gate_and_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = write(dir.path(), "a.json", &variant(EVIL, 1.0, 1.0));
+    let b = write(dir.path(), "b.json", &variant("kpro6", 0.8, 1.5));
+    let mut other = variant("kpro7", 1.0, 1.0);
+    other["sweeps"][0]["output_len"] = 999.into();
+    let c = write(dir.path(), "c.json", &other);
+    let (a, b, c) = (
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        c.to_str().unwrap(),
+    );
+    for (args, code) in [
+        (vec!["compare", a, b], 0),
+        (vec!["compare", a, b, "--fail-if-slower", "10"], 1),
+        (vec!["compare", a, c, "--fail-if-slower", "5"], 2),
+    ] {
+        let o = llmsweep(&args);
+        let (out, err) = (text(&o.stdout), text(&o.stderr));
+        assert_eq!(o.status.code(), Some(code), "{args:?}: {out}{err}");
+        assert!(
+            !o.stdout.contains(&0x1b) && !o.stderr.contains(&0x1b),
+            "{args:?}: {out:?} {err:?}"
+        );
+        assert!(
+            out.contains(EVIL_SHOWN) || err.contains(EVIL_SHOWN),
+            "{args:?}: {out}{err}"
+        );
+    }
+}
+
 #[test]
 fn gzipped_bundles_and_bad_files_are_handled() {
     let dir = tempfile::tempdir().unwrap();
