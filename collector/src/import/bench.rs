@@ -279,10 +279,25 @@ fn run(
             ));
         }
     }
-    if f("duration").is_none() || u("completed").is_none() {
+    if o.get("duration").is_none_or(Value::is_null) || o.get("completed").is_none_or(Value::is_null)
+    {
         return Err(format!(
             "run {n} has no `duration` and `completed`: not a result of {}",
             bench.tool()
+        ));
+    }
+    // There, but not numbers a run can have: say which and what, not that they are missing.
+    if let Some(v) = o
+        .get("duration")
+        .filter(|_| f("duration").is_none_or(|d| d <= 0.0))
+    {
+        return Err(format!(
+            "run {n}: `duration` {v} is out of range: a run lasts a positive number of seconds"
+        ));
+    }
+    if let Some(v) = o.get("completed").filter(|_| u("completed").is_none()) {
+        return Err(format!(
+            "run {n}: `completed` {v} is out of range: a count of requests is a whole number, 0 or more"
         ));
     }
     let mut notes = Vec::new();
@@ -619,6 +634,36 @@ mod tests {
             "run {n}: NaN at line 1 column {column} (`p99_ttft_ms`): Python's json writes NaN for a missing statistic; read as missing"
         );
         assert!(runs[n - 1].notes.contains(&want), "{:?}", runs[n - 1].notes);
+    }
+
+    #[test]
+    fn numbers_out_of_range_are_named_with_their_value() {
+        let run = |fields: &str| parse(Bench::Vllm, &format!("{{{fields}, \"num_prompts\": 3}}"));
+        for (fields, want) in [
+            (
+                r#""duration": 1.0, "completed": -3"#,
+                "run 1: `completed` -3 is out of range: a count of requests is a whole number, 0 or more",
+            ),
+            (
+                r#""duration": 1.0, "completed": 2.5"#,
+                "run 1: `completed` 2.5 is out of range",
+            ),
+            (
+                r#""duration": -1.0, "completed": 3"#,
+                "run 1: `duration` -1.0 is out of range: a run lasts a positive number of seconds",
+            ),
+            (
+                r#""duration": "soon", "completed": 3"#,
+                "run 1: `duration` \"soon\" is out of range",
+            ),
+            (
+                r#""completed": 3"#,
+                "run 1 has no `duration` and `completed`",
+            ),
+        ] {
+            let e = run(fields).unwrap_err();
+            assert!(e.starts_with(want), "{fields}: {e}");
+        }
     }
 
     #[test]
