@@ -26,6 +26,17 @@ pub fn inert(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// `v` for a message: as written (`2`, `0.05`) when that is short, else in scientific notation
+/// (`1e-300`, not three hundred digits).
+pub fn number(v: f64) -> String {
+    let plain = v.to_string();
+    if plain.len() <= 20 {
+        plain
+    } else {
+        format!("{v:e}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -39,5 +50,18 @@ mod tests {
         );
         assert_eq!(inert("\u{9b}2J\r\u{0}"), "\\u{9b}2J\\u{d}\\u{0}");
         assert_eq!(inert("x\u{fffe}\u{ffff}"), "x\\u{fffe}\\u{ffff}");
+    }
+
+    #[test]
+    fn numbers_in_messages_are_short() {
+        assert_eq!(number(2.0), "2");
+        assert_eq!(number(0.05), "0.05");
+        assert_eq!(number(-1.5), "-1.5");
+        assert_eq!(number(1e-300), "1e-300");
+        assert_eq!(number(-1e-300), "-1e-300");
+        assert_eq!(number(1e300), "1e300");
+        assert_eq!(number(f64::MAX), "1.7976931348623157e308");
+        assert_eq!(number(f64::NAN), "NaN");
+        assert_eq!(number(f64::INFINITY), "inf");
     }
 }

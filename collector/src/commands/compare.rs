@@ -72,7 +72,10 @@ pub(crate) fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
     if let Some(p) = a.fail_if_slower
         && !(p.is_finite() && p >= 0.0)
     {
-        anyhow::bail!("--fail-if-slower takes a percentage such as 5, got {p}");
+        anyhow::bail!(
+            "--fail-if-slower takes a percentage such as 5, got {}",
+            llmsweep_shared::text::number(p)
+        );
     }
     let req = compare::CompareRequest {
         files: a.files,
@@ -89,6 +92,7 @@ pub(crate) fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
     let (Some(pct), Some(gate)) = (a.fail_if_slower, gate) else {
         return Ok(ExitCode::SUCCESS);
     };
+    let pct = llmsweep_shared::text::number(pct);
     say!("gate: --fail-if-slower {pct}");
     for g in &gate.gated {
         say!("  gated: {g}");
