@@ -87,8 +87,20 @@ pub(crate) fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
             GateArg::Rate => SweepKind::Rate,
         }),
     };
-    let (text, gate) = compare::run(&req)?;
+    let compare::Compared {
+        text,
+        gate,
+        nothing,
+    } = compare::run(&req)?;
     print!("{}", inert(&text));
+    if let Some(why) = nothing {
+        // The same with the gate or without: the runs cannot tell anything, which is no pass.
+        say!("{why}");
+        say!(
+            "exit {UNRESOLVED}: the runs cannot be compared (compare runs of the same workload at the same levels)"
+        );
+        return Ok(ExitCode::from(UNRESOLVED));
+    }
     let (Some(pct), Some(gate)) = (a.fail_if_slower, gate) else {
         return Ok(ExitCode::SUCCESS);
     };
@@ -128,7 +140,8 @@ pub(crate) fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The gate's exit status when it found no regression but cannot resolve a change of the
-/// threshold's size at some gated level: not a pass (a CI job fails on it), and told apart from
-/// a regression (1) and from an error (2).
+/// The exit status when the runs cannot tell: the gate found no regression but cannot resolve
+/// a change of the threshold's size at some gated level, or (gate or not) the runs have no
+/// level in common. Not a pass (a CI job fails on it), and told apart from a regression (1)
+/// and from an error (2).
 const UNRESOLVED: u8 = 3;

@@ -227,6 +227,40 @@ fn labels_reach_the_terminal_inert_in_the_comparison_the_gate_and_errors() {
     }
 }
 
+/// Runs with no level in common: said so, and the "cannot tell" exit status (3), with the gate
+/// or without it.
+#[test]
+fn runs_with_nothing_in_common_cannot_tell_with_or_without_the_gate() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = write(dir.path(), "a.json", &variant("kpro5", 1.0, 1.0));
+    let mut other = variant("kpro6", 1.0, 1.0);
+    for s in other["sweeps"].as_array_mut().unwrap() {
+        s["output_len"] = 999.into();
+    }
+    let b = write(dir.path(), "b.json", &other);
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    for args in [
+        vec!["compare", a, b],
+        vec!["compare", a, b, "--fail-if-slower", "5"],
+    ] {
+        let o = llmsweep(&args);
+        let out = text(&o.stdout);
+        assert_eq!(
+            o.status.code(),
+            Some(3),
+            "{args:?}: {out}{}",
+            text(&o.stderr)
+        );
+        assert!(
+            out.contains(
+                "nothing to compare: no sweep has a level that kpro5 (the baseline) and another run both measured: kpro6 ran a different throughput workload (output lengths differ: 4 vs 999)"
+            ),
+            "{args:?}: {out}"
+        );
+        assert!(!out.contains("gate:"), "nothing is gated: {out}");
+    }
+}
+
 #[test]
 fn gzipped_bundles_and_bad_files_are_handled() {
     let dir = tempfile::tempdir().unwrap();
@@ -647,12 +681,13 @@ async fn reruns_of_a_dataset_or_of_conversations_are_the_same_workload() {
             "{out}"
         );
     }
-    // A dataset run against one of generated prompts, or of other turns, is not compared, and
-    // the gate refuses it.
+    // A dataset run against one of generated prompts, or of other turns, is not compared: with
+    // nothing else in common, the runs cannot tell, and the gate does not pass them.
     let (a, c) = (a.to_str().unwrap(), c.to_str().unwrap());
     let o = llmsweep(&["compare", a, c, "--fail-if-slower", "5"]);
     let out = text(&o.stdout) + &text(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{out}");
+    assert_eq!(o.status.code(), Some(3), "{out}");
+    assert!(out.contains("nothing to compare: "), "{out}");
     assert!(
         !out.contains("sent no requests at a level in common"),
         "{out}"
