@@ -39,12 +39,8 @@ pub(crate) fn read_bundle_plain(path: &Path) -> Result<Bundle, String> {
     let size = fs::metadata(path)
         .map_err(|e| format!("cannot be read: {e}"))?
         .len();
-    if size > MAX_INFLATED_BYTES as u64 {
-        return Err(format!(
-            "the file is {} MB, more than the {} MB a bundle may hold",
-            size / (1024 * 1024),
-            MAX_INFLATED_BYTES / (1024 * 1024)
-        ));
+    if let Some(why) = too_big(size) {
+        return Err(why);
     }
     let file = fs::File::open(path).map_err(|e| format!("cannot be read: {e}"))?;
     if let Ok(b) = Bundle::from_reader(io::BufReader::with_capacity(1 << 20, file)) {
@@ -53,6 +49,17 @@ pub(crate) fn read_bundle_plain(path: &Path) -> Result<Bundle, String> {
     // Read whole again, only to say exactly what is wrong.
     let raw = fs::read(path).map_err(|e| format!("cannot be read: {e}"))?;
     Bundle::from_bytes(&raw).map_err(|e| e.to_string())
+}
+
+/// Why a file of `size` bytes is no bundle to read or serve: more than [`MAX_INFLATED_BYTES`].
+pub(crate) fn too_big(size: u64) -> Option<String> {
+    (size > MAX_INFLATED_BYTES as u64).then(|| {
+        format!(
+            "the file is {} MB, more than the {} MB a bundle may hold",
+            size / (1024 * 1024),
+            MAX_INFLATED_BYTES / (1024 * 1024)
+        )
+    })
 }
 
 /// Makes sure `dir` exists and takes files, before any request is sent.
@@ -113,23 +120,111 @@ pub(crate) fn write_atomic(path: &Path, bundle: &Bundle) -> anyhow::Result<()> {
         .with_context(|| format!("cannot write the bundle {}", path.display()))
 }
 
-/// Writes `bytes` to `path` through a temporary file in the same folder (`<name>.tmp`) and a
-/// rename, so a reader never sees half a file and a failed write leaves an older file as it was.
-pub(crate) fn write_file_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(".tmp");
-    let tmp = path.with_file_name(name);
-    let write = || -> std::io::Result<()> {
-        let mut f = fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        fs::rename(&tmp, path)
-    };
-    let result = write();
+/// Writes `bytes` to `path` through a new temporary file in the same folder (see
+/// [`create_temp`]) and a rename, so a reader never sees half a file and a failed write leaves
+/// an older file as it was. The file gets the permissions a new file gets (the umask's).
+pub(crate) fn write_file_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let (tmp, file) = create_temp(path, None)?;
+    let result = fill(file, bytes).and_then(|()| fs::rename(&tmp, path));
     if result.is_err() {
         let _ = fs::remove_file(&tmp);
     }
     result
+}
+
+/// Writes `bundle` as a new file named `name` in `dir` (a shared folder such as the temp
+/// folder): readable by its owner only, and never in place of a file already there, nor
+/// through a link — `name` taken gives `NAME-2.json`, `NAME-3.json`, …. Returns the path.
+pub(crate) fn write_new_private(
+    dir: &Path,
+    name: &std::ffi::OsStr,
+    bundle: &Bundle,
+) -> anyhow::Result<PathBuf> {
+    let mut text = bundle
+        .to_json()
+        .context("the bundle cannot be written as JSON")?;
+    text.push('\n');
+    let first = dir.join(name);
+    let (tmp, file) = create_temp(&first, Some(0o600))
+        .with_context(|| format!("cannot write a file in {}", dir.display()))?;
+    let placed = fill(file, text.as_bytes()).and_then(|()| place_new(&tmp, &first));
+    let _ = fs::remove_file(&tmp);
+    placed.with_context(|| format!("cannot write the bundle {}", first.display()))
+}
+
+/// Gives the file at `tmp` a name of `first`'s form that nothing has: a hard link never
+/// replaces what is there, unlike a rename.
+fn place_new(tmp: &Path, first: &Path) -> io::Result<PathBuf> {
+    let name = first.file_name().unwrap_or_default().to_string_lossy();
+    let (stem, ext) = match name.strip_suffix(".json") {
+        Some(stem) => (stem.to_string(), ".json"),
+        None => (name.to_string(), ""),
+    };
+    for n in 1..=1000 {
+        let candidate = match n {
+            1 => first.to_path_buf(),
+            n => first.with_file_name(format!("{stem}-{n}{ext}")),
+        };
+        match fs::hard_link(tmp, &candidate) {
+            Ok(()) => return Ok(candidate),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            // A file system without hard links: rename, still only onto a free name.
+            Err(_) if fs::symlink_metadata(&candidate).is_err() => {
+                fs::rename(tmp, &candidate)?;
+                return Ok(candidate);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Err(io::Error::new(
+        io::ErrorKind::AlreadyExists,
+        format!("{} and a thousand names like it are taken", first.display()),
+    ))
+}
+
+/// Writes `bytes` into `file` and onto the disk.
+fn fill(mut file: fs::File, bytes: &[u8]) -> io::Result<()> {
+    file.write_all(bytes)?;
+    file.sync_all()
+}
+
+/// A new file beside `path`, `.NAME.<16 hex digits>.tmp`, made by this call (never one that
+/// was there, never through a link): its name cannot be guessed, so nobody can plant a link
+/// there first. On unix `mode` sets its permissions (else a new file's).
+fn create_temp(path: &Path, mode: Option<u32>) -> io::Result<(PathBuf, fs::File)> {
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let mut last = None;
+    for _ in 0..16 {
+        let tmp = path.with_file_name(format!(".{name}.{}.tmp", unguessable()));
+        let mut options = fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        if let Some(mode) = mode {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(mode);
+        }
+        #[cfg(not(unix))]
+        let _ = mode;
+        match options.open(&tmp) {
+            Ok(file) => return Ok((tmp, file)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| io::Error::other("no free temporary name")))
+}
+
+/// 16 hex digits no other process can predict: the standard library seeds every hasher's keys
+/// from the system's randomness.
+fn unguessable() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    static COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u32(std::process::id());
+    h.write_u64(COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    h.write_u128(now.map_or(0, |d| d.as_nanos()));
+    format!("{:016x}", h.finish())
 }
 
 #[cfg(test)]
@@ -186,6 +281,74 @@ mod tests {
             read_bundle_plain(&array)
                 .unwrap_err()
                 .contains("not an llmsweep bundle")
+        );
+    }
+
+    /// A link planted at a temporary name (the old `NAME.tmp`, or any) is never written
+    /// through: its target stays as it was.
+    #[test]
+    fn a_link_at_the_old_temporary_name_is_not_written_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        fs::write(&victim, b"precious").unwrap();
+        let out = dir.path().join("report.html");
+        std::os::unix::fs::symlink(&victim, dir.path().join("report.html.tmp")).unwrap();
+        write_file_atomic(&out, b"<html>").unwrap();
+        assert_eq!(fs::read(&victim).unwrap(), b"precious");
+        assert_eq!(fs::read(&out).unwrap(), b"<html>");
+        let mut left: Vec<String> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["report.html", "report.html.tmp", "victim"]);
+    }
+
+    /// The temp-folder fallback writes a new file of its own, for its owner only: not through
+    /// a planted link, not over a file of the same name.
+    #[test]
+    fn the_fallback_never_replaces_a_file_or_follows_a_link() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        fs::write(&victim, b"precious").unwrap();
+        let name = std::ffi::OsStr::new("kpro5-run.json");
+        std::os::unix::fs::symlink(&victim, dir.path().join("kpro5-run.json.tmp")).unwrap();
+        fs::write(dir.path().join("kpro5-run.json"), b"someone else's").unwrap();
+        let b = new_bundle(
+            "id".into(),
+            "kpro5".into(),
+            "2026-01-01T00:00:00Z".into(),
+            vec![],
+            Target {
+                url: String::new(),
+                api: llmsweep_shared::bundle::Api::Completions,
+                model: "m".into(),
+                engine: None,
+                engine_version: None,
+                max_context: None,
+                max_running_requests: None,
+                server_args: None,
+                simulated: false,
+                probes: Default::default(),
+            },
+        );
+        let first = write_new_private(dir.path(), name, &b).unwrap();
+        assert_eq!(first, dir.path().join("kpro5-run-2.json"));
+        let second = write_new_private(dir.path(), name, &b).unwrap();
+        assert_eq!(second, dir.path().join("kpro5-run-3.json"));
+        assert_eq!(fs::read(&victim).unwrap(), b"precious");
+        assert_eq!(
+            fs::read(dir.path().join("kpro5-run.json")).unwrap(),
+            b"someone else's"
+        );
+        assert_eq!(read_bundle(&first).unwrap(), b);
+        let mode = fs::metadata(&first).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        assert_eq!(
+            fs::read_dir(dir.path()).unwrap().count(),
+            5,
+            "no temporary file is left"
         );
     }
 

@@ -16,5 +16,6 @@ pub mod headline;
 pub mod metrics;
 pub mod selftest;
 pub mod shorten;
+pub mod text;
 
 pub use bundle::{Bundle, BundleError};

@@ -7,6 +7,14 @@ use clap::{Args, ValueEnum};
 use llmsweep_shared::bundle::SweepKind;
 
 use crate::output::compare;
+use crate::output::terminal::inert;
+
+/// `println!`, the line made inert: it holds labels and model ids from the bundles.
+macro_rules! say {
+    ($($arg:tt)*) => {
+        println!("{}", inert(&format!($($arg)*)))
+    };
+}
 
 #[derive(Debug, Clone, Args)]
 #[command(after_help = "Examples:
@@ -64,7 +72,10 @@ pub(crate) fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
     if let Some(p) = a.fail_if_slower
         && !(p.is_finite() && p >= 0.0)
     {
-        anyhow::bail!("--fail-if-slower takes a percentage such as 5, got {p}");
+        anyhow::bail!(
+            "--fail-if-slower takes a percentage such as 5, got {}",
+            llmsweep_shared::text::number(p)
+        );
     }
     let req = compare::CompareRequest {
         files: a.files,
@@ -76,47 +87,61 @@ pub(crate) fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
             GateArg::Rate => SweepKind::Rate,
         }),
     };
-    let (text, gate) = compare::run(&req)?;
-    print!("{text}");
+    let compare::Compared {
+        text,
+        gate,
+        nothing,
+    } = compare::run(&req)?;
+    print!("{}", inert(&text));
+    if let Some(why) = nothing {
+        // The same with the gate or without: the runs cannot tell anything, which is no pass.
+        say!("{why}");
+        say!(
+            "exit {UNRESOLVED}: the runs cannot be compared (compare runs of the same workload at the same levels)"
+        );
+        return Ok(ExitCode::from(UNRESOLVED));
+    }
     let (Some(pct), Some(gate)) = (a.fail_if_slower, gate) else {
         return Ok(ExitCode::SUCCESS);
     };
-    println!("gate: --fail-if-slower {pct}");
+    let pct = llmsweep_shared::text::number(pct);
+    say!("gate: --fail-if-slower {pct}");
     for g in &gate.gated {
-        println!("  gated: {g}");
+        say!("  gated: {g}");
     }
     for n in &gate.not_gated {
-        println!("  {n}");
+        say!("  {n}");
     }
     for line in &gate.resolution {
-        println!("  resolution: {line}");
+        say!("  resolution: {line}");
     }
     if !gate.unresolved.is_empty() {
-        println!(
+        say!(
             "cannot tell whether these are more than {pct} % slower: their intervals reach past it (a tighter --precision, or more requests per level with --requests, --duration or --repeats, narrows them)"
         );
         for u in &gate.unresolved {
-            println!("  {u}");
+            say!("  {u}");
         }
     }
     if !gate.regressions.is_empty() {
-        println!("slower than the baseline by more than {pct} %, beyond the noise:");
+        say!("slower than the baseline by more than {pct} %, beyond the noise:");
         for r in &gate.regressions {
-            println!("  {r}");
+            say!("  {r}");
         }
         return Ok(ExitCode::from(1));
     }
     if !gate.unresolved.is_empty() {
-        println!(
+        say!(
             "the gate cannot pass what it cannot see: exit {UNRESOLVED} (no regression found, but the runs cannot resolve a {pct} % change everywhere)"
         );
         return Ok(ExitCode::from(UNRESOLVED));
     }
-    println!("no level is more than {pct} % slower than the baseline beyond the noise");
+    say!("no level is more than {pct} % slower than the baseline beyond the noise");
     Ok(ExitCode::SUCCESS)
 }
 
-/// The gate's exit status when it found no regression but cannot resolve a change of the
-/// threshold's size at some gated level: not a pass (a CI job fails on it), and told apart from
-/// a regression (1) and from an error (2).
+/// The exit status when the runs cannot tell: the gate found no regression but cannot resolve
+/// a change of the threshold's size at some gated level, or (gate or not) the runs have no
+/// level in common. Not a pass (a CI job fails on it), and told apart from a regression (1)
+/// and from an error (2).
 const UNRESOLVED: u8 = 3;

@@ -10,6 +10,7 @@ use super::args::{parse_len, parse_note};
 use llmsweep_shared::bundle::ImportFormat;
 
 use crate::import::{Request, import};
+use crate::output::terminal::inert;
 use crate::store;
 
 #[derive(Debug, Clone, Args)]
@@ -79,7 +80,7 @@ pub(crate) fn run(a: ImportArgs) -> anyhow::Result<ExitCode> {
     store::write_atomic(&path, &bundle)?;
     let src = bundle.source.as_ref();
     for note in src.map(|s| s.notes.as_slice()).unwrap_or_default() {
-        eprintln!("note: {note}");
+        eprintln!("note: {}", inert(note));
     }
     for s in &bundle.sweeps {
         let keys: Vec<String> = s
@@ -119,7 +120,7 @@ pub(crate) fn run(a: ImportArgs) -> anyhow::Result<ExitCode> {
             } else {
                 " files"
             },
-        src.map_or("?", |s| s.tool.as_str()),
+        inert(src.map_or("?", |s| s.tool.as_str())),
         bundle.label,
         path.display()
     );

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use llmsweep_shared::bundle::{Api, Arrival, GpuTelemetry};
+use llmsweep_shared::text::number;
 
 use super::args::{
     ApiArg, ArrivalArg, ContextOpts, GpuArg, OutputArgs, TargetArgs, ThroughputOpts,
@@ -33,7 +34,10 @@ pub(crate) fn throughput(a: &ThroughputOpts) -> anyhow::Result<ThroughputPlan> {
     }
     let duration = match a.duration {
         Some(d) if !(d.is_finite() && d > 0.0) => {
-            bail!("--duration must be a positive number of seconds, got {d}")
+            bail!(
+                "--duration must be a positive number of seconds, got {}",
+                number(d)
+            )
         }
         Some(d) => Some(Duration::from_secs_f64(d)),
         None => None,
@@ -47,13 +51,13 @@ pub(crate) fn throughput(a: &ThroughputOpts) -> anyhow::Result<ThroughputPlan> {
     if !(a.precision.is_finite() && (0.1..=50.0).contains(&a.precision)) {
         bail!(
             "--precision {} is out of range: give the per cent a level's steady tok/s should be known to, from 0.1 to 50, e.g. 2",
-            a.precision
+            number(a.precision)
         );
     }
     if !(a.max_level_time.is_finite() && a.max_level_time >= 1.0) {
         bail!(
             "--max-level-time {} is out of range: give the seconds a level may send, at least 1, e.g. 120",
-            a.max_level_time
+            number(a.max_level_time)
         );
     }
     // --requests, --duration and --repeats fix a level's size; otherwise it runs until precise.
@@ -75,7 +79,8 @@ pub(crate) fn throughput(a: &ThroughputOpts) -> anyhow::Result<ThroughputPlan> {
         spread: match a.length_spread {
             r if (0.0..1.0).contains(&r) => r,
             r => bail!(
-                "--length-spread {r} is out of range: use a share from 0 (fixed lengths) to below 1, e.g. 0.5"
+                "--length-spread {} is out of range: use a share from 0 (fixed lengths) to below 1, e.g. 0.5",
+                number(r)
             ),
         },
         turns: match a.turns {
@@ -93,13 +98,13 @@ fn search(a: &ThroughputOpts) -> anyhow::Result<Option<SearchPlan>> {
     if !(a.slo_fraction > 0.0 && a.slo_fraction <= 1.0) {
         bail!(
             "--slo-fraction {} is out of range: use a share above 0 and at most 1, e.g. 0.9",
-            a.slo_fraction
+            number(a.slo_fraction)
         );
     }
     if !(a.rate_precision >= 0.005 && a.rate_precision <= 0.5) {
         bail!(
             "--rate-precision {} is out of range: use 0.005 to 0.5, e.g. 0.05",
-            a.rate_precision
+            number(a.rate_precision)
         );
     }
     Ok(Some(SearchPlan {
@@ -125,13 +130,14 @@ fn open_loop(a: &ThroughputOpts) -> anyhow::Result<Option<OpenPlan>> {
         .find(|r| !(r.is_finite() && **r > 0.0 && **r <= MAX_RATE))
     {
         bail!(
-            "--rates {r} is out of range: use requests per second above 0 and at most {MAX_RATE}"
+            "--rates {} is out of range: use requests per second above 0 and at most {MAX_RATE}",
+            number(*r)
         );
     }
     if !(a.burstiness.is_finite() && a.burstiness >= 0.01 && a.burstiness <= 100.0) {
         bail!(
             "--burstiness {} is out of range: use 0.01 to 100 (1 is Poisson)",
-            a.burstiness
+            number(a.burstiness)
         );
     }
     if a.burstiness != 1.0 && a.arrival != ArrivalArg::Gamma {
@@ -237,13 +243,13 @@ pub(crate) fn target(a: &TargetArgs) -> anyhow::Result<TargetPlan> {
     if !(a.timeout.is_finite() && a.timeout > 0.0) {
         bail!(
             "--timeout must be a positive number of seconds, got {}",
-            a.timeout
+            number(a.timeout)
         );
     }
     if !(a.wait_server.is_finite() && a.wait_server >= 0.0) {
         bail!(
             "--wait-server must be 0 or more seconds, got {}",
-            a.wait_server
+            number(a.wait_server)
         );
     }
     let credentials = credentials(a, split.basic)?;

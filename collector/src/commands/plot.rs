@@ -7,6 +7,7 @@ use clap::{Args, ValueEnum};
 use llmsweep_shared::charts::{ChartKind, MAX_SIDE, Theme};
 
 use crate::output::plot;
+use crate::output::terminal::inert;
 
 /// The charts `plot` draws: the viewer's, by the names a slide would give them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -112,12 +113,13 @@ pub(crate) fn run(a: PlotArgs) -> anyhow::Result<ExitCode> {
         title: a.title,
     })?;
     for label in &w.left_out {
-        eprintln!(
+        let note = format!(
             "note: {label} has no {} sweep; it is left out of this chart",
             llmsweep_shared::compare::kind_name(w.sweep)
         );
+        eprintln!("{}", inert(&note));
     }
-    println!(
+    let said = format!(
         "chart: {} ({} {}x{}, {} KB, {} run{}: {})",
         w.path.display(),
         w.format.name(),
@@ -128,6 +130,7 @@ pub(crate) fn run(a: PlotArgs) -> anyhow::Result<ExitCode> {
         if w.runs.len() == 1 { "" } else { "s" },
         w.runs.join(", ")
     );
+    println!("{}", inert(&said));
     Ok(ExitCode::SUCCESS)
 }
 

@@ -24,12 +24,13 @@ use crate::store;
   # Both pacings at 1, 64 and 512 streams; the bundle goes into ./results
   llmsweep selftest
 
-  # Flat out only, up to 4096 streams
-  llmsweep selftest --mode flat-out --concurrency 1,512,4096
+  # Flat out only, at 1 and 512 streams
+  llmsweep selftest --mode flat-out --concurrency 1,512
 
-  # The endpoint in a process of its own, measured from another terminal
+  # Up to 4096 streams: the endpoint in a process of its own (with it inside, every stream
+  # takes two open files), measured from another terminal
   llmsweep selftest --serve 127.0.0.1:18400 --mode flat-out --per-event 8
-  llmsweep selftest --url http://127.0.0.1:18400")]
+  llmsweep selftest --url http://127.0.0.1:18400 --concurrency 1,512,4096")]
 pub struct SelftestArgs {
     /// Concurrency levels, run in this order (at most 16384).
     ///
@@ -536,6 +537,46 @@ mod tests {
         assert!(super::check_open_files(&levels, &far, 20_000).is_ok());
         let e = args(&["--per-event", "0"]).levels(None).unwrap_err();
         assert!(e.to_string().contains("--per-event"));
+    }
+
+    /// Every in-process selftest the help and docs/selftest.md show runs where a process may
+    /// open 4096 files (a common hard limit): the help once showed 4096 streams with the
+    /// endpoint inside, 8256 open files, which exits 2 there.
+    #[test]
+    fn the_documented_invocations_run_within_4096_open_files() {
+        use clap::CommandFactory;
+        let cli = Cli::command();
+        let help = cli
+            .find_subcommand("selftest")
+            .and_then(|c| c.get_after_help())
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        let docs = include_str!("../../../docs/selftest.md");
+        let examples: Vec<&str> = help
+            .lines()
+            .chain(docs.lines())
+            .map(|l| l.split('#').next().unwrap_or("").trim())
+            .filter(|l| l.starts_with("llmsweep selftest"))
+            .collect();
+        assert!(examples.len() >= 5, "{examples:?}");
+        for line in examples {
+            let words: Vec<&str> = line.split_whitespace().skip(2).collect();
+            let a = args(&words);
+            if a.serve.is_some() {
+                assert!(a.serve_pacing().is_ok(), "{line}");
+                continue;
+            }
+            let at = match &a.url {
+                Some(u) => super::EndpointAt::External(u.clone()),
+                None => super::EndpointAt::Own,
+            };
+            let levels = a.levels(None).unwrap_or_else(|e| panic!("{line}: {e}"));
+            let fits = super::check_open_files(&levels, &at, 4096);
+            assert!(
+                fits.is_ok() || at != super::EndpointAt::Own,
+                "{line}: {fits:?}"
+            );
+        }
     }
 
     #[test]

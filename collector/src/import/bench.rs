@@ -159,7 +159,9 @@ impl PyLiteral {
 pub(crate) fn python_literals(text: &str) -> (String, Vec<PyLiteral>) {
     let mut out = String::with_capacity(text.len());
     let mut found = Vec::new();
-    let (mut line, mut line_start) = (1, 0);
+    // The column counted as the text goes by: counting from the line's start at each literal
+    // would take quadratic time on a file of one long line.
+    let (mut line, mut column) = (1, 1);
     let (mut in_string, mut escaped) = (false, false);
     let mut string_start = 0;
     let (mut last_string, mut key): (Option<&str>, Option<String>) = (None, None);
@@ -189,17 +191,20 @@ pub(crate) fn python_literals(text: &str) -> (String, Vec<PyLiteral>) {
             found.push(PyLiteral {
                 literal: l,
                 line,
-                column: text[line_start..i].chars().count() + 1,
+                column,
                 key: key.clone(),
                 at: out.len(),
             });
             out.push_str("null");
             i += l.len();
+            column += l.len();
             continue;
         }
         if c == '\n' {
             line += 1;
-            line_start = i + 1;
+            column = 1;
+        } else {
+            column += 1;
         }
         out.push(c);
         i += len;
@@ -214,7 +219,8 @@ pub(crate) fn parse(bench: Bench, text: &str) -> Result<Vec<Run>, String> {
     let (clean, literals) = python_literals(text);
     let mut stream = serde_json::Deserializer::from_str(&clean).into_iter::<Value>();
     let mut n = 0;
-    let mut run_start = 0;
+    // The literals are in text order: each run's are the next ones before its end.
+    let mut next = 0;
     while let Some(item) = stream.next() {
         n += 1;
         let v = item.map_err(|e| {
@@ -227,11 +233,11 @@ pub(crate) fn parse(bench: Bench, text: &str) -> Result<Vec<Run>, String> {
             return Err(format!("run {n} is not a JSON object"));
         };
         let run_end = stream.byte_offset();
-        let mine: Vec<&PyLiteral> = literals
-            .iter()
-            .filter(|l| (run_start..run_end).contains(&l.at))
-            .collect();
-        run_start = run_end;
+        let first = next;
+        while literals.get(next).is_some_and(|l| l.at < run_end) {
+            next += 1;
+        }
+        let mine: Vec<&PyLiteral> = literals[first..next].iter().collect();
         let mut r = run(bench, n, &o, &mine)?;
         for l in mine
             .into_iter()
@@ -273,10 +279,25 @@ fn run(
             ));
         }
     }
-    if f("duration").is_none() || u("completed").is_none() {
+    if o.get("duration").is_none_or(Value::is_null) || o.get("completed").is_none_or(Value::is_null)
+    {
         return Err(format!(
             "run {n} has no `duration` and `completed`: not a result of {}",
             bench.tool()
+        ));
+    }
+    // There, but not numbers a run can have: say which and what, not that they are missing.
+    if let Some(v) = o
+        .get("duration")
+        .filter(|_| f("duration").is_none_or(|d| d <= 0.0))
+    {
+        return Err(format!(
+            "run {n}: `duration` {v} is out of range: a run lasts a positive number of seconds"
+        ));
+    }
+    if let Some(v) = o.get("completed").filter(|_| u("completed").is_none()) {
+        return Err(format!(
+            "run {n}: `completed` {v} is out of range: a count of requests is a whole number, 0 or more"
         ));
     }
     let mut notes = Vec::new();
@@ -596,6 +617,53 @@ mod tests {
         assert_eq!(runs[1].values.e2e_s.p50, Some(6.9));
         assert_eq!(runs[1].values.output_tok_s, Some(250.0));
         assert_eq!(runs[1].values.failed, None);
+    }
+
+    /// 100,000 runs on one line, a NaN in each: each literal's column was counted from the
+    /// line's start and each run looked through every literal, quadratic work that took
+    /// minutes; both are now linear.
+    #[test]
+    fn runs_and_literals_on_one_long_line_are_read_in_linear_time() {
+        let one = r#"{"duration": 1.0, "completed": 3, "num_prompts": 3, "p99_ttft_ms": NaN}"#;
+        let n = 100_000;
+        let text = one.repeat(n);
+        let runs = crate::import::tests::within(60, move || parse(Bench::Vllm, &text).unwrap());
+        assert_eq!(runs.len(), n);
+        let column = (n - 1) * one.len() + one.find("NaN").unwrap() + 1;
+        let want = format!(
+            "run {n}: NaN at line 1 column {column} (`p99_ttft_ms`): Python's json writes NaN for a missing statistic; read as missing"
+        );
+        assert!(runs[n - 1].notes.contains(&want), "{:?}", runs[n - 1].notes);
+    }
+
+    #[test]
+    fn numbers_out_of_range_are_named_with_their_value() {
+        let run = |fields: &str| parse(Bench::Vllm, &format!("{{{fields}, \"num_prompts\": 3}}"));
+        for (fields, want) in [
+            (
+                r#""duration": 1.0, "completed": -3"#,
+                "run 1: `completed` -3 is out of range: a count of requests is a whole number, 0 or more",
+            ),
+            (
+                r#""duration": 1.0, "completed": 2.5"#,
+                "run 1: `completed` 2.5 is out of range",
+            ),
+            (
+                r#""duration": -1.0, "completed": 3"#,
+                "run 1: `duration` -1.0 is out of range: a run lasts a positive number of seconds",
+            ),
+            (
+                r#""duration": "soon", "completed": 3"#,
+                "run 1: `duration` \"soon\" is out of range",
+            ),
+            (
+                r#""completed": 3"#,
+                "run 1 has no `duration` and `completed`",
+            ),
+        ] {
+            let e = run(fields).unwrap_err();
+            assert!(e.starts_with(want), "{fields}: {e}");
+        }
     }
 
     #[test]

@@ -17,7 +17,7 @@ pub(crate) mod bench;
 mod prop;
 pub(crate) mod table;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
@@ -560,15 +560,20 @@ fn without_repeats(
         _ => "concurrency",
     };
     let mut kept: Vec<(f64, Found)> = Vec::new();
+    // Each key's place in `kept`, by its bits (`0.0` for both zeros), so a file of a million
+    // rows is read in linear time.
+    let mut seen: HashMap<u64, usize> = HashMap::with_capacity(found.len());
     for f in found {
         let k = key(&f);
-        if let Some((_, first)) = kept.iter().find(|(seen, _)| *seen == k) {
+        let bits = if k == 0.0 { 0 } else { k.to_bits() };
+        if let Some(&at) = seen.get(&bits) {
             notes.push(format!(
                 "{}: {what} {k} appears again (first at {}); left out",
-                f.origin, first.origin
+                f.origin, kept[at].1.origin
             ));
             continue;
         }
+        seen.insert(bits, kept.len());
         kept.push((k, f));
     }
     kept.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -760,6 +765,59 @@ mod tests {
         let p = dir.join(name);
         std::fs::write(&p, text).unwrap();
         p
+    }
+
+    /// Runs `f` on a thread, failing the test when it takes more than `secs` seconds.
+    pub(super) fn within<T: Send + 'static>(
+        secs: u64,
+        f: impl FnOnce() -> T + Send + 'static,
+    ) -> T {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(f());
+        });
+        rx.recv_timeout(std::time::Duration::from_secs(secs))
+            .unwrap_or_else(|_| panic!("not done in {secs} s"))
+    }
+
+    /// A sweep of 200,000 levels (a million-row table's worth of work, in a test's time): each
+    /// level was looked for among those already kept, 2·10¹⁰ comparisons that took minutes;
+    /// now one hash look-up each, a fraction of a second. A repeat is still named.
+    #[test]
+    fn a_sweep_of_200k_levels_is_built_in_linear_time() {
+        let parsed = table::parse("C | Agg tok/s | Ok | Fail\n1 | 70.2 | 4 | 0\n").unwrap();
+        let row = parsed.tables[0].rows[0].clone();
+        let one = table_point(
+            &req(ImportFormat::Table, vec![]),
+            TableKind::Throughput,
+            row,
+        )
+        .unwrap();
+        let n = 200_000u32;
+        let found: Vec<Found> = (1..=n)
+            .chain([7])
+            .enumerate()
+            .map(|(i, c)| Found {
+                point: Point {
+                    concurrency: c,
+                    ..one.clone()
+                },
+                origin: format!("t.txt line {}", i + 1),
+                open: None,
+            })
+            .collect();
+        let (s, notes) = within(60, move || {
+            let mut notes = Vec::new();
+            let s = sweep(SweepKind::Throughput, found, &mut notes).unwrap();
+            (s, notes)
+        });
+        assert_eq!(s.points.len(), n as usize);
+        assert_eq!(s.concurrency.len(), n as usize);
+        assert_eq!(s.points[n as usize - 1].concurrency, n);
+        assert_eq!(
+            notes,
+            ["t.txt line 200001: concurrency 7 appears again (first at t.txt line 7); left out"]
+        );
     }
 
     #[test]

@@ -44,8 +44,18 @@ pub(crate) struct CompareRequest {
     pub gate: Option<SweepKind>,
 }
 
+/// What `compare` found: the comparison as text, and the gate's result (with
+/// `--fail-if-slower`) — or, when the runs have no level in common, why there is nothing to
+/// compare (and nothing is gated).
+#[derive(Debug)]
+pub(crate) struct Compared {
+    pub text: String,
+    pub gate: Option<GateResult>,
+    pub nothing: Option<String>,
+}
+
 /// Renders the comparison, the verdict first; with `--fail-if-slower`, also the gate's result.
-pub(crate) fn run(req: &CompareRequest) -> anyhow::Result<(String, Option<GateResult>)> {
+pub(crate) fn run(req: &CompareRequest) -> anyhow::Result<Compared> {
     let mut files = req.files.clone();
     let baseline = match &req.baseline {
         None => 0,
@@ -88,11 +98,60 @@ pub(crate) fn run(req: &CompareRequest) -> anyhow::Result<(String, Option<GateRe
     let bundles: Vec<&Bundle> = runs.iter().map(|(_, b)| b).collect();
     render_sources(&mut out, &cmp, &bundles);
     render_metadata(&mut out, &cmp);
+    if let Some(why) = nothing_in_common(&cmp) {
+        return Ok(Compared {
+            text: out,
+            gate: None,
+            nothing: Some(why),
+        });
+    }
     let gate = match req.fail_if_slower {
         Some(pct) => Some(gate(&cmp, pct, req.gate)?),
         None => None,
     };
-    Ok((out, gate))
+    Ok(Compared {
+        text: out,
+        gate,
+        nothing: None,
+    })
+}
+
+/// Why nothing is compared, when no sweep has a level the baseline and another run both
+/// measured: each run's sweep that is missing, ran another workload, or has other levels.
+fn nothing_in_common(cmp: &Comparison) -> Option<String> {
+    if cmp.sweeps.iter().any(|s| !s.levels.is_empty()) {
+        return None;
+    }
+    let base = &cmp.labels[cmp.baseline];
+    let mut why = Vec::new();
+    for s in &cmp.sweeps {
+        let name = kind_name(s.kind);
+        for &i in &s.absent {
+            why.push(format!("{} has no {name} sweep", cmp.labels[i]));
+        }
+        for m in &s.mismatched {
+            why.push(format!(
+                "{} ran a different {name} workload ({})",
+                cmp.labels[m.run],
+                m.reasons.join("; ")
+            ));
+        }
+        for (i, keys) in &s.only_in {
+            why.push(format!(
+                "{name} sweep: {} measured only {}",
+                cmp.labels[*i],
+                level_list(s.kind, keys)
+            ));
+        }
+    }
+    let why = if why.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", why.join("; "))
+    };
+    Some(format!(
+        "nothing to compare: no sweep has a level that {base} (the baseline) and another run both measured{why}"
+    ))
 }
 
 /// The verdict lines: per sweep and run, one word and the headline metrics' changes.

@@ -339,23 +339,9 @@ fn wrap(text: &str, width: usize) -> String {
     out.join("\n")
 }
 
-/// `text` with every control character but newline and tab written as its escape (`\u{1b}`), so
-/// nothing a server or a file sends (a model name, an error text, a label) can move the cursor,
-/// clear the screen, retitle the window or set the clipboard.
+/// `text` made inert for the terminal: see [`llmsweep_shared::text::inert`].
 pub(crate) fn inert(text: &str) -> std::borrow::Cow<'_, str> {
-    let live = |c: char| c.is_control() && c != '\n' && c != '\t';
-    if !text.chars().any(live) {
-        return std::borrow::Cow::Borrowed(text);
-    }
-    text.chars()
-        .map(|c| {
-            if live(c) {
-                c.escape_unicode().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
+    llmsweep_shared::text::inert(text)
 }
 
 /// The bar on screen, if any, so that a message printed meanwhile (a Ctrl-C notice) goes above it

@@ -4,7 +4,9 @@
 //! The folder is read again on every listing request, so new bundles appear when the page is
 //! reloaded; a file's facts are parsed once per (size, modification time). Only the files the
 //! listing names are served: plain `*.json` / `*.json.gz` names directly in the folder whose real
-//! path (after symlinks) is still in it.
+//! path (after symlinks) is still in it. A file the listing calls too big (over
+//! [`MAX_INFLATED_BYTES`]) is refused with 413; the others stream from disk, at most
+//! [`MAX_FILE_READS`] at once (further requests wait their turn).
 //!
 //! Requests must name the server by an IP address, `localhost`, or a name [`Access`] allows (this
 //! machine's name, `--allow-host`): a web page on another site that points its own name at this
@@ -31,17 +33,26 @@ use axum::http::{StatusCode, Uri};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use futures_util::StreamExt;
+use llmsweep_shared::bundle::MAX_INFLATED_BYTES;
 use llmsweep_shared::folder::{
     BundleFacts, FOLDER_META, FolderEntry, FolderListing, LISTING_PATH, REMOTE_BUNDLES_META,
     bundle_url, is_bundle_name,
 };
+use tokio::io::AsyncReadExt;
 use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
 
 use crate::output::dist;
 use crate::output::report::{escape, script_hash};
 
 /// The port `llmsweep view` tries first, so the address stays the same from one day to the next.
 pub const DEFAULT_PORT: u16 = 8484;
+
+/// How many bundle files are streamed at once; a request beyond them waits until one ends.
+/// Waiting (rather than answering 503) keeps a viewer that loads several bundles at once
+/// working, and a waiting request holds no file and no buffer — only its connection.
+pub const MAX_FILE_READS: usize = 8;
 
 /// The folder being served, and what is known about its files.
 #[derive(Debug)]
@@ -52,6 +63,8 @@ pub struct Folder {
     shown: String,
     /// File name → (size, modification time, facts or error) of its last reading.
     cache: Mutex<HashMap<String, Cached>>,
+    /// One permit per file being streamed ([`MAX_FILE_READS`]).
+    reads: Arc<Semaphore>,
 }
 
 #[derive(Debug, Clone)]
@@ -83,6 +96,7 @@ impl Folder {
             root,
             shown,
             cache: Mutex::new(HashMap::new()),
+            reads: Arc::new(Semaphore::new(MAX_FILE_READS)),
         })
     }
 
@@ -365,9 +379,10 @@ async fn listing(State(folder): State<Arc<Folder>>) -> Response {
     }
 }
 
-/// A bundle's bytes as they are on disk; `.json.gz` stays compressed (the viewer inflates it).
+/// A bundle's bytes as they are on disk, streamed; `.json.gz` stays compressed (the viewer
+/// inflates it). A file the listing calls too big is refused (413) without being read.
 async fn bundle(State(folder): State<Arc<Folder>>, UrlPath(name): UrlPath<String>) -> Response {
-    let Some((path, _)) = folder.resolve(&name) else {
+    let Some((path, meta)) = folder.resolve(&name) else {
         return error(
             StatusCode::NOT_FOUND,
             format!(
@@ -376,21 +391,39 @@ async fn bundle(State(folder): State<Arc<Folder>>, UrlPath(name): UrlPath<String
             ),
         );
     };
-    match tokio::fs::read(&path).await {
-        Ok(bytes) => {
-            let content_type = if name.ends_with(".gz") {
-                "application/gzip"
-            } else {
-                "application/json"
-            };
-            (
-                [(CONTENT_TYPE, content_type), (CACHE_CONTROL, "no-store")],
-                bytes,
-            )
-                .into_response()
-        }
-        Err(e) => error(StatusCode::NOT_FOUND, format!("{name} cannot be read: {e}")),
+    if let Some(why) = crate::store::too_big(meta.len()) {
+        return error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("{name} is not served: {why}"),
+        );
     }
+    let Ok(permit) = Arc::clone(&folder.reads).acquire_owned().await else {
+        return error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the server is stopping".to_string(),
+        );
+    };
+    let file = match tokio::fs::File::open(&path).await {
+        Ok(f) => f,
+        Err(e) => return error(StatusCode::NOT_FOUND, format!("{name} cannot be read: {e}")),
+    };
+    // A file that grew since it was looked at is still cut at the limit.
+    let chunks = tokio_util::io::ReaderStream::new(file.take(MAX_INFLATED_BYTES as u64));
+    // The permit goes with the stream, and is given back when the body ends or is dropped.
+    let body = Body::from_stream(chunks.map(move |chunk| {
+        let _held = &permit;
+        chunk
+    }));
+    let content_type = if name.ends_with(".gz") {
+        "application/gzip"
+    } else {
+        "application/json"
+    };
+    (
+        [(CONTENT_TYPE, content_type), (CACHE_CONTROL, "no-store")],
+        body,
+    )
+        .into_response()
 }
 
 async fn not_found(uri: Uri) -> Response {

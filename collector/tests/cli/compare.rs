@@ -190,6 +190,77 @@ fn different_workloads_are_not_compared_and_not_gated() {
     );
 }
 
+/// A label that would set the clipboard (OSC 52) and clear the screen (CSI 2J).
+const EVIL: &str = "kpro5\x1b]52;c;aGk=\x07\x1b[2J";
+/// The same label as the terminal shows it: the escapes as visible text.
+const EVIL_SHOWN: &str = "kpro5\\u{1b}]52;c;aGk=\\u{7}\\u{1b}[2J";
+
+#[test]
+fn labels_reach_the_terminal_inert_in_the_comparison_the_gate_and_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = write(dir.path(), "a.json", &variant(EVIL, 1.0, 1.0));
+    let b = write(dir.path(), "b.json", &variant("kpro6", 0.8, 1.5));
+    let mut other = variant("kpro7", 1.0, 1.0);
+    other["sweeps"][0]["output_len"] = 999.into();
+    let c = write(dir.path(), "c.json", &other);
+    let (a, b, c) = (
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        c.to_str().unwrap(),
+    );
+    for (args, code) in [
+        (vec!["compare", a, b], 0),
+        (vec!["compare", a, b, "--fail-if-slower", "10"], 1),
+        (vec!["compare", a, c, "--fail-if-slower", "5"], 2),
+    ] {
+        let o = llmsweep(&args);
+        let (out, err) = (text(&o.stdout), text(&o.stderr));
+        assert_eq!(o.status.code(), Some(code), "{args:?}: {out}{err}");
+        assert!(
+            !o.stdout.contains(&0x1b) && !o.stderr.contains(&0x1b),
+            "{args:?}: {out:?} {err:?}"
+        );
+        assert!(
+            out.contains(EVIL_SHOWN) || err.contains(EVIL_SHOWN),
+            "{args:?}: {out}{err}"
+        );
+    }
+}
+
+/// Runs with no level in common: said so, and the "cannot tell" exit status (3), with the gate
+/// or without it.
+#[test]
+fn runs_with_nothing_in_common_cannot_tell_with_or_without_the_gate() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = write(dir.path(), "a.json", &variant("kpro5", 1.0, 1.0));
+    let mut other = variant("kpro6", 1.0, 1.0);
+    for s in other["sweeps"].as_array_mut().unwrap() {
+        s["output_len"] = 999.into();
+    }
+    let b = write(dir.path(), "b.json", &other);
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    for args in [
+        vec!["compare", a, b],
+        vec!["compare", a, b, "--fail-if-slower", "5"],
+    ] {
+        let o = llmsweep(&args);
+        let out = text(&o.stdout);
+        assert_eq!(
+            o.status.code(),
+            Some(3),
+            "{args:?}: {out}{}",
+            text(&o.stderr)
+        );
+        assert!(
+            out.contains(
+                "nothing to compare: no sweep has a level that kpro5 (the baseline) and another run both measured: kpro6 ran a different throughput workload (output lengths differ: 4 vs 999)"
+            ),
+            "{args:?}: {out}"
+        );
+        assert!(!out.contains("gate:"), "nothing is gated: {out}");
+    }
+}
+
 #[test]
 fn gzipped_bundles_and_bad_files_are_handled() {
     let dir = tempfile::tempdir().unwrap();
@@ -610,12 +681,13 @@ async fn reruns_of_a_dataset_or_of_conversations_are_the_same_workload() {
             "{out}"
         );
     }
-    // A dataset run against one of generated prompts, or of other turns, is not compared, and
-    // the gate refuses it.
+    // A dataset run against one of generated prompts, or of other turns, is not compared: with
+    // nothing else in common, the runs cannot tell, and the gate does not pass them.
     let (a, c) = (a.to_str().unwrap(), c.to_str().unwrap());
     let o = llmsweep(&["compare", a, c, "--fail-if-slower", "5"]);
     let out = text(&o.stdout) + &text(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{out}");
+    assert_eq!(o.status.code(), Some(3), "{out}");
+    assert!(out.contains("nothing to compare: "), "{out}");
     assert!(
         !out.contains("sent no requests at a level in common"),
         "{out}"

@@ -133,6 +133,32 @@ fn svg_is_well_formed_with_the_title_and_every_run() {
     assert_eq!(left.len(), 3, "no temporary file is left: {left:?}");
 }
 
+/// A label with terminal escapes (OSC 52 sets the clipboard, CSI 2J clears the screen) is
+/// printed inert, and drawn as its visible escapes in an SVG that is still XML.
+#[test]
+fn a_label_with_escapes_is_printed_inert_and_drawn_as_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let evil = "kpro5\x1b]52;c;aGk=\x07\x1b[2J<&>";
+    let a = write(dir.path(), "a.json", &variant(evil, 1.0, true));
+    let b = write(dir.path(), "b.json", &variant("kpro6", 1.5, false));
+    let out = dir.path().join("ctx.svg");
+    let o = llmsweep(&["plot", s(&a), s(&b), "--chart", "context", "-o", s(&out)]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(!o.stdout.contains(&0x1b), "{:?}", text(&o.stdout));
+    assert!(!o.stderr.contains(&0x1b), "{:?}", text(&o.stderr));
+    let shown = "kpro5\\u{1b}]52;c;aGk=\\u{7}\\u{1b}[2J<&>";
+    assert!(text(&o.stdout).contains(shown), "{}", text(&o.stdout));
+    assert!(
+        text(&o.stderr).contains("note: kpro6 has no context sweep"),
+        "{}",
+        text(&o.stderr)
+    );
+    let doc = std::fs::read_to_string(&out).unwrap();
+    assert!(!doc.contains('\u{1b}') && !doc.contains('\u{7}'));
+    let texts = svg_texts(&doc);
+    assert!(texts.iter().any(|t| t == shown), "{texts:?}");
+}
+
 #[test]
 fn png_has_the_size_asked_text_and_the_runs_colors() {
     let dir = tempfile::tempdir().unwrap();

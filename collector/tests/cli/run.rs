@@ -199,6 +199,30 @@ fn bad_flags_get_clear_messages() {
             vec!["run", "--only", "both"],
             "possible values: throughput, context",
         ),
+        // Numbers are echoed short: 1e-300, not three hundred digits.
+        (
+            vec![
+                "run",
+                "--url",
+                "http://127.0.0.1:1",
+                "--precision",
+                "1e-300",
+            ],
+            "--precision 1e-300 is out of range",
+        ),
+        (
+            vec![
+                "throughput",
+                "--url",
+                "http://127.0.0.1:1",
+                "--duration=-1e-300",
+            ],
+            "--duration must be a positive number of seconds, got -1e-300",
+        ),
+        (
+            vec!["compare", "a.json", "b.json", "--fail-if-slower=-1e-300"],
+            "--fail-if-slower takes a percentage such as 5, got -1e-300",
+        ),
     ] {
         let o = llmsweep(&args, None);
         assert_eq!(o.status.code(), Some(2), "{args:?}");

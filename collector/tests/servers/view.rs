@@ -11,8 +11,9 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 
-use llmsweep::output::view::{Access, DEFAULT_PORT, Folder, Listen, listen, serve};
+use llmsweep::output::view::{Access, DEFAULT_PORT, Folder, Listen, MAX_FILE_READS, listen, serve};
 use llmsweep_shared::Bundle;
+use llmsweep_shared::bundle::MAX_INFLATED_BYTES;
 use llmsweep_shared::folder::FolderListing;
 
 const GOLDEN: &str = include_str!("../../../shared/tests/fixtures/bundle-v1-run.json");
@@ -160,6 +161,77 @@ async fn serves_the_viewer_the_listing_and_the_bundles() {
     let (status, ctype, body) = get(&format!("{base}{}", gz.url)).await;
     assert_eq!((status, ctype.as_str()), (200, "application/gzip"));
     assert_eq!(Bundle::from_json(&gunzip(&body)).unwrap().label, "kpro6");
+}
+
+/// A file the listing calls too big is refused with 413 and a message naming its size and the
+/// limit — not read into memory; a file under the limit still streams, byte for byte.
+#[tokio::test]
+async fn a_file_over_the_bundle_limit_is_refused_and_the_others_stream_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    // Sparse: it takes no disk, and reading it whole would take 513 MB of memory.
+    let huge = std::fs::File::create(dir.path().join("huge.json")).unwrap();
+    huge.set_len(MAX_INFLATED_BYTES as u64 + 1024 * 1024)
+        .unwrap();
+    let text = GOLDEN.replace("\"golden\"", "\"kpro5\"");
+    std::fs::write(dir.path().join("kpro5.json"), &text).unwrap();
+    let packed = gzip(text.as_bytes());
+    std::fs::write(dir.path().join("kpro5.json.gz"), &packed).unwrap();
+    let base = start(dir.path()).await;
+
+    let (status, ctype, body) = get(&format!("{base}bundles/huge.json")).await;
+    assert_eq!((status, ctype.as_str()), (413, "text/plain; charset=utf-8"));
+    assert_eq!(
+        String::from_utf8(body).unwrap(),
+        "huge.json is not served: the file is 513 MB, more than the 512 MB a bundle may hold\n"
+    );
+    let listed = listing(&base).await;
+    let huge = listed
+        .bundles
+        .iter()
+        .find(|b| b.name == "huge.json")
+        .unwrap();
+    assert_eq!(
+        huge.error.as_deref(),
+        Some("the file is 513 MB, more than the 512 MB a bundle may hold"),
+        "the listing and the file say the same"
+    );
+
+    let (status, _, body) = get(&format!("{base}bundles/kpro5.json")).await;
+    assert_eq!(status, 200);
+    assert_eq!(body, text.as_bytes());
+    let (status, _, body) = get(&format!("{base}bundles/kpro5.json.gz")).await;
+    assert_eq!(status, 200);
+    assert_eq!(body, packed);
+}
+
+/// At most MAX_FILE_READS files stream at once: one more request waits until one of them ends.
+#[tokio::test]
+async fn file_reads_beyond_the_bound_wait_for_a_free_one() {
+    let dir = tempfile::tempdir().unwrap();
+    // Far more than the socket buffers take, so a body not read keeps its stream open.
+    let big = std::fs::File::create(dir.path().join("big.json")).unwrap();
+    big.set_len(256 * 1024 * 1024).unwrap();
+    let base = start(dir.path()).await;
+    let url = format!("{base}bundles/big.json");
+    let client = reqwest::Client::new();
+    let mut open = Vec::new();
+    for _ in 0..MAX_FILE_READS {
+        let resp = client.get(&url).send().await.unwrap();
+        assert_eq!(resp.status().as_u16(), 200);
+        open.push(resp);
+    }
+    let next = tokio::spawn({
+        let (client, url) = (client.clone(), url.clone());
+        async move { client.get(&url).send().await.unwrap().status().as_u16() }
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert!(!next.is_finished(), "a read beyond the bound waits");
+    drop(open.pop());
+    let status = tokio::time::timeout(std::time::Duration::from_secs(10), next)
+        .await
+        .expect("answered once a read ended")
+        .unwrap();
+    assert_eq!(status, 200);
 }
 
 #[tokio::test]

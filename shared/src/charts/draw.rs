@@ -11,6 +11,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use super::axis::{AxisKind, format_value, linear_ticks, widen};
 use super::plot::{ErrorBar, LegendEntry, Line, Mark, MarkStyle, Plot, PointRef, Rgb, Rule};
 use super::{ChartError, Theme};
+use crate::text::inert;
 
 /// Where a mark was drawn, in backend pixels, and what hovering it says.
 #[derive(Debug, Clone, PartialEq)]
@@ -85,7 +86,11 @@ pub fn draw<DB: DrawingBackend>(
     let title = ("sans-serif", 16, FontStyle::Bold)
         .into_font()
         .color(&rgb(theme.text));
-    root.draw(&Text::new(plot.title.clone(), (PAD, 10), title))?;
+    root.draw(&Text::new(
+        inert(&plot.title).into_owned(),
+        (PAD, 10),
+        title,
+    ))?;
     let (w, _) = root.dim_in_pixel();
     let legend_bottom = draw_legend(root, &plot.legend, theme, 36, w as i32)?;
     let (_, area) = root.split_vertically(legend_bottom + 6);
@@ -95,7 +100,7 @@ pub fn draw<DB: DrawingBackend>(
             let (aw, ah) = area.dim_in_pixel();
             let style = font(14, theme.muted).pos(Pos::new(HPos::Center, VPos::Center));
             let at = (aw as i32 / 2, ah as i32 / 2);
-            area.draw(&Text::new(plot.empty_note.clone(), at, style))?;
+            area.draw(&Text::new(inert(&plot.empty_note).into_owned(), at, style))?;
             Ok(Vec::new())
         }
     }
@@ -114,7 +119,7 @@ fn draw_legend<DB: DrawingBackend>(
     let style = font(13, theme.text);
     let (mut x, mut y) = (PAD, top);
     for e in legend {
-        let (tw, _) = root.estimate_text_size(&e.text, &style)?;
+        let (tw, _) = root.estimate_text_size(&inert(&e.text), &style)?;
         let need = SAMPLE + 6 + tw as i32;
         if x > PAD && x + need > width - PAD {
             x = PAD;
@@ -126,7 +131,11 @@ fn draw_legend<DB: DrawingBackend>(
             None => draw_path(root, vec![(x, mid), (x + SAMPLE, mid)], e.color, e.dashed)?,
         }
         let centered = style.clone().pos(Pos::new(HPos::Left, VPos::Center));
-        root.draw(&Text::new(e.text.clone(), (x + SAMPLE + 6, mid), centered))?;
+        root.draw(&Text::new(
+            inert(&e.text).into_owned(),
+            (x + SAMPLE + 6, mid),
+            centered,
+        ))?;
         x += need + 16;
     }
     Ok(if legend.is_empty() { top } else { y + ROW })
@@ -284,8 +293,8 @@ fn draw_axes<'a, DB: DrawingBackend>(
         .axis_style(rgb(theme.muted))
         .label_style(font(12, theme.muted))
         .axis_desc_style(font(13, theme.text))
-        .x_desc(plot.x_label.clone())
-        .y_desc(plot.y_label.clone())
+        .x_desc(inert(&plot.x_label).into_owned())
+        .y_desc(inert(&plot.y_label).into_owned())
         .x_label_formatter(&fmt_x)
         .y_label_formatter(&fmt_y)
         .draw()?;
@@ -309,7 +318,11 @@ fn draw_rules<DB: DrawingBackend>(
             rgb(theme.muted).stroke_width(1),
         ))?;
         let style = font(11, theme.muted).pos(Pos::new(HPos::Right, VPos::Top));
-        root.draw(&Text::new(r.text.clone(), (top.0 - 4, top.1 + 4), style))?;
+        root.draw(&Text::new(
+            inert(&r.text).into_owned(),
+            (top.0 - 4, top.1 + 4),
+            style,
+        ))?;
     }
     Ok(())
 }
@@ -374,7 +387,11 @@ fn draw_band<DB: DrawingBackend>(
     if !b.text.is_empty() {
         let style = font(11, theme.muted).pos(Pos::new(HPos::Right, VPos::Bottom));
         let at = right(b.hi);
-        root.draw(&Text::new(b.text.clone(), (at.0 - 4, at.1 - 2), style))?;
+        root.draw(&Text::new(
+            inert(&b.text).into_owned(),
+            (at.0 - 4, at.1 - 2),
+            style,
+        ))?;
     }
     Ok(())
 }
@@ -397,7 +414,11 @@ fn draw_marks<DB: DrawingBackend>(
             .any(|t| (t.0 - at.0).abs() < 22 && (t.1 - at.1).abs() < 12);
         if let Some(tag) = m.tag.as_ref().filter(|_| free) {
             let style = font(11, theme.text).pos(Pos::new(HPos::Left, VPos::Bottom));
-            root.draw(&Text::new(tag.clone(), (at.0 + 6, at.1 - 5), style))?;
+            root.draw(&Text::new(
+                inert(tag).into_owned(),
+                (at.0 + 6, at.1 - 5),
+                style,
+            ))?;
             tagged.push(at);
         }
         hits.push(Hit {

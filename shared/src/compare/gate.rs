@@ -201,13 +201,15 @@ fn gate_level(
         } else if could_be_worse(m, &c, pct) {
             r.unresolved.push(match c.interval {
                 Some(_) => format!(
-                    "{label}: {} {text} at {at} could be more than {pct} % worse",
-                    m.label()
+                    "{label}: {} {text} at {at} could be more than {} % worse",
+                    m.label(),
+                    crate::text::number(pct)
                 ),
                 None => format!(
-                    "{label}: {} {text} at {at} has no interval ({}), so a {pct} % change cannot be told",
+                    "{label}: {} {text} at {at} has no interval ({}), so a {} % change cannot be told",
                     m.label(),
-                    c.no_interval.unwrap_or("its spread is not known")
+                    c.no_interval.unwrap_or("its spread is not known"),
+                    crate::text::number(pct)
                 ),
             });
         }

@@ -206,8 +206,9 @@ impl BundleWriter {
             .or_else(|_| store::write_atomic(&self.path, &self.bundle))
     }
 
-    /// The last write, `complete` or not: to the bundle's path, else to a file of the same name
-    /// in the temp folder. Returns where the bundle is; fails only when neither can be written.
+    /// The last write, `complete` or not: to the bundle's path, else to a new file of the same
+    /// name (or `NAME-2.json`, … when that is taken) in the temp folder. Returns where the
+    /// bundle is; fails only when neither can be written.
     pub(crate) fn finish(&mut self, complete: bool) -> anyhow::Result<PathBuf> {
         self.bundle.complete = complete;
         self.refresh_digest();
@@ -215,8 +216,8 @@ impl BundleWriter {
             return Ok(self.path.clone());
         };
         let name = self.path.file_name().unwrap_or_default();
-        let fallback = std::env::temp_dir().join(name);
-        store::write_atomic(&fallback, &self.bundle)
+        // The temp folder is shared: a new file, its owner's only, never over one there.
+        let fallback = store::write_new_private(&std::env::temp_dir(), name, &self.bundle)
             .with_context(|| format!("{e:#}, and the fallback in the temp folder failed too"))?;
         self.note(&format!(
             "warning: {e:#}; the bundle was written to {} instead",

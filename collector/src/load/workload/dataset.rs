@@ -31,20 +31,36 @@ pub struct Dataset {
 impl Dataset {
     /// Reads `path`; every error names the line and what to fix.
     pub fn read(path: &Path) -> anyhow::Result<Dataset> {
+        Dataset::read_capped(path, MAX_BYTES)
+    }
+
+    /// [`Dataset::read`] of at most `cap` bytes: whatever `path` is (a file, a pipe, a device
+    /// such as `/dev/zero` that never ends), no more than `cap + 1` bytes are read.
+    fn read_capped(path: &Path, cap: u64) -> anyhow::Result<Dataset> {
         let shown = path.display();
-        let size = std::fs::metadata(path)
-            .with_context(|| format!("--dataset {shown}: cannot read it"))?
-            .len();
-        if size > MAX_BYTES {
-            bail!(
-                "--dataset {shown} is {} MB; at most {} MB are read",
-                size >> 20,
-                MAX_BYTES >> 20
-            );
+        let file = std::fs::File::open(path)
+            .with_context(|| format!("--dataset {shown}: cannot read it"))?;
+        let too_big = |what: String| {
+            anyhow::anyhow!(
+                "--dataset {shown} {what}; at most {} MB are read: give a file of prompts, one JSON object per line",
+                cap >> 20
+            )
+        };
+        if let Ok(meta) = file.metadata()
+            && meta.is_file()
+            && meta.len() > cap
+        {
+            return Err(too_big(format!("is {} MB", meta.len() >> 20)));
         }
-        let bytes =
-            std::fs::read(path).with_context(|| format!("--dataset {shown}: cannot read it"))?;
-        let text = std::str::from_utf8(&bytes)
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::Read::take(file, cap + 1), &mut bytes)
+            .with_context(|| format!("--dataset {shown}: cannot read it"))?;
+        if bytes.len() as u64 > cap {
+            return Err(too_big("goes on past that".to_string()));
+        }
+        // A byte-order mark some editors write first is no part of the first line.
+        let body = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(&bytes);
+        let text = std::str::from_utf8(body)
             .map_err(|e| anyhow::anyhow!("--dataset {shown} is not UTF-8 text ({e})"))?;
         let mut entries = Vec::new();
         for (i, line) in text.lines().enumerate() {
@@ -155,6 +171,29 @@ mod tests {
         assert_eq!(b.messages.unwrap()[0]["content"], "hi");
         assert_eq!(b.output_len, Some(7));
         assert_eq!(d.prompt(2), a, "cycles");
+    }
+
+    #[test]
+    fn a_device_without_end_is_read_only_to_the_cap() {
+        // Before the cap was applied while reading, this read /dev/zero until memory ran out.
+        let e = Dataset::read_capped(Path::new("/dev/zero"), 1 << 20)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "--dataset /dev/zero goes on past that; at most 1 MB are read: give a file of prompts, one JSON object per line"
+        );
+        let (_d, p) = write(&"{\"prompt\": \"a\"}\n".repeat(70_000));
+        let e = Dataset::read_capped(&p, 1 << 20).unwrap_err().to_string();
+        assert!(e.contains("d.jsonl is 1 MB; at most 1 MB are read"), "{e}");
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_skipped() {
+        let (_d, p) = write("\u{feff}{\"prompt\": \"a\"}\n{\"prompt\": \"b\"}\n");
+        let d = Dataset::read(&p).unwrap();
+        assert_eq!(d.entries.len(), 2);
+        assert_eq!(d.prompt(0).text, "a");
     }
 
     #[test]
