@@ -237,6 +237,30 @@ async fn dataset_prompts_arrive_byte_for_byte_in_order_and_cycle() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dataset_point_records_the_lengths_its_requests_asked() {
+    // Two lines: 3 words asking 6 tokens, 5 words asking 10 (the simulator counts a token per
+    // word). Four requests, closed loop and open loop alike: 4 tokens in and 8 out on average,
+    // not the 1000 and 500 of --input-len and --output-len, which no request used.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("prompts.jsonl");
+    std::fs::write(
+        &file,
+        "{\"prompt\": \"one two three\", \"output_len\": 6}\n{\"prompt\": \"a b c d e\", \"output_len\": 10}\n",
+    )
+    .unwrap();
+    let path = file.to_string_lossy().to_string();
+    for how in [["--concurrency", "2"], ["--rates", "50"]] {
+        let mut args = how.to_vec();
+        args.extend(["--dataset", &path, "--requests", "4", "--warmup", "0"]);
+        let s = sweep(fast(), &args).await;
+        let p = &s.bundle.sweeps[0].points[0];
+        let inputs: Vec<Option<u64>> = p.requests.iter().map(|r| r.prompt_tokens).collect();
+        assert_eq!(inputs, [3, 5, 3, 5].map(Some), "{how:?}");
+        assert_eq!((p.input_len, p.output_len), (4, 8), "{how:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_shared_prefix_hits_the_simulators_prefix_cache_in_whole_blocks_and_no_more() {
     // kpro5's prefix cache reuses whole 16-token blocks: a 100-token shared prefix is 6 blocks
     // (96 tokens); the 7th block holds each prompt's own words, so it never matches.
