@@ -15,8 +15,9 @@ use crate::load::plan::secrets::{
     Credentials, header_file, parse_header, redact_url, split_userinfo,
 };
 use crate::load::{
-    ContextPlan, MAX_CONCURRENCY, MAX_RATE, MAX_REPEATS, OpenPlan, OutputPlan, Precision,
-    SearchPlan, TargetPlan, ThroughputPlan, is_loopback, random_prefix_seed,
+    ContextPlan, MAX_CONCURRENCY, MAX_RATE, MAX_RATE_POINT_S, MAX_REPEATS, OpenPlan, OutputPlan,
+    Precision, SearchPlan, TargetPlan, ThroughputPlan, is_loopback, random_prefix_seed, rate_words,
+    time_words,
 };
 use crate::output::terminal::inert;
 
@@ -67,7 +68,7 @@ pub(crate) fn throughput(a: &ThroughputOpts) -> anyhow::Result<ThroughputPlan> {
             cap: Duration::from_secs_f64(a.max_level_time),
             running: None,
         });
-    Ok(ThroughputPlan {
+    let plan = ThroughputPlan {
         precision,
         concurrency: a.concurrency.clone(),
         input_len: a.input_len,
@@ -87,7 +88,40 @@ pub(crate) fn throughput(a: &ThroughputOpts) -> anyhow::Result<ThroughputPlan> {
             k @ 1..=100 => k,
             k => bail!("--turns {k} is out of range: use 1 (no conversations) to 100"),
         },
-    })
+    };
+    check_rate_points(&plan)?;
+    Ok(plan)
+}
+
+/// Refuses a rate whose point would send for longer than [`MAX_RATE_POINT_S`] (its requests /
+/// the rate) when no `--duration` bounds it, before anything is sent; and a search whose
+/// `--requests` are too few to judge a rate on.
+fn check_rate_points(plan: &ThroughputPlan) -> anyhow::Result<()> {
+    let Some(open) = &plan.open else {
+        return Ok(());
+    };
+    for &rate in &open.rates {
+        let secs = plan.seconds_at_rate(rate);
+        if secs > MAX_RATE_POINT_S {
+            let n = plan.requests_at_rate(rate).unwrap_or(0);
+            bail!(
+                "--rates {} with {n} requests would take about {} (requests / rate) with no line to show for it; give --duration SECS to bound each point, or a rate of at least {} req/s",
+                rate_words(rate),
+                time_words(secs),
+                rate_words(n as f64 / MAX_RATE_POINT_S)
+            );
+        }
+    }
+    if let (Some(search), Some(n)) = (open.search, plan.requests) {
+        let least = search.min_requests();
+        if n < least {
+            bail!(
+                "--find-max-rate judges each rate on at least {least} requests, so that two may miss the {:.0} % SLO before the rate does; --requests {n} is too few: give --requests {least} or more, or leave it out",
+                search.slo_fraction * 100.0
+            );
+        }
+    }
+    Ok(())
 }
 
 /// `--find-max-rate`'s settings, when it is given.
@@ -485,6 +519,33 @@ mod tests {
         let both = run(&[]).unwrap();
         assert!(matches!(both.sweeps, Sweeps::Both(..)));
         assert_eq!(both.kind(), "run");
+    }
+
+    #[test]
+    fn a_rate_whose_point_would_take_over_an_hour_is_refused_with_the_estimate() {
+        assert_eq!(
+            err(&["--rates", "1e-9", "--requests", "2"]),
+            "--rates 0.000000001 with 2 requests would take about 63 years (requests / rate) with no line to show for it; give --duration SECS to bound each point, or a rate of at least 0.000556 req/s"
+        );
+        // The default count at a low rate is 16 arrivals: 4.4 hours at 0.001 req/s.
+        assert_eq!(
+            err(&["--rates", "1,0.001"]),
+            "--rates 0.001 with 16 requests would take about 4.4 hours (requests / rate) with no line to show for it; give --duration SECS to bound each point, or a rate of at least 0.00444 req/s"
+        );
+        assert!(err(&["--rates", "0.001", "--requests", "64"]).contains("about 17.8 hours"));
+        // --duration bounds every point; an hour's worth is allowed.
+        assert!(plan(&["--rates", "1e-9", "--duration", "10"]).is_ok());
+        assert!(plan(&["--rates", "0.01", "--requests", "36"]).is_ok());
+    }
+
+    #[test]
+    fn a_search_on_too_few_requests_is_refused() {
+        assert_eq!(
+            err(&["--find-max-rate", "--goodput", "ttft=1", "--requests", "8"]),
+            "--find-max-rate judges each rate on at least 20 requests, so that two may miss the 90 % SLO before the rate does; --requests 8 is too few: give --requests 20 or more, or leave it out"
+        );
+        assert!(plan(&["--find-max-rate", "--goodput", "ttft=1", "--requests", "20"]).is_ok());
+        assert!(plan(&["--find-max-rate", "--goodput", "ttft=1"]).is_ok());
     }
 
     #[test]

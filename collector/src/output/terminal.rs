@@ -610,19 +610,68 @@ fn print_fit(sweep: &Sweep) {
         fit.describe(),
         fit.residual_text()
     ));
-    for p in sweep.points.iter().filter(|p| p.predicted_ttft_s.is_some()) {
-        say(&format!(
-            "  predicted, not measured: TTFT at {} tokens ≈ {:.2} s (skipped: {})",
-            p.input_len,
-            p.predicted_ttft_s.unwrap_or_default(),
-            p.reason.as_deref().unwrap_or("")
-        ));
+    for p in sweep.points.iter() {
+        if let Some(line) = predicted_line(fit, p) {
+            say(&line);
+        }
     }
+}
+
+/// A skipped point's predicted TTFT, saying when the fit behind it was never tested; `None`
+/// for a point without a prediction.
+fn predicted_line(fit: &llmsweep_shared::metrics::PrefillFit, p: &Point) -> Option<String> {
+    let t = p.predicted_ttft_s?;
+    let caveat = fit
+        .prediction_caveat()
+        .map_or(String::new(), |c| format!(", {c}"));
+    Some(format!(
+        "  predicted, not measured: TTFT at {} tokens ≈ {t:.2} s{caveat} (skipped: {})",
+        p.input_len,
+        p.reason.as_deref().unwrap_or("")
+    ))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_prediction_from_a_fit_through_two_lengths_claims_no_error() {
+        let two = llmsweep_shared::metrics::PrefillFit {
+            a_s: 0.021,
+            b_s_per_token: 26e-6,
+            c_s_per_token2: 0.0,
+            rms_residual_s: 0.0,
+            samples: 4,
+            min_len: 1000,
+            max_len: 30_000,
+            lengths: 2,
+        };
+        let skipped = Point {
+            status: PointStatus::Skipped,
+            reason: Some("needs 60032 tokens, server context is 32768".into()),
+            predicted_ttft_s: Some(1.581),
+            ..Point::empty(1, 60_000, 32)
+        };
+        assert_eq!(
+            predicted_line(&two, &skipped).as_deref(),
+            Some(
+                "  predicted, not measured: TTFT at 60000 tokens ≈ 1.58 s, its error unknown with 2 lengths (skipped: needs 60032 tokens, server context is 32768)"
+            )
+        );
+        let five = llmsweep_shared::metrics::PrefillFit {
+            lengths: 5,
+            c_s_per_token2: 2e-10,
+            ..two
+        };
+        assert_eq!(
+            predicted_line(&five, &skipped).as_deref(),
+            Some(
+                "  predicted, not measured: TTFT at 60000 tokens ≈ 1.58 s (skipped: needs 60032 tokens, server context is 32768)"
+            )
+        );
+        assert_eq!(predicted_line(&five, &Point::empty(1, 1000, 32)), None);
+    }
 
     #[test]
     fn long_prose_wraps_at_words_and_table_rows_stay_whole() {

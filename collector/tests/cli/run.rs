@@ -232,6 +232,51 @@ fn bad_flags_get_clear_messages() {
     }
 }
 
+#[test]
+fn a_rate_too_low_to_finish_is_refused_at_once_with_its_estimate() {
+    // Two arrivals at 1e-9 req/s would take decades: refused before any request, at once
+    // (a sweep that started would be killed after the 20 s the test waits).
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_string_lossy().to_string();
+    let mut child = crate::support::command()
+        .args([
+            "throughput",
+            "--url",
+            "http://127.0.0.1:9",
+            "--rates",
+            "1e-9",
+            "--requests",
+            "2",
+            "--out",
+            &out,
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("llmsweep runs");
+    let began = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if began.elapsed() > std::time::Duration::from_secs(20) {
+            let _ = child.kill();
+            panic!("--rates 1e-9 was not refused within 20 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("--rates 0.000000001 with 2 requests would take about 63 years"),
+        "{err}"
+    );
+    assert!(err.contains("give --duration SECS"), "{err}");
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "no bundle"
+    );
+}
+
 /// `report` writes through the one atomic writer: a write that fails leaves neither half a page
 /// nor a `.tmp` file behind.
 #[test]

@@ -237,6 +237,30 @@ async fn dataset_prompts_arrive_byte_for_byte_in_order_and_cycle() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dataset_point_records_the_lengths_its_requests_asked() {
+    // Two lines: 3 words asking 6 tokens, 5 words asking 10 (the simulator counts a token per
+    // word). Four requests, closed loop and open loop alike: 4 tokens in and 8 out on average,
+    // not the 1000 and 500 of --input-len and --output-len, which no request used.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("prompts.jsonl");
+    std::fs::write(
+        &file,
+        "{\"prompt\": \"one two three\", \"output_len\": 6}\n{\"prompt\": \"a b c d e\", \"output_len\": 10}\n",
+    )
+    .unwrap();
+    let path = file.to_string_lossy().to_string();
+    for how in [["--concurrency", "2"], ["--rates", "50"]] {
+        let mut args = how.to_vec();
+        args.extend(["--dataset", &path, "--requests", "4", "--warmup", "0"]);
+        let s = sweep(fast(), &args).await;
+        let p = &s.bundle.sweeps[0].points[0];
+        let inputs: Vec<Option<u64>> = p.requests.iter().map(|r| r.prompt_tokens).collect();
+        assert_eq!(inputs, [3, 5, 3, 5].map(Some), "{how:?}");
+        assert_eq!((p.input_len, p.output_len), (4, 8), "{how:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_shared_prefix_hits_the_simulators_prefix_cache_in_whole_blocks_and_no_more() {
     // kpro5's prefix cache reuses whole 16-token blocks: a 100-token shared prefix is 6 blocks
     // (96 tokens); the 7th block holds each prompt's own words, so it never matches.
@@ -639,7 +663,7 @@ async fn a_max_rate_search_over_conversations_sends_turns_at_every_rate() {
             "--arrival",
             "constant",
             "--requests",
-            "12",
+            "20",
             "--rate-precision",
             "0.5",
         ],
@@ -670,4 +694,161 @@ async fn a_max_rate_search_over_conversations_sends_turns_at_every_rate() {
             .filter(|r| r.turn == Some(1))
             .all(|r| r.cached_tokens == Some(64))
     );
+}
+
+/// One request at a time, each holding the simulator about 50 ms (10 ms prefill, 8 steps of
+/// 5 ms): a server of about 20 req/s.
+fn one_at_a_time() -> SimConfig {
+    SimConfig {
+        max_running: 1,
+        prefill_a_s: 0.01,
+        prefill_b_s: 0.0,
+        prefill_c_s: 0.0,
+        decode_d0_s: 0.005,
+        decode_d1_s: 0.0,
+        decode_kv_s: 0.0,
+        ..fast()
+    }
+}
+
+/// The search's stop line and the rates it measured, from a finished search.
+fn search_story(s: &crate::common::sim::Swept) -> (String, Vec<f64>) {
+    use llmsweep::load::Recorded;
+    let stopped = s
+        .events
+        .iter()
+        .find_map(|e| match e {
+            Recorded::Note(n) if n.starts_with("stopped: ") => Some(n.clone()),
+            _ => None,
+        })
+        .expect("a line that says why the search stopped");
+    let rate = s.bundle.sweeps.iter().find(|w| w.kind == SweepKind::Rate);
+    let rates = rate.map_or(Vec::new(), |w| {
+        w.points
+            .iter()
+            .map(|p| p.rate.unwrap().offered_rps)
+            .collect()
+    });
+    (stopped, rates)
+}
+
+/// A search bounded in time: one that halves toward 0 or doubles without end fails here
+/// instead of running for hours.
+async fn bounded_search(cfg: SimConfig, args: &[&str]) -> crate::common::sim::Swept {
+    tokio::time::timeout(std::time::Duration::from_secs(60), sweep(cfg, args))
+        .await
+        .expect("the search ends within a minute")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_max_rate_search_stops_at_what_the_client_could_offer() {
+    // Every request meets a 5 s TTFT, but --max-concurrency 1 holds arrivals in the client
+    // behind one 50 ms request: it cannot offer much more than 20 req/s, whatever is asked.
+    // The search must not double on to claim tens of thousands.
+    let s = bounded_search(
+        one_at_a_time(),
+        &[
+            "--find-max-rate",
+            "--goodput",
+            "ttft=5",
+            "--arrival",
+            "constant",
+            "--max-concurrency",
+            "1",
+            "--requests",
+            "20",
+            "--input-len",
+            "16",
+            "--output-len",
+            "9",
+            "--warmup",
+            "0",
+        ],
+    )
+    .await;
+    let (stopped, rates) = search_story(&s);
+    assert!(
+        stopped.starts_with("stopped: the client could not offer more than "),
+        "{stopped} (rates {rates:?})"
+    );
+    assert!(
+        stopped.contains("--max-concurrency 1 holding arrivals"),
+        "{stopped}"
+    );
+    let sw = s
+        .bundle
+        .sweeps
+        .iter()
+        .find(|w| w.kind == SweepKind::Rate)
+        .unwrap();
+    let search = sw.rate.as_ref().unwrap().search.expect("the search");
+    let found = search.found_rps.expect("a rate that met the SLO");
+    assert!(found <= 21.0, "found {found} req/s: {search:?} {rates:?}");
+    // Nothing asked beyond twice the first rate, and every rate that counted was offered.
+    assert!(
+        rates.iter().all(|&r| r <= 2.0 * rates[0] + 1e-9),
+        "{rates:?}"
+    );
+    for p in &sw.points {
+        let r = p.rate.unwrap();
+        if r.offered_rps <= found {
+            assert!(r.achieved_rps.unwrap() >= 0.9 * r.offered_rps, "{r:?}");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_max_rate_search_no_rate_can_meet_stops_instead_of_halving_toward_zero() {
+    // The simulator's TTFT is at least its 10 ms prefill: a 1 ms bound is never met. Below
+    // the server's 20 req/s no two requests are in flight at once, so lower rates cannot help.
+    let s = bounded_search(
+        one_at_a_time(),
+        &[
+            "--find-max-rate",
+            "--goodput",
+            "ttft=0.001",
+            "--arrival",
+            "constant",
+            "--requests",
+            "20",
+            "--input-len",
+            "16",
+            "--output-len",
+            "9",
+            "--warmup",
+            "0",
+        ],
+    )
+    .await;
+    let (stopped, rates) = search_story(&s);
+    assert!(stopped.starts_with("stopped: even "), "{stopped}");
+    assert!(
+        stopped.contains("missed the SLO with never two requests in flight at once"),
+        "{stopped}"
+    );
+    assert!(rates.len() <= 3, "{rates:?}");
+    assert!(rates.iter().all(|&r| r >= 4.0), "{rates:?}");
+    let sw = s
+        .bundle
+        .sweeps
+        .iter()
+        .find(|w| w.kind == SweepKind::Rate)
+        .unwrap();
+    let search = sw.rate.as_ref().unwrap().search.expect("the search");
+    assert_eq!(search.found_rps, None);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_achieved_rate_of_a_timed_point_is_over_its_duration() {
+    // --duration 3 at 0.5 req/s, evenly spaced: arrivals due at 0 and 2 s, both sent on
+    // schedule. Over the 3 s window that is 2 / 3 req/s; the span of the sends (2 s, one
+    // gap) would have said 2 / 4 = 0.5.
+    let mut args = vec!["--rates", "0.5", "--arrival", "constant", "--duration", "3"];
+    args.extend(SHORT);
+    let s = sweep(fast(), &args).await;
+    let p = &s.bundle.sweeps[0].points[0];
+    assert_eq!(p.requests.len(), 2);
+    let achieved = p.rate.unwrap().achieved_rps.unwrap();
+    // The window ends as late as the last arrival was sent: a few ms on a busy machine.
+    assert!(achieved <= 2.0 / 3.0 && achieved > 2.0 / 3.05, "{achieved}");
 }

@@ -1271,3 +1271,39 @@ async fn another_client_on_the_server_during_a_level_is_named() {
     .await;
     assert!(!kinds(&quiet.bundle.sweeps[0].points[0]).contains(&FlagKind::OtherTraffic));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prompts_without_a_tokenizer_have_the_asked_tokens_exactly() {
+    // No /tokenize, and the server adds 3 tokens to every prompt (a template): the tokens per
+    // word are learned from the warm-up's usage, and each prompt's words are counted at that
+    // rate, its per-run prefix included. The simulator counts a token per word, so every
+    // prompt must come to the asked length exactly.
+    let cfg = SimConfig {
+        no_tokenize: true,
+        hidden_prompt_tokens: 3,
+        ..fast()
+    };
+    for len in [20u64, 30, 50, 120, 200] {
+        let l = len.to_string();
+        let s = sweep(
+            cfg.clone(),
+            &[
+                "--concurrency",
+                "2",
+                "--requests",
+                "4",
+                "--input-len",
+                &l,
+                "--output-len",
+                "2",
+                "--warmup",
+                "1",
+            ],
+        )
+        .await;
+        assert_eq!(s.bundle.workload.calibration, Calibration::Usage);
+        let p = &s.bundle.sweeps[0].points[0];
+        let counted: Vec<Option<u64>> = p.requests.iter().map(|r| r.prompt_tokens).collect();
+        assert_eq!(counted, vec![Some(len); 4], "--input-len {len}");
+    }
+}

@@ -27,18 +27,40 @@ impl PrefillFit {
         self.a_s + self.b_s_per_token * l + self.c_s_per_token2 * l * l
     }
 
+    /// Coefficients of the curve: a line's 2 (`c = 0`), a quadratic's 3.
+    fn coefficients(&self) -> u64 {
+        if self.c_s_per_token2 != 0.0 { 3 } else { 2 }
+    }
+
+    /// Whether the residual tests the curve: only with more lengths than coefficients. With as
+    /// many, the curve passes through every length's mean by construction; a bundle that does
+    /// not record its lengths (`lengths` 0) is not known to.
+    pub fn tested(&self) -> bool {
+        self.lengths > self.coefficients()
+    }
+
     /// How well the curve fits: its rms residual when there are more lengths than coefficients;
-    /// otherwise the curve passes through every length's mean by construction, and a residual
-    /// would claim a fit that was never tested.
+    /// otherwise unknown, since a residual would claim a fit that was never tested.
     pub fn residual_text(&self) -> String {
-        let coefficients = if self.c_s_per_token2 != 0.0 { 3 } else { 2 };
-        if self.lengths > coefficients {
+        if self.tested() {
             format!("rms residual {:.3} s", self.rms_residual_s)
+        } else if self.lengths == 0 {
+            "residual unknown: the bundle does not record how many lengths were fitted".to_string()
         } else {
             format!(
-                "through {} lengths with {coefficients} coefficients: nothing left to test the curve against",
-                self.lengths
+                "residual unknown with {} lengths: a curve of {} coefficients passes through each",
+                self.lengths,
+                self.coefficients()
             )
+        }
+    }
+
+    /// What a prediction from this curve cannot claim, when its residual does not test it.
+    pub fn prediction_caveat(&self) -> Option<String> {
+        match self.lengths {
+            _ if self.tested() => None,
+            0 => Some("its error unknown".to_string()),
+            n => Some(format!("its error unknown with {n} lengths")),
         }
     }
 
@@ -200,10 +222,15 @@ mod tests {
             lengths: 2,
         };
         assert_eq!(f.describe(), "TTFT ≈ 0.090 s + 72.00 µs/token · L");
-        // A line through two lengths passes through both: no residual is claimed.
+        // A line through two lengths passes through both: no residual is claimed, nor an
+        // error for what it predicts.
         assert_eq!(
             f.residual_text(),
-            "through 2 lengths with 2 coefficients: nothing left to test the curve against"
+            "residual unknown with 2 lengths: a curve of 2 coefficients passes through each"
+        );
+        assert_eq!(
+            f.prediction_caveat().as_deref(),
+            Some("its error unknown with 2 lengths")
         );
         let three = PrefillFit {
             lengths: 3,
@@ -211,5 +238,24 @@ mod tests {
             ..f
         };
         assert_eq!(three.residual_text(), "rms residual 0.012 s");
+        assert_eq!(three.prediction_caveat(), None);
+        // A quadratic through three lengths: untested too.
+        let curved = PrefillFit {
+            c_s_per_token2: 1e-10,
+            ..three
+        };
+        assert_eq!(
+            curved.residual_text(),
+            "residual unknown with 3 lengths: a curve of 3 coefficients passes through each"
+        );
+        // An older bundle that does not say how many lengths.
+        let old = PrefillFit {
+            lengths: 0,
+            ..three
+        };
+        assert_eq!(
+            old.residual_text(),
+            "residual unknown: the bundle does not record how many lengths were fitted"
+        );
     }
 }

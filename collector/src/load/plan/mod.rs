@@ -92,6 +92,19 @@ pub struct SearchPlan {
     pub precision: f64,
 }
 
+impl SearchPlan {
+    /// Fewest requests a rate is judged on: enough that two of them may miss the SLO before
+    /// the rate does (`2 / (1 − fraction)`, 20 at 90 %), so one slow request is never the whole
+    /// verdict; at least 10, at most 200.
+    pub fn min_requests(&self) -> u64 {
+        let room = 1.0 - self.slo_fraction;
+        if room <= 0.0 {
+            return 10;
+        }
+        ((2.0 / room - 1e-9).ceil() as u64).clamp(10, 200)
+    }
+}
+
 /// A checked rate sweep's own values: the rates given, or a search that finds them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OpenPlan {
@@ -109,6 +122,10 @@ pub const MAX_RATE: f64 = 100_000.0;
 
 /// Seconds of arrivals a rate point sends by default.
 pub(crate) const RATE_POINT_S: f64 = 30.0;
+
+/// Most seconds of arrivals one rate point may be planned to take when `--duration` does not
+/// bound it: a longer point is refused before anything is sent.
+pub const MAX_RATE_POINT_S: f64 = 3600.0;
 
 /// Most passes `--repeats` may ask for per level.
 pub const MAX_REPEATS: u64 = 100;
@@ -128,6 +145,25 @@ impl ThroughputPlan {
             (None, None) => {
                 StopRule::Count(((rate * RATE_POINT_S).ceil() as u64).clamp(16, 100_000))
             }
+        }
+    }
+
+    /// Requests the point at offered rate `rate` sends when a count bounds it (`None` with
+    /// `--duration`): `--requests`, else [`RATE_POINT_S`] seconds of arrivals, at least 16.
+    pub fn requests_at_rate(&self, rate: f64) -> Option<u64> {
+        match self.stop_at_rate(rate) {
+            StopRule::Count(n) => Some(n),
+            StopRule::Deadline(_) | StopRule::Precise(_) => None,
+        }
+    }
+
+    /// Seconds of arrivals the point at `rate` is planned to send: `--duration`, else its
+    /// requests / the rate (the requests in flight at the end take longer still).
+    pub fn seconds_at_rate(&self, rate: f64) -> f64 {
+        match (self.duration, self.requests_at_rate(rate)) {
+            (Some(d), _) => d.as_secs_f64(),
+            (None, Some(n)) => n as f64 / rate,
+            (None, None) => f64::INFINITY,
         }
     }
 
@@ -292,6 +328,52 @@ impl RunPlan {
             );
         }
         Ok(())
+    }
+}
+
+/// A stretch of time in words, to the precision a plan needs: `45 s`, `12 min`, `17.8 hours`,
+/// `63 years`.
+pub fn time_words(s: f64) -> String {
+    const YEAR: f64 = 365.25 * 86_400.0;
+    if !s.is_finite() {
+        "forever".to_string()
+    } else if s < 90.0 {
+        format!("{s:.0} s")
+    } else if s < 5_400.0 {
+        format!("{:.0} min", s / 60.0)
+    } else if s < 3.0 * 86_400.0 {
+        format!("{:.1} hours", s / 3_600.0)
+    } else if s < YEAR {
+        format!("{:.0} days", s / 86_400.0)
+    } else {
+        format!("{:.0} years", s / YEAR)
+    }
+}
+
+/// A rate in requests per second with the digits that matter at its size: `13,000`, `2.5`,
+/// `0.105`, `0.000278`.
+pub fn rate_words(v: f64) -> String {
+    if !v.is_finite() || v <= 0.0 {
+        return format!("{v}");
+    }
+    if v >= 1000.0 {
+        let digits = format!("{:.0}", v);
+        let mut out = String::new();
+        for (i, c) in digits.chars().enumerate() {
+            if i > 0 && (digits.len() - i) % 3 == 0 {
+                out.push(',');
+            }
+            out.push(c);
+        }
+        return out;
+    }
+    // Three significant digits, trailing zeros dropped.
+    let decimals = (2 - v.log10().floor() as i32).max(0) as usize;
+    let t = format!("{v:.decimals$}");
+    if t.contains('.') {
+        t.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        t
     }
 }
 

@@ -160,7 +160,12 @@ impl PromptBuilder {
             TokenModel::Estimated {
                 tokens_per_word, ..
             } => {
-                let n = ((body as f64 / tokens_per_word).round() as u64).max(1);
+                // Every word costs the estimated tokens, the prefix's too (they are one token
+                // each only when measured): count the words of the whole prompt, and give the
+                // content what the prefix leaves of them.
+                let whole = input_len.saturating_sub(self.model.added()).max(1) as f64;
+                let all = ((whole / tokens_per_word).round() as u64).max(1);
+                let n = all.saturating_sub(prefix.len() as u64).max(1);
                 let w = (0..n).map(|_| WORDS[rng.below(WORDS.len() as u64) as usize]);
                 (w.collect(), body)
             }
@@ -378,6 +383,37 @@ mod tests {
         );
         let p = b.prompt(0, 0, 1000);
         assert_eq!((p.words, p.tokens), (800, 1000));
+    }
+
+    #[test]
+    fn estimated_prompts_count_the_prefix_words_at_the_estimated_cost() {
+        // 1.25 tokens a word: 100 tokens are 80 words, whether 4 or 24 of them are the run's
+        // prefix and the shared prefix. Counted as one token each, the prefix made the prompt
+        // 81 words (101 tokens) and 85 words (106 tokens).
+        let mut b = PromptBuilder::new(
+            1,
+            Some(9),
+            TokenModel::Estimated {
+                tokens_per_word: 1.25,
+                added: 0,
+            },
+        );
+        for shared in [0, 20] {
+            b.shared_prefix = shared;
+            let p = b.prompt(0, 0, 100);
+            assert_eq!((p.words, p.tokens), (80, 100), "shared prefix {shared}");
+            assert_eq!(p.text.split(' ').count(), 80);
+        }
+        // A server that adds a token to every prompt: 99 tokens of words, 79 of them.
+        let b = PromptBuilder::new(
+            1,
+            Some(9),
+            TokenModel::Estimated {
+                tokens_per_word: 1.25,
+                added: 1,
+            },
+        );
+        assert_eq!(b.prompt(0, 0, 100).words, 79);
     }
 
     #[test]

@@ -268,6 +268,9 @@ async fn measure_once(
     };
     let shared = s.prompts.shared_prefix;
     let mut point = build_point(&spec, &result, shared);
+    if s.prompts.dataset.is_some() {
+        asked_lengths(&mut point, spec.output_len);
+    }
     point.client_cpu = client_cpu;
     // A conversation's later turns resend its history to be served from the cache: the
     // server's counter cannot tell those hits from others. Where the server said per request
@@ -588,6 +591,30 @@ pub(crate) fn build_point(spec: &LoadSpec, result: &LoadResult, expected_cached:
         requests: records,
         output_sample: sample,
         ..empty_point(spec)
+    }
+}
+
+/// A dataset's point: its lengths are what its requests asked, not the unused `--input-len` and
+/// `--output-len`. The input length is the mean of the prompt tokens the server counted (else
+/// of those the prompt was built to, where known), the output length the mean of the tokens
+/// each request asked (a line's own `output_len`, else `--output-len`), both rounded; an input
+/// length nothing tells stays 0.
+pub(crate) fn asked_lengths(point: &mut Point, output_len: u64) {
+    let mean = |v: Vec<u64>| -> Option<u64> {
+        (!v.is_empty()).then(|| (v.iter().sum::<u64>() as f64 / v.len() as f64).round() as u64)
+    };
+    let counted: Vec<u64> = point
+        .requests
+        .iter()
+        .filter_map(|r| {
+            r.prompt_tokens
+                .or((r.input_tokens > 0).then_some(r.input_tokens))
+        })
+        .collect();
+    point.input_len = mean(counted).unwrap_or(0);
+    let asked: Vec<u64> = point.requests.iter().map(|r| r.asked(output_len)).collect();
+    if let Some(o) = mean(asked) {
+        point.output_len = o;
     }
 }
 
