@@ -49,7 +49,7 @@ pub struct TargetArgs {
     /// authentication and shown as `http://***@host:8000`; they are never written. Set
     /// $LLMSWEEP_URL instead of the flag to keep them off the command line, where `ps` shows
     /// them.
-    #[arg(long, env = "LLMSWEEP_URL", hide_env_values = true, default_value = "http://127.0.0.1:30000", help_heading = TARGET, display_order = 100)]
+    #[arg(long, env = "LLMSWEEP_URL", hide_env = true, default_value = "http://127.0.0.1:30000", help_heading = TARGET, display_order = 100)]
     pub url: String,
     /// Endpoint.
     ///
@@ -65,12 +65,12 @@ pub struct TargetArgs {
     /// the Authorization. Never written to a bundle.
     #[arg(long, help_heading = TARGET, display_order = 103)]
     pub api_key: Option<String>,
-    /// A header for every request, e.g. X-Api-Key:abc123, or @FILE (repeatable).
+    /// A header for every request, e.g. X-Api-Key:abc123 or @FILE (repeatable).
     ///
     /// Sent with every request — generation, probes, tokenizer, /metrics. Its value is shown and
     /// recorded as `***`. `@FILE` reads the headers from a file, one `NAME: VALUE` per line (as
     /// curl's `-H @file`), so their values are not on the command line, where `ps` shows them.
-    #[arg(long = "header", value_name = "NAME:VALUE|@FILE", help_heading = TARGET, display_order = 104)]
+    #[arg(long = "header", value_name = "NAME:VALUE", help_heading = TARGET, display_order = 104)]
     pub headers: Vec<String>,
     /// Whose GPUs to read for power and tokens per joule.
     ///

@@ -12,7 +12,7 @@ use crate::output::terminal::inert;
 /// `println!`, the line made inert: it holds labels and model ids from the bundles.
 macro_rules! say {
     ($($arg:tt)*) => {
-        println!("{}", inert(&format!($($arg)*)))
+        println!("{}", crate::output::terminal::for_screen(&format!($($arg)*)))
     };
 }
 

@@ -90,7 +90,13 @@ pub(crate) fn run(req: &CompareRequest) -> anyhow::Result<Compared> {
         } else {
             ""
         };
-        let _ = writeln!(out, "{mark}{}\n", w.line);
+        let line = format!("{mark}{}", w.line);
+        let width = crate::output::terminal::stdout_width();
+        let _ = writeln!(
+            out,
+            "{}\n",
+            crate::output::terminal::hang("", &line, "  ", width)
+        );
     }
     for sweep in &cmp.sweeps {
         render_sweep(&mut out, &cmp, sweep, threshold);
@@ -165,8 +171,12 @@ fn render_verdicts(out: &mut String, cmp: &Comparison, threshold: f64) {
         "verdict (changes beyond the noise of a {:.0} % interval and at least {threshold} %)",
         interval::CONFIDENCE * 100.0
     );
+    // Prose, wrapped at word boundaries to the terminal: a continuation sits under its text.
+    let width = crate::output::terminal::stdout_width();
+    let hang = crate::output::terminal::hang;
     for v in &vs {
-        let _ = writeln!(out, "  {}", v.headline(&cmp.labels, cmp.baseline));
+        let head = v.headline(&cmp.labels, cmp.baseline);
+        let _ = writeln!(out, "{}", hang("  ", &head, "    ", width));
         let lines = v.metric_lines();
         let w = lines
             .iter()
@@ -174,10 +184,12 @@ fn render_verdicts(out: &mut String, cmp: &Comparison, threshold: f64) {
             .max()
             .unwrap_or(0);
         for (m, line) in lines {
-            let _ = writeln!(out, "    {:<w$}  {line}", m.label());
+            let first = format!("    {:<w$}  ", m.label());
+            let indent = " ".repeat(first.chars().count());
+            let _ = writeln!(out, "{}", hang(&first, &line, &indent, width));
         }
         for n in &v.notes {
-            let _ = writeln!(out, "    {n}");
+            let _ = writeln!(out, "{}", hang("    ", n, "      ", width));
         }
     }
     let _ = writeln!(out);

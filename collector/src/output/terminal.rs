@@ -320,23 +320,48 @@ fn wrap(text: &str, width: usize) -> String {
         let lead = &line[..line.len() - body.len()];
         let arrow = if body.starts_with("↳ ") { 2 } else { 0 };
         let indent = format!("{lead}  {}", " ".repeat(arrow));
-        let mut current = lead.to_string();
-        let mut empty = true;
-        for word in body.split(' ') {
-            let len = current.chars().count() + 1 + word.chars().count();
-            if !empty && len > width {
-                out.push(std::mem::replace(&mut current, indent.clone()));
-                empty = true;
-            }
-            if !empty {
-                current.push(' ');
-            }
-            current.push_str(word);
-            empty = false;
-        }
-        out.push(current);
+        out.push(hang(lead, body, &indent, width));
     }
     out.join("\n")
+}
+
+/// `first` then the words of `text`, broken into lines of at most `width` characters (a longer
+/// word has a line of its own), each line after the first starting with `indent`. Linear in the
+/// text, however long.
+pub(crate) fn hang(first: &str, text: &str, indent: &str, width: usize) -> String {
+    let mut out = String::with_capacity(first.len() + text.len() + 16);
+    out.push_str(first);
+    let mut col = first.chars().count();
+    let indent_cols = indent.chars().count();
+    let mut empty = true;
+    for word in text.split(' ') {
+        let len = word.chars().count();
+        if !empty && col + 1 + len > width {
+            out.push('\n');
+            out.push_str(indent);
+            col = indent_cols;
+            empty = true;
+        }
+        if !empty {
+            out.push(' ');
+            col += 1;
+        }
+        out.push_str(word);
+        col += len;
+        empty = false;
+    }
+    out
+}
+
+/// `text` as a terminal shows it: inert (see [`inert`]) and wrapped at word boundaries to the
+/// width of stdout (100 columns when it is not a terminal).
+pub(crate) fn for_screen(text: &str) -> String {
+    wrap(&inert(text), stdout_width())
+}
+
+/// The width prose on stdout is wrapped to.
+pub(crate) fn stdout_width() -> usize {
+    line_width(&console::Term::stdout())
 }
 
 /// `text` made inert for the terminal: see [`llmsweep_shared::text::inert`].
@@ -739,5 +764,24 @@ mod tests {
         }
         let ctx = ContextTable(Width::Narrow);
         assert!(ctx.header().chars().count() <= 100, "{}", ctx.header());
+    }
+
+    #[test]
+    fn a_hanging_line_wraps_under_its_text_in_one_pass() {
+        let h = hang(
+            "    TTFT p50 (s)  ",
+            "better at 1 of 3 (C = 1); best -52.4 ±0.2 % at C=1",
+            "                  ",
+            40,
+        );
+        assert_eq!(
+            h,
+            "    TTFT p50 (s)  better at 1 of 3 (C =\n                  1); best -52.4 ±0.2 %\n                  at C=1"
+        );
+        // A megabyte of words is wrapped, not stuck on: each line within the width.
+        let long = "word ".repeat(200_000);
+        let w = wrap(&long, 100);
+        assert!(w.lines().all(|l| l.chars().count() <= 100));
+        assert_eq!(w.split_whitespace().count(), 200_000);
     }
 }

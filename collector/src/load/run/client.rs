@@ -297,6 +297,10 @@ impl Client {
                         trace.fail(ErrorKind::Protocol, None, too_long.to_string());
                         return Sent::Done;
                     }
+                    if let Some(why) = trace.overflow(output_len) {
+                        trace.fail(ErrorKind::Protocol, None, why);
+                        return Sent::Done;
+                    }
                     match flow {
                         ControlFlow::Continue(()) => {}
                         ControlFlow::Break(Step::Done) => {

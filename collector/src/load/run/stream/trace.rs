@@ -13,6 +13,14 @@ use crate::load::run::api::{ChunkEvent, Usage};
 /// Generated text kept per request for the output sample and the degenerate-output check.
 const TEXT_KEEP: usize = 2000;
 
+/// Token-carrying chunks per token asked past which a stream is stopped (one token a chunk is
+/// the rule; a server that splits tokens further stays far below this).
+pub const MAX_CHUNKS_PER_TOKEN: u64 = 16;
+
+/// Bytes of kept answer (for `--turns`) per token asked past which a stream is stopped (a
+/// token is a few bytes of text).
+pub const MAX_ANSWER_BYTES_PER_TOKEN: u64 = 256;
+
 /// What of the generated text a request keeps beyond its start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Keep {
@@ -133,6 +141,31 @@ impl Trace {
         if let Some(all) = &mut self.answer {
             all.push_str(&ev.text);
         }
+    }
+
+    /// Why the stream has grown past anything an answer of `output_len` tokens needs, if it has:
+    /// more token-carrying chunks than [`MAX_CHUNKS_PER_TOKEN`] per token asked (and a margin),
+    /// or a kept answer past [`MAX_ANSWER_BYTES_PER_TOKEN`] per token (and 1 MiB). A server
+    /// streaming small events without end would otherwise grow them until the timeout.
+    pub fn overflow(&self, output_len: u64) -> Option<String> {
+        let chunks = self.token_chunks.len() as u64;
+        let chunk_cap = output_len
+            .saturating_mul(MAX_CHUNKS_PER_TOKEN)
+            .saturating_add(4096);
+        if chunks > chunk_cap {
+            return Some(format!(
+                "the stream sent more than {chunk_cap} chunks with text for {output_len} tokens asked, more than any answer needs: the request was stopped there"
+            ));
+        }
+        let kept = self.answer.as_ref().map_or(0, String::len) as u64;
+        let answer_cap = output_len
+            .saturating_mul(MAX_ANSWER_BYTES_PER_TOKEN)
+            .max(1 << 20);
+        (kept > answer_cap).then(|| {
+            format!(
+                "the answer grew past {answer_cap} bytes for {output_len} tokens asked, more than any answer needs: the request was stopped there"
+            )
+        })
     }
 
     /// The connection closed before `[DONE]`. With a finish reason or usage the answer was
@@ -594,5 +627,40 @@ mod tests {
         let r = tr.finish(0.1, meta()).record;
         assert!(r.is_ok());
         assert_eq!((r.output_tokens, r.ttft_s), (0, None));
+    }
+
+    #[test]
+    fn a_stream_of_endless_small_chunks_is_stopped_at_its_bound() {
+        let mut t = Trace::keeping(Keep::Answer);
+        let ev = ChunkEvent {
+            text: "x".into(),
+            token_chunk: true,
+            ..ChunkEvent::default()
+        };
+        for i in 0..(16 * 10 + 4096) {
+            t.on_chunk(i as f64 * 1e-3, &ev);
+        }
+        assert_eq!(t.overflow(10), None);
+        t.on_chunk(10.0, &ev);
+        let why = t.overflow(10).unwrap();
+        assert!(
+            why.starts_with("the stream sent more than 4256 chunks with text for 10 tokens asked"),
+            "{why}"
+        );
+        // A kept answer is bounded too: 1 MiB at least.
+        let mut t = Trace::keeping(Keep::Answer);
+        let big = ChunkEvent {
+            text: "y".repeat(600 << 10).into(),
+            token_chunk: true,
+            ..ChunkEvent::default()
+        };
+        t.on_chunk(0.0, &big);
+        assert_eq!(t.overflow(10), None);
+        t.on_chunk(0.1, &big);
+        assert!(
+            t.overflow(10)
+                .unwrap()
+                .starts_with("the answer grew past 1048576 bytes")
+        );
     }
 }
