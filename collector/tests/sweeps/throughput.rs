@@ -1170,7 +1170,8 @@ async fn a_precise_level_cuts_what_waits_in_the_queue_and_counts_a_prefix_of_wha
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_time_a_sweep_will_take_is_told_before_its_first_level() {
-    // 200 tokens at 20 ms each: a 4 s request, so a precise level of two slots takes a while.
+    // 300 tokens at 20 ms each: a 6 s request, so a precise level of two slots takes at least
+    // four waves, 24 s: worth telling.
     let cfg = SimConfig {
         decode_d0_s: 0.02,
         ..fast()
@@ -1183,7 +1184,7 @@ async fn the_time_a_sweep_will_take_is_told_before_its_first_level() {
             "--input-len",
             "16",
             "--output-len",
-            "200",
+            "300",
         ],
     )
     .await;
