@@ -6,6 +6,7 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressStyle};
 use llmsweep_shared::Bundle;
 use llmsweep_shared::bundle::{Point, PointStatus, Summary, Sweep, SweepKind};
+use llmsweep_shared::shorten;
 
 use crate::load::events::{Event, Sink};
 use crate::output::table::{self, Column};
@@ -565,6 +566,8 @@ fn print_target(b: &Bundle) {
         (Some(e), None) => e.clone(),
         _ => "engine unknown".into(),
     };
+    // A server names its model and engine: any length; the bundle keeps them whole.
+    let engine = shorten::fact(&engine);
     let mut limits = Vec::new();
     if let Some(c) = t.max_context {
         limits.push(format!("context {c}"));
@@ -579,7 +582,8 @@ fn print_target(b: &Bundle) {
     };
     say(&format!(
         "llmsweep {} → {} ({engine}{limits})",
-        b.label, t.url
+        shorten::label(&b.label),
+        t.url
     ));
     let calibration = match b.workload.calibration {
         llmsweep_shared::bundle::Calibration::Tokenizer => {
@@ -595,7 +599,7 @@ fn print_target(b: &Bundle) {
     };
     say(&format!(
         "model {} · api {} · {calibration} · seed {}",
-        t.model,
+        shorten::fact(&t.model),
         t.api.as_str(),
         b.workload.seed
     ));

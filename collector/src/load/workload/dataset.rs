@@ -56,7 +56,7 @@ impl Dataset {
         std::io::Read::read_to_end(&mut std::io::Read::take(file, cap + 1), &mut bytes)
             .with_context(|| format!("--dataset {shown}: cannot read it"))?;
         if bytes.len() as u64 > cap {
-            return Err(too_big("goes on past that".to_string()));
+            return Err(too_big(format!("goes on past {} MB", cap >> 20)));
         }
         // A byte-order mark some editors write first is no part of the first line.
         let body = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(&bytes);
@@ -181,7 +181,7 @@ mod tests {
             .to_string();
         assert_eq!(
             e,
-            "--dataset /dev/zero goes on past that; at most 1 MB are read: give a file of prompts, one JSON object per line"
+            "--dataset /dev/zero goes on past 1 MB; at most 1 MB are read: give a file of prompts, one JSON object per line"
         );
         let (_d, p) = write(&"{\"prompt\": \"a\"}\n".repeat(70_000));
         let e = Dataset::read_capped(&p, 1 << 20).unwrap_err().to_string();

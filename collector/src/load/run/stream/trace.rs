@@ -15,11 +15,11 @@ const TEXT_KEEP: usize = 2000;
 
 /// Token-carrying chunks per token asked past which a stream is stopped (one token a chunk is
 /// the rule; a server that splits tokens further stays far below this).
-pub const MAX_CHUNKS_PER_TOKEN: u64 = 16;
+pub(crate) const MAX_CHUNKS_PER_TOKEN: u64 = 16;
 
 /// Bytes of kept answer (for `--turns`) per token asked past which a stream is stopped (a
 /// token is a few bytes of text).
-pub const MAX_ANSWER_BYTES_PER_TOKEN: u64 = 256;
+pub(crate) const MAX_ANSWER_BYTES_PER_TOKEN: u64 = 256;
 
 /// What of the generated text a request keeps beyond its start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
