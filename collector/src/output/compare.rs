@@ -349,18 +349,27 @@ fn render_sources(out: &mut String, cmp: &Comparison, bundles: &[&Bundle]) {
             }
         }
         missing.retain(|m| !reported.contains(m));
-        let _ = writeln!(out, "{} is {line}", cmp.labels[i]);
+        let width = crate::output::terminal::stdout_width();
+        let hang = crate::output::terminal::hang;
+        let head = format!("{} is {line}", cmp.labels[i]);
+        let _ = writeln!(out, "{}", hang("", &head, "  ", width));
         for &m in &reported {
             let def = definition(b, m).unwrap_or("not defined by the source");
-            let _ = writeln!(out, "  {}: {def}", m.label());
+            let _ = writeln!(
+                out,
+                "{}",
+                hang("  ", &format!("{}: {def}", m.label()), "    ", width)
+            );
         }
         if !missing.is_empty() {
             let names: Vec<&str> = missing.iter().map(|m| m.label()).collect();
-            let _ = writeln!(out, "  not reported: {}", names.join(", "));
+            let text = format!("not reported: {}", names.join(", "));
+            let _ = writeln!(out, "{}", hang("  ", &text, "    ", width));
         }
         if let Some(src) = &b.source {
             for n in &src.notes {
-                let _ = writeln!(out, "  import note: {n}");
+                let text = format!("import note: {n}");
+                let _ = writeln!(out, "{}", hang("  ", &text, "    ", width));
             }
         }
         let _ = writeln!(out);

@@ -252,7 +252,7 @@ fn runs_with_nothing_in_common_cannot_tell_with_or_without_the_gate() {
             text(&o.stderr)
         );
         assert!(
-            out.contains(
+            flat(&out).contains(
                 "nothing to compare: no sweep has a level that kpro5 (the baseline) and another run both measured: kpro6 ran a different throughput workload (output lengths differ: 4 vs 999)"
             ),
             "{args:?}: {out}"
@@ -420,7 +420,7 @@ async fn the_gate_cannot_pass_a_rerun_it_cannot_resolve_and_fails_a_server_half_
     );
     assert!(
         out.contains("thrice: same workload ✓ (digest ")
-            && out.contains("different numbers of requests at C=1 (18 vs 6), C=2 (18 vs 6)"),
+            && flat(&out).contains("different numbers of requests at C=1 (18 vs 6), C=2 (18 vs 6)"),
         "{out}"
     );
 
@@ -702,4 +702,10 @@ async fn reruns_of_a_dataset_or_of_conversations_are_the_same_workload() {
             && out.contains(" vs generated prompts"),
         "{out}"
     );
+}
+
+/// `text` with its line breaks and runs of spaces as single spaces: prose is wrapped to the
+/// terminal's width, so a sentence may span lines.
+fn flat(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
