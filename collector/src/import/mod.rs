@@ -13,6 +13,7 @@
 //! bundle with both sweeps.
 
 pub(crate) mod bench;
+pub(crate) mod detect;
 #[cfg(test)]
 mod prop;
 pub(crate) mod table;
@@ -34,7 +35,8 @@ use self::table::{Row, TableKind};
 /// What the user told `import`.
 #[derive(Debug, Clone)]
 pub struct Request {
-    pub format: ImportFormat,
+    /// The format `--from` named; `None` tells it from each file's content.
+    pub format: Option<ImportFormat>,
     pub files: Vec<PathBuf>,
     pub label: String,
     /// The prompt length the source ran, when it does not say.
@@ -56,21 +58,41 @@ struct Found {
 
 /// Reads the files and builds the bundle; every problem names its file.
 pub fn import(req: &Request) -> anyhow::Result<Bundle> {
-    let bench = match req.format {
+    let mut files = Vec::new();
+    // The format, with the first file that was of it.
+    let mut format: Option<(ImportFormat, String)> = None;
+    for file in &req.files {
+        let name = file.display().to_string();
+        let text = read_text(file)?;
+        let f = resolve(req.format, &name, &text)?;
+        match &format {
+            Some((first, at)) if *first != f => bail!(
+                "{name} is {}, but {at} is {}: one import reads one format; import each \
+                 separately",
+                detect::describe(f),
+                detect::describe(*first)
+            ),
+            Some(_) => {}
+            None => format = Some((f, name.clone())),
+        }
+        files.push((name, text));
+    }
+    let Some((format, _)) = format else {
+        bail!("no files to import");
+    };
+    let bench = match format {
         ImportFormat::Table => None,
         ImportFormat::Vllm => Some(Bench::Vllm),
         ImportFormat::Sglang => Some(Bench::Sglang),
         ImportFormat::Unknown => {
-            bail!("cannot import this format; --from takes table, vllm or sglang")
+            bail!("cannot import this format; --from takes auto, table, vllm or sglang")
         }
     };
     let mut c = Collected::default();
-    for file in &req.files {
-        let name = file.display().to_string();
-        let text = read_text(file)?;
+    for (name, text) in &files {
         match bench {
-            None => c.table_file(req, &name, &text)?,
-            Some(b) => c.bench_file(req, b, &name, &text)?,
+            None => c.table_file(req, name, text)?,
+            Some(b) => c.bench_file(req, b, name, text)?,
         }
     }
     if bench.is_some() {
@@ -87,7 +109,54 @@ pub fn import(req: &Request) -> anyhow::Result<Bundle> {
             sweeps.push(sweep(kind, found, &mut notes)?);
         }
     }
-    Ok(bundle_of(req, bench, &c.facts, sweeps, notes))
+    Ok(bundle_of(req, format, bench, &c.facts, sweeps, notes))
+}
+
+/// What the formats llmsweep imports are, for a message that names them.
+const IMPORTS: &str = "vllm bench serve's JSON, sglang.bench_serving's JSON lines and text tables";
+
+/// The format to read `text` as: the one its content shows when `--from` was left out; the
+/// one `--from` named unless the content shows another tool's (then the refusal names it).
+fn resolve(given: Option<ImportFormat>, name: &str, text: &str) -> anyhow::Result<ImportFormat> {
+    use detect::Kind;
+    let kind = detect::detect(text);
+    let Some(given) = given else {
+        return match kind {
+            Kind::Format(f) => Ok(f),
+            // A text file that is no table: the table reader says what it missed.
+            Kind::Text => Ok(ImportFormat::Table),
+            Kind::VllmOrSglang => bail!(
+                "{name}: this is {}, and nothing in it tells which: give --from vllm or \
+                 --from sglang",
+                kind.describe()
+            ),
+            Kind::Peer(p) => bail!(
+                "{name}: this is {p}, which llmsweep cannot import yet (it imports {IMPORTS})"
+            ),
+            Kind::OtherJson | Kind::BadJson(_) => bail!(
+                "{name}: {}: not a file llmsweep imports ({IMPORTS}); give --from to read it \
+                 as one of them and be told what it lacks",
+                kind.describe()
+            ),
+        };
+    };
+    match kind {
+        Kind::Format(f) if f != given => bail!(
+            "{name}: this is {}, not {}: use --from {} or leave --from out",
+            kind.describe(),
+            detect::describe(given),
+            f.as_str()
+        ),
+        Kind::Peer(p) => bail!(
+            "{name}: this is {p}, not {}: llmsweep cannot import {p} yet",
+            detect::describe(given)
+        ),
+        Kind::VllmOrSglang if given == ImportFormat::Table => bail!(
+            "{name}: this is {}, not a text table: use --from vllm or --from sglang",
+            kind.describe()
+        ),
+        _ => Ok(given),
+    }
 }
 
 /// The points read so far, by the sweep they belong to, with the notes and server facts.
@@ -179,6 +248,7 @@ impl Collected {
 /// source's definitions beside its sweeps.
 fn bundle_of(
     req: &Request,
+    format: ImportFormat,
     bench: Option<Bench>,
     facts: &Facts,
     sweeps: Vec<Sweep>,
@@ -199,7 +269,7 @@ fn bundle_of(
     let source = Source {
         tool: bench.map_or("a text table", Bench::tool).into(),
         version: facts.tool_version.clone(),
-        format: req.format,
+        format,
         files: req.files.iter().map(|f| f.display().to_string()).collect(),
         notes,
         measured_at,
@@ -217,7 +287,7 @@ fn bundle_of(
     );
     bundle.complete = true;
     bundle.hosts.notes = req.notes.clone();
-    bundle.definitions = definitions(req.format);
+    bundle.definitions = definitions(format);
     bundle.sweeps = sweeps;
     bundle.source = Some(source);
     bundle
@@ -750,7 +820,7 @@ mod tests {
 
     fn req(format: ImportFormat, files: Vec<PathBuf>) -> Request {
         Request {
-            format,
+            format: Some(format),
             files,
             label: "kpro6".into(),
             input_len: Some(1000),
