@@ -24,6 +24,8 @@ pub enum FromArg {
     Vllm,
     /// The JSON lines of SGLang's `bench_serving --output-file`, one run per line.
     Sglang,
+    /// GuideLLM's `benchmarks.json` (`guidellm run --output kind=json`).
+    Guidellm,
 }
 
 impl FromArg {
@@ -34,6 +36,7 @@ impl FromArg {
             FromArg::Table => Some(ImportFormat::Table),
             FromArg::Vllm => Some(ImportFormat::Vllm),
             FromArg::Sglang => Some(ImportFormat::Sglang),
+            FromArg::Guidellm => Some(ImportFormat::Guidellm),
         }
     }
 }

@@ -51,6 +51,7 @@ pub(crate) fn describe(format: ImportFormat) -> &'static str {
         ImportFormat::Table => "a text table",
         ImportFormat::Vllm => "a result of vllm bench serve",
         ImportFormat::Sglang => "a result of sglang.bench_serving",
+        ImportFormat::Guidellm => "GuideLLM's benchmarks.json",
         ImportFormat::Unknown => "a format this llmsweep does not know",
     }
 }
@@ -85,7 +86,7 @@ fn of_object(o: &Map<String, Value>) -> Kind {
     if o.get("benchmarks").is_some_and(Value::is_array)
         && (has("metadata") || has("config") || has("args"))
     {
-        return Kind::Peer("GuideLLM's benchmarks.json");
+        return Kind::Format(ImportFormat::Guidellm);
     }
     if has("aiperf_version") || (metric("request_throughput") && metric("time_to_first_token")) {
         return Kind::Peer("AIPerf's profile_export_aiperf.json");
@@ -138,6 +139,7 @@ mod tests {
             ("kpro6-throughput.txt", ImportFormat::Table),
             ("kpro6-context.txt", ImportFormat::Table),
             ("design-kpro6.txt", ImportFormat::Table),
+            ("guidellm-0.8.1/benchmarks.json", ImportFormat::Guidellm),
         ] {
             assert_eq!(detect(&fixture(name)), Kind::Format(want), "{name}");
         }
@@ -145,10 +147,6 @@ mod tests {
 
     #[test]
     fn peers_and_the_undecidable_are_named() {
-        assert_eq!(
-            detect(r#"{"metadata": {"version": 1}, "config": {}, "benchmarks": []}"#),
-            Kind::Peer("GuideLLM's benchmarks.json")
-        );
         assert_eq!(
             detect(
                 r#"{"request_throughput": {"unit": "requests/sec", "avg": 2.0},

@@ -14,6 +14,7 @@
 
 pub(crate) mod bench;
 pub(crate) mod detect;
+pub(crate) mod guidellm;
 #[cfg(test)]
 mod prop;
 pub(crate) mod table;
@@ -84,8 +85,9 @@ pub fn import(req: &Request) -> anyhow::Result<Bundle> {
         ImportFormat::Table => None,
         ImportFormat::Vllm => Some(Bench::Vllm),
         ImportFormat::Sglang => Some(Bench::Sglang),
+        ImportFormat::Guidellm => Some(Bench::Guidellm),
         ImportFormat::Unknown => {
-            bail!("cannot import this format; --from takes auto, table, vllm or sglang")
+            bail!("cannot import this format; --from takes auto, table, vllm, sglang or guidellm")
         }
     };
     let mut c = Collected::default();
@@ -113,7 +115,7 @@ pub fn import(req: &Request) -> anyhow::Result<Bundle> {
 }
 
 /// What the formats llmsweep imports are, for a message that names them.
-const IMPORTS: &str = "vllm bench serve's JSON, sglang.bench_serving's JSON lines and text tables";
+const IMPORTS: &str = "vllm bench serve's JSON, sglang.bench_serving's JSON lines, GuideLLM's benchmarks.json and text tables";
 
 /// The format to read `text` as: the one its content shows when `--from` was left out; the
 /// one `--from` named unless the content shows another tool's (then the refusal names it).
@@ -803,10 +805,53 @@ pub fn definitions(format: ImportFormat) -> BTreeMap<String, String> {
             "SGLang's concurrency: the sum of the requests' e2e latencies / the benchmark's duration, the mean number in flight",
         ),
     ];
+    let guidellm: &[(&str, &str)] = &[
+        (
+            "source",
+            "GuideLLM's benchmarks.json: the tool's own summary of each benchmark (one per concurrency or rate), statistics over its successful requests; llmsweep has no per-request records of it",
+        ),
+        (
+            "ttft_s",
+            "request start → first streamed token, as GuideLLM times it (its time_to_first_token_ms); mean, median, p90, p99 over successful requests; seconds",
+        ),
+        (
+            "tpot_s",
+            "GuideLLM's inter_token_latency_ms: (last token − first token) / (output tokens − 1) per request, llmsweep's tpot formula, but its mean and percentiles are over tokens (each request weighted by its output tokens − 1), not over requests; GuideLLM's own time_per_output_token_ms ((last token − request start) / output tokens, TTFT included) is not imported",
+        ),
+        (
+            "decode_tok_s",
+            "computed by llmsweep as 1 / GuideLLM's median inter-token latency",
+        ),
+        (
+            "e2e_s",
+            "request start → request done (GuideLLM's request_latency); seconds",
+        ),
+        (
+            "agg_tok_s",
+            "GuideLLM's output_tokens_per_second mean: the mean of its time series of output-token rate over the benchmark (what its console prints as output tokens per second), not total output tokens / duration",
+        ),
+        (
+            "request_s",
+            "GuideLLM's requests_per_second mean: the mean of its time series of completed-request rate over the benchmark",
+        ),
+        (
+            "output_tokens",
+            "output tokens of the successful requests as GuideLLM counted them (the server's usage when reported)",
+        ),
+        (
+            "concurrency",
+            "GuideLLM's strategy: synchronous is 1, concurrent its streams, throughput its max_concurrency; 0 for a rate strategy without max_concurrency",
+        ),
+        (
+            "offered_rps",
+            "GuideLLM's constant (evenly spaced) or poisson strategy rate, requests per second",
+        ),
+    ];
     let pick = match format {
         ImportFormat::Table => table,
         ImportFormat::Vllm => vllm,
         ImportFormat::Sglang => sglang,
+        ImportFormat::Guidellm => guidellm,
         ImportFormat::Unknown => &[],
     };
     pick.iter()

@@ -409,7 +409,7 @@ fn without_from_peers_mixes_and_the_undecidable_are_refused_by_name() {
         (
             genai.as_str(),
             format!(
-                "error: {genai}: this is a result of genai-bench, which llmsweep cannot import yet (it imports vllm bench serve's JSON, sglang.bench_serving's JSON lines and text tables)"
+                "error: {genai}: this is a result of genai-bench, which llmsweep cannot import yet (it imports vllm bench serve's JSON, sglang.bench_serving's JSON lines, GuideLLM's benchmarks.json and text tables)"
             ),
         ),
         (
@@ -421,7 +421,7 @@ fn without_from_peers_mixes_and_the_undecidable_are_refused_by_name() {
         (
             other.as_str(),
             format!(
-                "error: {other}: JSON of no format llmsweep knows: not a file llmsweep imports (vllm bench serve's JSON, sglang.bench_serving's JSON lines and text tables); give --from to read it as one of them and be told what it lacks"
+                "error: {other}: JSON of no format llmsweep knows: not a file llmsweep imports (vllm bench serve's JSON, sglang.bench_serving's JSON lines, GuideLLM's benchmarks.json and text tables); give --from to read it as one of them and be told what it lacks"
             ),
         ),
     ] {
@@ -584,5 +584,92 @@ fn sglang_open_loop_lines_are_a_rate_sweep_keyed_by_offered_rate() {
     assert!(
         err.contains("run 1: SGLang's benchmark draws exponential gaps: Poisson arrivals"),
         "{err}"
+    );
+}
+
+/// A real `benchmarks.json` of GuideLLM 0.8.1 against serve-sim (see the fixture's README):
+/// told from its content, each benchmark a point, every number the file's own.
+#[test]
+fn guidellm_benchmarks_become_points_holding_the_files_own_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    let name = "guidellm-0.8.1/benchmarks.json";
+    let (path, o) = import_auto(dir.path(), &[&fixture(name)], &[]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stdout).contains("throughput sweep: 2 points (C 1,2)"),
+        "{}",
+        text(&o.stdout)
+    );
+    let b = read(&path);
+    let src = b.source.as_ref().unwrap();
+    assert_eq!(
+        (
+            src.tool.as_str(),
+            src.format.as_str(),
+            src.version.as_deref()
+        ),
+        ("GuideLLM", "guidellm", Some("0.8.1"))
+    );
+    assert_eq!(
+        (b.target.model.as_str(), b.target.api),
+        ("sim-fast", Api::Completions)
+    );
+    assert!(b.definitions["tpot_s"].starts_with("GuideLLM's inter_token_latency_ms"));
+    let s = &b.sweeps[0];
+    assert_eq!(
+        (s.kind, s.concurrency.as_slice(), s.output_len),
+        (SweepKind::Throughput, &[1, 2][..], 8)
+    );
+    let file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture(name)).unwrap()).unwrap();
+    let bench = file["benchmarks"].as_array().unwrap();
+    assert_eq!(bench.len(), s.points.len());
+    for (p, g) in s.points.iter().zip(bench) {
+        assert_eq!(
+            u64::from(p.concurrency),
+            g["config"]["strategy"]["streams"].as_u64().unwrap()
+        );
+        let m = &g["metrics"];
+        let ok = |k: &str| &m[k]["successful"];
+        let v = p.imported.as_ref().unwrap();
+        let stats = |k: &str, per_s: f64| {
+            (
+                ok(k)["mean"].as_f64().map(|x| x / per_s),
+                ok(k)["median"].as_f64().map(|x| x / per_s),
+                ok(k)["percentiles"]["p90"].as_f64().map(|x| x / per_s),
+                ok(k)["percentiles"]["p99"].as_f64().map(|x| x / per_s),
+            )
+        };
+        let q = |q: &llmsweep_shared::bundle::Quantiles| (q.mean, q.p50, q.p90, q.p99);
+        assert_eq!(q(&v.ttft_s), stats("time_to_first_token_ms", 1000.0));
+        assert_eq!(q(&v.tpot_s), stats("inter_token_latency_ms", 1000.0));
+        assert_eq!(q(&v.e2e_s), stats("request_latency", 1.0));
+        assert!(v.itl_s.is_empty());
+        assert_eq!(
+            v.output_tok_s,
+            ok("output_tokens_per_second")["mean"].as_f64()
+        );
+        assert_eq!(v.request_s, ok("requests_per_second")["mean"].as_f64());
+        assert_eq!(v.wall_s, g["duration"].as_f64());
+        let totals = &m["request_totals"];
+        assert_eq!(
+            (v.ok, v.failed),
+            (totals["successful"].as_u64(), totals["errored"].as_u64())
+        );
+        assert_eq!(
+            v.output_tokens.map(|t| t as f64),
+            ok("output_token_count")["total_sum"].as_f64()
+        );
+        assert_eq!(
+            v.input_tokens.map(|t| t as f64),
+            ok("prompt_token_count")["total_sum"].as_f64()
+        );
+        assert!(p.flags.is_empty(), "{:?}", p.flags);
+    }
+    // Named as another format, it is refused by what it is.
+    let (_, o) = import(dir.path(), "vllm", &[name], &[]);
+    assert_eq!(
+        text(&o.stderr).trim(),
+        "error: tests/fixtures/import/guidellm-0.8.1/benchmarks.json: this is GuideLLM's benchmarks.json, not a result of vllm bench serve: use --from guidellm or leave --from out"
     );
 }
