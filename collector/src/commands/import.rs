@@ -13,6 +13,34 @@ use crate::import::{Request, import};
 use crate::output::terminal::inert;
 use crate::store;
 
+/// `--from`: a format, or `auto` to tell it from each file's content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FromArg {
+    /// Tell the format from each file's content; a file of no format llmsweep reads is named.
+    Auto,
+    /// A plain-text table printed by a benchmark script (columns recognised by their headers).
+    Table,
+    /// The JSON of `vllm bench serve --save-result`; several files become one sweep.
+    Vllm,
+    /// The JSON lines of SGLang's `bench_serving --output-file`, one run per line.
+    Sglang,
+    /// GuideLLM's `benchmarks.json` (`guidellm run --output kind=json`).
+    Guidellm,
+}
+
+impl FromArg {
+    /// The format named, `None` for `auto`.
+    fn format(self) -> Option<ImportFormat> {
+        match self {
+            FromArg::Auto => None,
+            FromArg::Table => Some(ImportFormat::Table),
+            FromArg::Vllm => Some(ImportFormat::Vllm),
+            FromArg::Sglang => Some(ImportFormat::Sglang),
+            FromArg::Guidellm => Some(ImportFormat::Guidellm),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Args)]
 #[command(after_help = "Examples:
   # A table a benchmark script printed; tables do not say the lengths, so give them
@@ -22,11 +50,14 @@ use crate::store;
   llmsweep import --from vllm c1.json c8.json c32.json --label vllm-h100
 
   # SGLang bench_serving --output-file lines
-  llmsweep import --from sglang runs.jsonl --label kpro5-sglang")]
+  llmsweep import --from sglang runs.jsonl --label kpro5-sglang
+
+  # --from left out: the format is told from the file
+  llmsweep import c1.json c8.json --label vllm-h100")]
 pub struct ImportArgs {
-    /// The format of the files.
-    #[arg(long = "from", value_enum, value_name = "FORMAT")]
-    pub from: ImportFormat,
+    /// The format of the files [default: told from each file's content].
+    #[arg(long = "from", value_enum, value_name = "FORMAT", default_value_t = FromArg::Auto, hide_default_value = true)]
+    pub from: FromArg,
     /// Files to import; several files of one format become one run.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
@@ -59,7 +90,7 @@ pub struct ImportArgs {
 /// `llmsweep import`: read the files, write the bundle atomically, say what was left out.
 pub(crate) fn run(a: ImportArgs) -> anyhow::Result<ExitCode> {
     let req = Request {
-        format: a.from,
+        format: a.from.format(),
         files: a.files,
         label: a.label,
         input_len: a.input_len,

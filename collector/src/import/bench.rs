@@ -17,6 +17,8 @@ use llmsweep_shared::bundle::{Api, Arrival, Imported, Quantiles};
 pub(crate) enum Bench {
     Vllm,
     Sglang,
+    /// GuideLLM's `benchmarks.json` ([`super::guidellm`]).
+    Guidellm,
 }
 
 impl Bench {
@@ -24,6 +26,7 @@ impl Bench {
         match self {
             Bench::Vllm => "vllm bench serve",
             Bench::Sglang => "sglang.bench_serving",
+            Bench::Guidellm => "GuideLLM",
         }
     }
 
@@ -31,7 +34,7 @@ impl Bench {
     fn e2e(self) -> &'static str {
         match self {
             Bench::Vllm => "e2el",
-            Bench::Sglang => "e2e_latency",
+            Bench::Sglang | Bench::Guidellm => "e2e_latency",
         }
     }
 }
@@ -215,6 +218,9 @@ pub(crate) fn python_literals(text: &str) -> (String, Vec<PyLiteral>) {
 /// Reads every run in `text`: JSON objects one after another (JSON lines or concatenated).
 /// Python's `NaN` and `Infinity` are read as missing, each with a note that says where.
 pub(crate) fn parse(bench: Bench, text: &str) -> Result<Vec<Run>, String> {
+    if bench == Bench::Guidellm {
+        return super::guidellm::parse(text);
+    }
     let mut runs = Vec::new();
     let (clean, literals) = python_literals(text);
     let mut stream = serde_json::Deserializer::from_str(&clean).into_iter::<Value>();
@@ -365,6 +371,7 @@ fn run(
                 Bench::Sglang => {
                     format!("run {n}: SGLang's benchmark draws exponential gaps: Poisson arrivals")
                 }
+                Bench::Guidellm => format!("run {n}: no burstiness; read as Poisson"),
             });
         }
     }

@@ -13,6 +13,8 @@
 //! bundle with both sweeps.
 
 pub(crate) mod bench;
+pub(crate) mod detect;
+pub(crate) mod guidellm;
 #[cfg(test)]
 mod prop;
 pub(crate) mod table;
@@ -34,7 +36,8 @@ use self::table::{Row, TableKind};
 /// What the user told `import`.
 #[derive(Debug, Clone)]
 pub struct Request {
-    pub format: ImportFormat,
+    /// The format `--from` named; `None` tells it from each file's content.
+    pub format: Option<ImportFormat>,
     pub files: Vec<PathBuf>,
     pub label: String,
     /// The prompt length the source ran, when it does not say.
@@ -56,21 +59,42 @@ struct Found {
 
 /// Reads the files and builds the bundle; every problem names its file.
 pub fn import(req: &Request) -> anyhow::Result<Bundle> {
-    let bench = match req.format {
-        ImportFormat::Table => None,
-        ImportFormat::Vllm => Some(Bench::Vllm),
-        ImportFormat::Sglang => Some(Bench::Sglang),
-        ImportFormat::Unknown => {
-            bail!("cannot import this format; --from takes table, vllm or sglang")
-        }
-    };
-    let mut c = Collected::default();
+    let mut files = Vec::new();
+    // The format, with the first file that was of it.
+    let mut format: Option<(ImportFormat, String)> = None;
     for file in &req.files {
         let name = file.display().to_string();
         let text = read_text(file)?;
+        let f = resolve(req.format, &name, &text)?;
+        match &format {
+            Some((first, at)) if *first != f => bail!(
+                "{name} is {}, but {at} is {}: one import reads one format; import each \
+                 separately",
+                detect::describe(f),
+                detect::describe(*first)
+            ),
+            Some(_) => {}
+            None => format = Some((f, name.clone())),
+        }
+        files.push((name, text));
+    }
+    let Some((format, _)) = format else {
+        bail!("no files to import");
+    };
+    let bench = match format {
+        ImportFormat::Table => None,
+        ImportFormat::Vllm => Some(Bench::Vllm),
+        ImportFormat::Sglang => Some(Bench::Sglang),
+        ImportFormat::Guidellm => Some(Bench::Guidellm),
+        ImportFormat::Unknown => {
+            bail!("cannot import this format; --from takes auto, table, vllm, sglang or guidellm")
+        }
+    };
+    let mut c = Collected::default();
+    for (name, text) in &files {
         match bench {
-            None => c.table_file(req, &name, &text)?,
-            Some(b) => c.bench_file(req, b, &name, &text)?,
+            None => c.table_file(req, name, text)?,
+            Some(b) => c.bench_file(req, b, name, text)?,
         }
     }
     if bench.is_some() {
@@ -87,7 +111,54 @@ pub fn import(req: &Request) -> anyhow::Result<Bundle> {
             sweeps.push(sweep(kind, found, &mut notes)?);
         }
     }
-    Ok(bundle_of(req, bench, &c.facts, sweeps, notes))
+    Ok(bundle_of(req, format, bench, &c.facts, sweeps, notes))
+}
+
+/// What the formats llmsweep imports are, for a message that names them.
+const IMPORTS: &str = "vllm bench serve's JSON, sglang.bench_serving's JSON lines, GuideLLM's benchmarks.json and text tables";
+
+/// The format to read `text` as: the one its content shows when `--from` was left out; the
+/// one `--from` named unless the content shows another tool's (then the refusal names it).
+fn resolve(given: Option<ImportFormat>, name: &str, text: &str) -> anyhow::Result<ImportFormat> {
+    use detect::Kind;
+    let kind = detect::detect(text);
+    let Some(given) = given else {
+        return match kind {
+            Kind::Format(f) => Ok(f),
+            // A text file that is no table: the table reader says what it missed.
+            Kind::Text => Ok(ImportFormat::Table),
+            Kind::VllmOrSglang => bail!(
+                "{name}: this is {}, and nothing in it tells which: give --from vllm or \
+                 --from sglang",
+                kind.describe()
+            ),
+            Kind::Peer(p) => bail!(
+                "{name}: this is {p}, which llmsweep cannot import yet (it imports {IMPORTS})"
+            ),
+            Kind::OtherJson | Kind::BadJson(_) => bail!(
+                "{name}: {}: not a file llmsweep imports ({IMPORTS}); give --from to read it \
+                 as one of them and be told what it lacks",
+                kind.describe()
+            ),
+        };
+    };
+    match kind {
+        Kind::Format(f) if f != given => bail!(
+            "{name}: this is {}, not {}: use --from {} or leave --from out",
+            kind.describe(),
+            detect::describe(given),
+            f.as_str()
+        ),
+        Kind::Peer(p) => bail!(
+            "{name}: this is {p}, not {}: llmsweep cannot import {p} yet",
+            detect::describe(given)
+        ),
+        Kind::VllmOrSglang if given == ImportFormat::Table => bail!(
+            "{name}: this is {}, not a text table: use --from vllm or --from sglang",
+            kind.describe()
+        ),
+        _ => Ok(given),
+    }
 }
 
 /// The points read so far, by the sweep they belong to, with the notes and server facts.
@@ -179,6 +250,7 @@ impl Collected {
 /// source's definitions beside its sweeps.
 fn bundle_of(
     req: &Request,
+    format: ImportFormat,
     bench: Option<Bench>,
     facts: &Facts,
     sweeps: Vec<Sweep>,
@@ -199,7 +271,7 @@ fn bundle_of(
     let source = Source {
         tool: bench.map_or("a text table", Bench::tool).into(),
         version: facts.tool_version.clone(),
-        format: req.format,
+        format,
         files: req.files.iter().map(|f| f.display().to_string()).collect(),
         notes,
         measured_at,
@@ -217,7 +289,7 @@ fn bundle_of(
     );
     bundle.complete = true;
     bundle.hosts.notes = req.notes.clone();
-    bundle.definitions = definitions(req.format);
+    bundle.definitions = definitions(format);
     bundle.sweeps = sweeps;
     bundle.source = Some(source);
     bundle
@@ -733,10 +805,53 @@ pub fn definitions(format: ImportFormat) -> BTreeMap<String, String> {
             "SGLang's concurrency: the sum of the requests' e2e latencies / the benchmark's duration, the mean number in flight",
         ),
     ];
+    let guidellm: &[(&str, &str)] = &[
+        (
+            "source",
+            "GuideLLM's benchmarks.json: the tool's own summary of each benchmark (one per concurrency or rate), statistics over its successful requests; llmsweep has no per-request records of it",
+        ),
+        (
+            "ttft_s",
+            "request start → first streamed token, as GuideLLM times it (its time_to_first_token_ms); mean, median, p90, p99 over successful requests; seconds",
+        ),
+        (
+            "tpot_s",
+            "GuideLLM's inter_token_latency_ms: (last token − first token) / (output tokens − 1) per request, llmsweep's tpot formula, but its mean and percentiles are over tokens (each request weighted by its output tokens − 1), not over requests; GuideLLM's own time_per_output_token_ms ((last token − request start) / output tokens, TTFT included) is not imported",
+        ),
+        (
+            "decode_tok_s",
+            "computed by llmsweep as 1 / GuideLLM's median inter-token latency",
+        ),
+        (
+            "e2e_s",
+            "request start → request done (GuideLLM's request_latency); seconds",
+        ),
+        (
+            "agg_tok_s",
+            "GuideLLM's output_tokens_per_second mean: the mean of its time series of output-token rate over the benchmark (what its console prints as output tokens per second), not total output tokens / duration",
+        ),
+        (
+            "request_s",
+            "GuideLLM's requests_per_second mean: the mean of its time series of completed-request rate over the benchmark",
+        ),
+        (
+            "output_tokens",
+            "output tokens of the successful requests as GuideLLM counted them (the server's usage when reported)",
+        ),
+        (
+            "concurrency",
+            "GuideLLM's strategy: synchronous is 1, concurrent its streams, throughput its max_concurrency; 0 for a rate strategy without max_concurrency",
+        ),
+        (
+            "offered_rps",
+            "GuideLLM's constant (evenly spaced) or poisson strategy rate, requests per second",
+        ),
+    ];
     let pick = match format {
         ImportFormat::Table => table,
         ImportFormat::Vllm => vllm,
         ImportFormat::Sglang => sglang,
+        ImportFormat::Guidellm => guidellm,
         ImportFormat::Unknown => &[],
     };
     pick.iter()
@@ -750,7 +865,7 @@ mod tests {
 
     fn req(format: ImportFormat, files: Vec<PathBuf>) -> Request {
         Request {
-            format,
+            format: Some(format),
             files,
             label: "kpro6".into(),
             input_len: Some(1000),

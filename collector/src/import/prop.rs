@@ -48,7 +48,7 @@ fn import_text(format: ImportFormat, text: &str) -> Option<Bundle> {
     let file: PathBuf = dir.path().join("in.txt");
     std::fs::write(&file, text).expect("a temporary file");
     let req = Request {
-        format,
+        format: Some(format),
         files: vec![file],
         label: "imported".into(),
         input_len: Some(1000),

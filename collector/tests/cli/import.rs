@@ -301,14 +301,13 @@ fn sglang_lines_carry_the_engine_and_its_version() {
 }
 
 #[test]
-fn the_wrong_format_names_the_file_and_what_was_expected() {
+fn the_wrong_format_names_the_file_and_what_it_is() {
     let dir = tempfile::tempdir().unwrap();
     let (_, o) = import(dir.path(), "vllm", &["kpro6-throughput.txt"], &[]);
     assert_eq!(o.status.code(), Some(2));
-    let err = text(&o.stderr);
-    assert!(
-        err.contains("kpro6-throughput.txt: run 1 is not valid JSON"),
-        "{err}"
+    assert_eq!(
+        text(&o.stderr).trim(),
+        "error: tests/fixtures/import/kpro6-throughput.txt: this is a text table, not a result of vllm bench serve: use --from table or leave --from out"
     );
     let (_, o) = import(
         dir.path(),
@@ -317,14 +316,161 @@ fn the_wrong_format_names_the_file_and_what_was_expected() {
         &["--output-len", "4"],
     );
     assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        text(&o.stderr).trim(),
+        "error: tests/fixtures/import/vllm-c1.json: this is a result of vllm bench serve, not a text table: use --from vllm or leave --from out"
+    );
+    // Read as SGLang's, a vLLM file would lose its e2e latencies (`e2el`, not `e2e_latency`).
+    let (_, o) = import(dir.path(), "sglang", &["vllm-c1.json"], &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        text(&o.stderr).trim(),
+        "error: tests/fixtures/import/vllm-c1.json: this is a result of vllm bench serve, not a result of sglang.bench_serving: use --from vllm or leave --from out"
+    );
+    let (_, o) = import(dir.path(), "vllm", &["sglang-runs.jsonl"], &[]);
+    assert_eq!(o.status.code(), Some(2));
     assert!(
-        text(&o.stderr).contains("no table found"),
+        text(&o.stderr).contains("this is a result of sglang.bench_serving, not a result of vllm bench serve: use --from sglang"),
         "{}",
         text(&o.stderr)
     );
     let (_, o) = import(dir.path(), "table", &["missing.txt"], &[]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o.stderr).contains("cannot read tests/fixtures/import/missing.txt"));
+}
+
+/// Imports `files` with `--from` left out; returns the bundle path and the output.
+fn import_auto(dir: &Path, files: &[&str], extra: &[&str]) -> (PathBuf, Output) {
+    let out = dir.join("auto.json");
+    let mut args = vec!["import".to_string()];
+    args.extend(files.iter().map(|f| f.to_string()));
+    args.extend(["--label", "auto", "-o", out.to_str().unwrap()].map(String::from));
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    (out, llmsweep(&args))
+}
+
+#[test]
+fn without_from_each_format_is_told_from_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    for (files, format, tool) in [
+        (
+            &["vllm-c1.json", "vllm-c2.json"][..],
+            "vllm",
+            "vllm bench serve",
+        ),
+        (&["sglang-runs.jsonl"][..], "sglang", "sglang.bench_serving"),
+        (&["kpro6-throughput.txt"][..], "table", "a text table"),
+    ] {
+        let paths: Vec<String> = files.iter().map(|f| fixture(f)).collect();
+        let paths: Vec<&str> = paths.iter().map(String::as_str).collect();
+        let (path, o) = import_auto(
+            dir.path(),
+            &paths,
+            &["--input-len", "64", "--output-len", "4"],
+        );
+        assert!(o.status.success(), "{format}: {}", text(&o.stderr));
+        let b = read(&path);
+        let src = b.source.as_ref().unwrap();
+        assert_eq!((src.format.as_str(), src.tool.as_str()), (format, tool));
+        assert!(!b.definitions["source"].is_empty());
+        // The same bundle as with --from named, apart from the command line and the id.
+        let (named, o) = import(
+            dir.path(),
+            format,
+            files,
+            &["--input-len", "64", "--output-len", "4"],
+        );
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        let named = read(&named);
+        assert_eq!(named.sweeps, b.sweeps, "{format}");
+        assert_eq!(named.definitions, b.definitions, "{format}");
+    }
+}
+
+#[test]
+fn without_from_peers_mixes_and_the_undecidable_are_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, body: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, body).unwrap();
+        p.display().to_string()
+    };
+    let genai = write(
+        "genai.json",
+        r#"{"aggregated_metrics": {"scenario": "D(100,100)"}, "individual_request_metrics": []}"#,
+    );
+    let either = write(
+        "either.json",
+        r#"{"duration": 1.0, "completed": 2, "max_concurrency": 1}"#,
+    );
+    let other = write("other.json", r#"{"results": []}"#);
+    for (file, want) in [
+        (
+            genai.as_str(),
+            format!(
+                "error: {genai}: this is a result of genai-bench, which llmsweep cannot import yet (it imports vllm bench serve's JSON, sglang.bench_serving's JSON lines, GuideLLM's benchmarks.json and text tables)"
+            ),
+        ),
+        (
+            either.as_str(),
+            format!(
+                "error: {either}: this is a benchmark summary of vllm bench serve or sglang.bench_serving, and nothing in it tells which: give --from vllm or --from sglang"
+            ),
+        ),
+        (
+            other.as_str(),
+            format!(
+                "error: {other}: JSON of no format llmsweep knows: not a file llmsweep imports (vllm bench serve's JSON, sglang.bench_serving's JSON lines, GuideLLM's benchmarks.json and text tables); give --from to read it as one of them and be told what it lacks"
+            ),
+        ),
+    ] {
+        let (path, o) = import_auto(dir.path(), &[file], &[]);
+        assert_eq!(o.status.code(), Some(2), "{file}");
+        assert_eq!(text(&o.stderr).trim(), want);
+        assert!(!path.exists());
+    }
+    // Named, the undecidable file is read as what --from says.
+    let out = dir.path().join("e.json");
+    let o = llmsweep(&[
+        "import",
+        "--from",
+        "sglang",
+        &either,
+        "--label",
+        "e",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(read(&out).source.unwrap().format.as_str(), "sglang");
+    // A peer's file under a named format is refused too.
+    let o = llmsweep(&[
+        "import",
+        "--from",
+        "vllm",
+        &genai,
+        "--label",
+        "g",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        text(&o.stderr).trim(),
+        format!(
+            "error: {genai}: this is a result of genai-bench, not a result of vllm bench serve: llmsweep cannot import a result of genai-bench yet"
+        )
+    );
+    let vllm = fixture("vllm-c1.json");
+    let sglang = fixture("sglang-runs.jsonl");
+    let (_, o) = import_auto(dir.path(), &[&vllm, &sglang], &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        text(&o.stderr).trim(),
+        format!(
+            "error: {sglang} is a result of sglang.bench_serving, but {vllm} is a result of vllm bench serve: one import reads one format; import each separately"
+        )
+    );
 }
 
 /// The user's story: the old host's numbers exist only as the truncated table in DESIGN.md
@@ -438,5 +584,92 @@ fn sglang_open_loop_lines_are_a_rate_sweep_keyed_by_offered_rate() {
     assert!(
         err.contains("run 1: SGLang's benchmark draws exponential gaps: Poisson arrivals"),
         "{err}"
+    );
+}
+
+/// A real `benchmarks.json` of GuideLLM 0.8.1 against serve-sim (see the fixture's README):
+/// told from its content, each benchmark a point, every number the file's own.
+#[test]
+fn guidellm_benchmarks_become_points_holding_the_files_own_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    let name = "guidellm-0.8.1/benchmarks.json";
+    let (path, o) = import_auto(dir.path(), &[&fixture(name)], &[]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stdout).contains("throughput sweep: 2 points (C 1,2)"),
+        "{}",
+        text(&o.stdout)
+    );
+    let b = read(&path);
+    let src = b.source.as_ref().unwrap();
+    assert_eq!(
+        (
+            src.tool.as_str(),
+            src.format.as_str(),
+            src.version.as_deref()
+        ),
+        ("GuideLLM", "guidellm", Some("0.8.1"))
+    );
+    assert_eq!(
+        (b.target.model.as_str(), b.target.api),
+        ("sim-fast", Api::Completions)
+    );
+    assert!(b.definitions["tpot_s"].starts_with("GuideLLM's inter_token_latency_ms"));
+    let s = &b.sweeps[0];
+    assert_eq!(
+        (s.kind, s.concurrency.as_slice(), s.output_len),
+        (SweepKind::Throughput, &[1, 2][..], 8)
+    );
+    let file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture(name)).unwrap()).unwrap();
+    let bench = file["benchmarks"].as_array().unwrap();
+    assert_eq!(bench.len(), s.points.len());
+    for (p, g) in s.points.iter().zip(bench) {
+        assert_eq!(
+            u64::from(p.concurrency),
+            g["config"]["strategy"]["streams"].as_u64().unwrap()
+        );
+        let m = &g["metrics"];
+        let ok = |k: &str| &m[k]["successful"];
+        let v = p.imported.as_ref().unwrap();
+        let stats = |k: &str, per_s: f64| {
+            (
+                ok(k)["mean"].as_f64().map(|x| x / per_s),
+                ok(k)["median"].as_f64().map(|x| x / per_s),
+                ok(k)["percentiles"]["p90"].as_f64().map(|x| x / per_s),
+                ok(k)["percentiles"]["p99"].as_f64().map(|x| x / per_s),
+            )
+        };
+        let q = |q: &llmsweep_shared::bundle::Quantiles| (q.mean, q.p50, q.p90, q.p99);
+        assert_eq!(q(&v.ttft_s), stats("time_to_first_token_ms", 1000.0));
+        assert_eq!(q(&v.tpot_s), stats("inter_token_latency_ms", 1000.0));
+        assert_eq!(q(&v.e2e_s), stats("request_latency", 1.0));
+        assert!(v.itl_s.is_empty());
+        assert_eq!(
+            v.output_tok_s,
+            ok("output_tokens_per_second")["mean"].as_f64()
+        );
+        assert_eq!(v.request_s, ok("requests_per_second")["mean"].as_f64());
+        assert_eq!(v.wall_s, g["duration"].as_f64());
+        let totals = &m["request_totals"];
+        assert_eq!(
+            (v.ok, v.failed),
+            (totals["successful"].as_u64(), totals["errored"].as_u64())
+        );
+        assert_eq!(
+            v.output_tokens.map(|t| t as f64),
+            ok("output_token_count")["total_sum"].as_f64()
+        );
+        assert_eq!(
+            v.input_tokens.map(|t| t as f64),
+            ok("prompt_token_count")["total_sum"].as_f64()
+        );
+        assert!(p.flags.is_empty(), "{:?}", p.flags);
+    }
+    // Named as another format, it is refused by what it is.
+    let (_, o) = import(dir.path(), "vllm", &[name], &[]);
+    assert_eq!(
+        text(&o.stderr).trim(),
+        "error: tests/fixtures/import/guidellm-0.8.1/benchmarks.json: this is GuideLLM's benchmarks.json, not a result of vllm bench serve: use --from guidellm or leave --from out"
     );
 }

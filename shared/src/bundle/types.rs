@@ -168,6 +168,8 @@ pub enum ImportFormat {
     Vllm,
     /// The JSON lines of SGLang's `bench_serving --output-file`, one run per line.
     Sglang,
+    /// GuideLLM's `benchmarks.json`, one benchmark per concurrency or rate.
+    Guidellm,
     /// A format a newer llmsweep knows (read, never written).
     #[default]
     #[serde(other)]
@@ -181,6 +183,7 @@ impl ImportFormat {
             ImportFormat::Table => "table",
             ImportFormat::Vllm => "vllm",
             ImportFormat::Sglang => "sglang",
+            ImportFormat::Guidellm => "guidellm",
             ImportFormat::Unknown => "unknown",
         }
     }
