@@ -12,6 +12,7 @@
 //! with a note instead of being read as a row of smaller numbers. A file may hold several tables, each under its own
 //! header: a throughput table keyed by concurrency and a context table keyed by input length.
 
+use llmsweep_shared::charts::axis::thousands;
 use llmsweep_shared::bundle::{Imported, PointStatus, Quantiles};
 
 /// What a column holds.
@@ -97,8 +98,17 @@ pub(crate) struct Parsed {
 }
 
 /// Reads every table in `text`; errors only when there is no table at all.
+/// Rows a table file may hold: no sweep has more levels, and each row becomes a point of a few
+/// kilobytes in memory (a million rows took 3.6 GB).
+pub(crate) const MAX_ROWS: usize = 250_000;
+
+/// Notes about left-out lines kept one by one; past them, only counted.
+const MAX_NOTES: usize = 100;
+
 pub(crate) fn parse(text: &str) -> Result<Parsed, String> {
     let mut out = Parsed::default();
+    let mut rows = 0usize;
+    let mut unnoted = 0usize;
     // The current table: its header cells (recognised or not) and how its cells are separated.
     let mut current: Option<(Vec<Option<Column>>, Sep, Table)> = None;
     for (i, raw) in text.lines().enumerate() {
@@ -143,9 +153,25 @@ pub(crate) fn parse(text: &str) -> Result<Parsed, String> {
             continue;
         };
         match row(n, line, cols, *sep, table.kind) {
-            Ok(r) => table.rows.push(r),
+            Ok(r) => {
+                rows += 1;
+                if rows > MAX_ROWS {
+                    return Err(format!(
+                        "more than {} rows of results (line {n}): no sweep has that many levels; give the table of one run",
+                        thousands(MAX_ROWS as f64)
+                    ));
+                }
+                table.rows.push(r);
+            }
+            Err(_) if out.notes.len() >= MAX_NOTES => unnoted += 1,
             Err(why) => out.notes.push(format!("line {n}: {why}; left out")),
         }
+    }
+    if unnoted > 0 {
+        out.notes.push(format!(
+            "{} more lines that are not rows of the table; left out",
+            thousands(unnoted as f64)
+        ));
     }
     if let Some((_, _, t)) = current.take() {
         out.tables.push(t);
@@ -725,6 +751,26 @@ input     TTFT(s)   Decode tok/s   GPU mem
         assert_eq!(
             p.notes,
             ["line 2: \"fast\" under \"Agg tok/s\" is not a number; left out"]
+        );
+    }
+
+    #[test]
+    fn a_table_past_its_row_cap_is_refused_and_junk_lines_are_counted_not_kept() {
+        let mut text = String::from("C | Agg tok/s\n");
+        for c in 1..=MAX_ROWS + 1 {
+            text.push_str(&format!("{c} | 70.2\n"));
+        }
+        let e = parse(&text).unwrap_err();
+        assert!(e.starts_with("more than 250,000 rows of results (line 250002)"), "{e}");
+        let mut junk = String::from("C | Agg tok/s\n1 | 70.2\n");
+        for _ in 0..1000 {
+            junk.push_str("1 | x | y\n");
+        }
+        let p = parse(&junk).unwrap();
+        assert_eq!(p.notes.len(), MAX_NOTES + 1);
+        assert_eq!(
+            p.notes.last().unwrap(),
+            "900 more lines that are not rows of the table; left out"
         );
     }
 }
