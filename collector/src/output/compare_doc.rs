@@ -151,6 +151,12 @@ fn metric_key(m: Metric) -> &'static str {
         Metric::GoodputFraction => "goodput_fraction",
         Metric::GoodRps => "good_rps",
         Metric::LagP99 => "lag_p99_s",
+        Metric::TtftMean => "ttft_mean_s",
+        Metric::TtftP90 => "ttft_p90_s",
+        Metric::TpotMean => "tpot_mean_s",
+        Metric::TpotP90 => "tpot_p90_s",
+        Metric::E2eMean => "e2e_mean_s",
+        Metric::E2eP90 => "e2e_p90_s",
     }
 }
 

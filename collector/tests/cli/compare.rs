@@ -804,7 +804,7 @@ fn compare_json_carries_the_numbers_the_text_shows() {
             }
         }
     }
-    assert_eq!(rows, 2 * 8 + 2 * 5, "rows with both values");
+    assert_eq!(rows, 2 * 14 + 2 * 7, "rows with both values");
     // The gate, as the text lists it.
     let g = &doc["gate"];
     assert_eq!(g["fail_if_slower_pct"], 10.0);
@@ -938,9 +938,9 @@ fn compare_markdown_puts_the_verdict_first_and_escapes_labels() {
         let bars = l.matches('|').count() - l.matches(r"\|").count();
         assert_eq!(bars, 7, "{l}");
     }
-    // A row per level and metric: 2 levels × 9 metrics, 3 input lengths × 5 metrics; the
+    // A row per level and metric: 2 levels × 15 metrics, 3 input lengths × 7 metrics; the
     // heading and rule lines of the two tables besides.
-    assert_eq!(table.len(), 2 * 9 + 3 * 5 + 2 * 2, "{md}");
+    assert_eq!(table.len(), 2 * 15 + 3 * 7 + 2 * 2, "{md}");
     assert!(
         table.contains(&"| 1 | TTFT p50 (s) | 0.200 | 0.300 | +50.0 ±4.0 % | **WORSE** |"),
         "{md}"
