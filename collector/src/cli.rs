@@ -4,9 +4,9 @@
 use clap::{Parser, Subcommand};
 
 use crate::commands::{
-    compare::CompareArgs, context::ContextArgs, demo::DemoArgs, import::ImportArgs, plot::PlotArgs,
-    report::ReportArgs, run::RunArgs, selftest::SelftestArgs, serve_sim::SimArgs,
-    throughput::ThroughputArgs, view::ViewArgs,
+    compare::CompareArgs, context::ContextArgs, demo::DemoArgs, export::ExportArgs,
+    import::ImportArgs, plot::PlotArgs, report::ReportArgs, run::RunArgs, selftest::SelftestArgs,
+    serve_sim::SimArgs, throughput::ThroughputArgs, view::ViewArgs,
 };
 use crate::load::RunPlan;
 
@@ -47,6 +47,8 @@ pub enum Command {
     Report(ReportArgs),
     /// Turn another tool's results (a text table, vLLM or SGLang output) into a bundle.
     Import(ImportArgs),
+    /// Write a bundle's points as CSV, one row per point, for spreadsheets and scripts.
+    Export(ExportArgs),
     /// Serve the viewer and a folder of bundles on 127.0.0.1, to pick runs from in a browser.
     View(ViewArgs),
     /// Draw one of the viewer's charts as an SVG or PNG image, for slides and documents.

@@ -188,9 +188,9 @@ pub fn definition(b: &Bundle, metric: Metric) -> Option<&str> {
         Metric::SteadyTokS => "steady_tok_s",
         Metric::AggTokS => "agg_tok_s",
         Metric::DecodeTokSP50 => "decode_tok_s",
-        Metric::TtftP50 | Metric::TtftP99 => "ttft_s",
-        Metric::E2eP50 | Metric::E2eP99 => "e2e_s",
-        Metric::TpotP50 => "tpot_s",
+        Metric::TtftP50 | Metric::TtftP99 | Metric::TtftMean | Metric::TtftP90 => "ttft_s",
+        Metric::E2eP50 | Metric::E2eP99 | Metric::E2eMean | Metric::E2eP90 => "e2e_s",
+        Metric::TpotP50 | Metric::TpotMean | Metric::TpotP90 => "tpot_s",
         // An imported run's achieved rate is the request rate its tool counted.
         Metric::AchievedRps if b.is_imported() => "request_s",
         Metric::AchievedRps => "achieved_rps",
@@ -1062,6 +1062,77 @@ mod tests {
         let none = &compare(&inputs(&bs), 0).sweeps[0];
         assert_eq!(none.has_peaks(), (false, false));
         assert!(none.peak_rows(&none.levels[0]).is_empty());
+    }
+
+    /// The mean and p90 rows of TTFT, TPOT and e2e: the summaries' numbers, with an interval
+    /// from the requests (the p90's by order statistics, the mean's by its standard error).
+    #[test]
+    fn mean_and_p90_rows_carry_the_summaries_and_an_interval() {
+        use crate::bundle::RequestRecord;
+        let with_ttft = |label: &str, f: f64| {
+            let mut b = bundle(label);
+            let p = &mut b.sweeps[0].points[0];
+            p.requests = (0..60)
+                .map(|i| {
+                    let t = f * (0.1 + 0.01 * f64::from(i % 20));
+                    RequestRecord::test_ok(f64::from(i), t, t + 1.0, 100)
+                })
+                .collect();
+            p.summary = Some(crate::metrics::summarize(&p.requests, 1, 100, &[]));
+            b
+        };
+        let bs = [with_ttft("a", 1.0), with_ttft("b", 2.0)];
+        let c = compare(&inputs(&bs), 0);
+        let level = &c.sweeps[0].levels[0];
+        let row = |m: Metric| level.rows.iter().find(|r| r.metric == m).unwrap();
+        let s0 = bs[0].sweeps[0].points[0].summary.clone().unwrap();
+        let s1 = bs[1].sweeps[0].points[0].summary.clone().unwrap();
+        let (t0, t1) = (s0.ttft_s.unwrap(), s1.ttft_s.unwrap());
+        assert_eq!(row(Metric::TtftMean).cells[0].value, Some(t0.mean));
+        assert_eq!(row(Metric::TtftP90).cells[1].value, Some(t1.p90));
+        assert_eq!(
+            row(Metric::E2eMean).cells[0].value,
+            Some(s0.e2e_s.unwrap().mean)
+        );
+        assert_eq!(
+            row(Metric::E2eP90).cells[0].value,
+            Some(s0.e2e_s.unwrap().p90)
+        );
+        assert_eq!(
+            row(Metric::TpotMean).cells[0].value,
+            Some(s0.tpot_s.unwrap().mean)
+        );
+        assert_eq!(
+            row(Metric::TpotP90).cells[0].value,
+            Some(s0.tpot_s.unwrap().p90)
+        );
+        // TTFT doubled: +100 % in its mean and its p90, each beyond the noise, and worse.
+        for m in [Metric::TtftMean, Metric::TtftP90] {
+            let cell = &row(m).cells[1];
+            let ch = cell.change.unwrap();
+            assert!((ch.pct - 100.0).abs() < 1e-9, "{m:?}: {ch:?}");
+            let (lo, hi) = ch.interval.unwrap();
+            assert!(lo > 0.0 && lo < 100.0 && hi > 100.0, "{m:?}: {ch:?}");
+            assert_eq!(cell.verdict, Verdict::Worse);
+        }
+        // They are shown in the table, not spoken of in the verdict nor gated.
+        let v = &verdicts(&c, NEUTRAL_PCT)[0];
+        assert!(v.metrics.iter().all(|m| !matches!(
+            m.metric,
+            Metric::TtftMean | Metric::TtftP90 | Metric::E2eMean | Metric::E2eP90
+        )));
+        let g = gate::gate(&c, 5.0, None).unwrap();
+        assert!(
+            g.regressions
+                .iter()
+                .chain(&g.unresolved)
+                .all(|l| !l.contains("mean") && !l.contains("p90")),
+            "{g:?}"
+        );
+        assert!(
+            g.regressions.iter().any(|l| l.contains("TTFT p50")),
+            "{g:?}"
+        );
     }
 
     #[test]

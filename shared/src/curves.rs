@@ -40,11 +40,20 @@ pub enum Metric {
     GoodRps,
     /// Rate sweeps: how late the client sent requests against their schedule, p99.
     LagP99,
+    /// The mean and the 90th percentile beside the p50 and p99 (the statistics vLLM's `bench
+    /// serve`, GuideLLM and AIPerf report): shown in the tables, never gated.
+    TtftMean,
+    TtftP90,
+    /// Time per output token after the first, mean over requests.
+    TpotMean,
+    TpotP90,
+    E2eMean,
+    E2eP90,
 }
 
 impl Metric {
     /// The metrics a throughput comparison shows, in table order.
-    pub const THROUGHPUT: [Metric; 9] = [
+    pub const THROUGHPUT: [Metric; 15] = [
         Metric::SteadyTokS,
         Metric::AggTokS,
         Metric::DecodeTokSP50,
@@ -54,20 +63,28 @@ impl Metric {
         Metric::E2eP99,
         Metric::ItlP50,
         Metric::RequestS,
+        Metric::TtftMean,
+        Metric::TtftP90,
+        Metric::TpotMean,
+        Metric::TpotP90,
+        Metric::E2eMean,
+        Metric::E2eP90,
     ];
 
     /// The metrics a context comparison shows, in table order.
-    pub const CONTEXT: [Metric; 5] = [
+    pub const CONTEXT: [Metric; 7] = [
         Metric::TtftP50,
         Metric::TtftP99,
         Metric::PrefillTokSP50,
         Metric::DecodeTokSP50,
         Metric::E2eP50,
+        Metric::TtftMean,
+        Metric::TtftP90,
     ];
 
     /// The metrics a rate comparison shows, in table order: latency at each offered rate, what
     /// the client achieved, and goodput when both runs counted it.
-    pub const RATE: [Metric; 8] = [
+    pub const RATE: [Metric; 14] = [
         Metric::TtftP50,
         Metric::TtftP99,
         Metric::TpotP50,
@@ -76,6 +93,12 @@ impl Metric {
         Metric::AchievedRps,
         Metric::GoodputFraction,
         Metric::GoodRps,
+        Metric::TtftMean,
+        Metric::TtftP90,
+        Metric::TpotMean,
+        Metric::TpotP90,
+        Metric::E2eMean,
+        Metric::E2eP90,
     ];
 
     /// The value of this metric in a point's summary, when the summary has it (`None` for the
@@ -93,6 +116,12 @@ impl Metric {
             Metric::RequestS => s.request_s,
             Metric::TpotP50 => s.tpot_s?.p50,
             Metric::E2eP99 => s.e2e_s?.p99,
+            Metric::TtftMean => s.ttft_s?.mean,
+            Metric::TtftP90 => s.ttft_s?.p90,
+            Metric::TpotMean => s.tpot_s?.mean,
+            Metric::TpotP90 => s.tpot_s?.p90,
+            Metric::E2eMean => s.e2e_s?.mean,
+            Metric::E2eP90 => s.e2e_s?.p90,
             Metric::AchievedRps | Metric::GoodputFraction | Metric::GoodRps | Metric::LagP99 => {
                 return None;
             }
@@ -166,6 +195,12 @@ impl Metric {
             Metric::RequestS => i.request_s,
             Metric::TpotP50 => i.tpot_s.p50,
             Metric::E2eP99 => i.e2e_s.p99,
+            Metric::TtftMean => i.ttft_s.mean,
+            Metric::TtftP90 => i.ttft_s.p90,
+            Metric::TpotMean => i.tpot_s.mean,
+            Metric::TpotP90 => i.tpot_s.p90,
+            Metric::E2eMean => i.e2e_s.mean,
+            Metric::E2eP90 => i.e2e_s.p90,
             Metric::AchievedRps | Metric::GoodputFraction | Metric::GoodRps | Metric::LagP99 => {
                 None
             }
@@ -191,6 +226,12 @@ impl Metric {
             Metric::GoodputFraction => "goodput (fraction)",
             Metric::GoodRps => "good requests/s",
             Metric::LagP99 => "schedule lag p99 (s)",
+            Metric::TtftMean => "TTFT mean (s)",
+            Metric::TtftP90 => "TTFT p90 (s)",
+            Metric::TpotMean => "TPOT mean (s)",
+            Metric::TpotP90 => "TPOT p90 (s)",
+            Metric::E2eMean => "e2e mean (s)",
+            Metric::E2eP90 => "e2e p90 (s)",
         }
     }
 
@@ -199,7 +240,14 @@ impl Metric {
     pub fn is_latency(self) -> bool {
         matches!(
             self,
-            Metric::TtftP50 | Metric::TtftP99 | Metric::E2eP50 | Metric::E2eP99
+            Metric::TtftP50
+                | Metric::TtftP99
+                | Metric::E2eP50
+                | Metric::E2eP99
+                | Metric::TtftMean
+                | Metric::TtftP90
+                | Metric::E2eMean
+                | Metric::E2eP90
         )
     }
 
@@ -212,7 +260,13 @@ impl Metric {
             | Metric::E2eP99
             | Metric::TpotP50
             | Metric::ItlP50
-            | Metric::LagP99 => Better::Lower,
+            | Metric::LagP99
+            | Metric::TtftMean
+            | Metric::TtftP90
+            | Metric::TpotMean
+            | Metric::TpotP90
+            | Metric::E2eMean
+            | Metric::E2eP90 => Better::Lower,
             _ => Better::Higher,
         }
     }

@@ -6,7 +6,8 @@ use std::process::ExitCode;
 use clap::{Args, ValueEnum};
 use llmsweep_shared::bundle::SweepKind;
 
-use crate::output::compare;
+use crate::output::compare::{self, UNRESOLVED};
+use crate::output::compare_doc;
 use crate::output::terminal::inert;
 
 /// `println!`, the line made inert: it holds labels and model ids from the bundles.
@@ -53,6 +54,25 @@ pub struct CompareArgs {
     /// Gate only this sweep [default: every sweep both runs have].
     #[arg(long, value_enum, requires = "fail_if_slower")]
     pub gate: Option<GateArg>,
+    /// How to print the comparison: text, json or markdown.
+    ///
+    /// How to print the comparison: `text` for the terminal; `json`, a stable document
+    /// (schema "llmsweep.compare/1") with the verdict, every level's values, changes and
+    /// intervals, the gate's result and the exit status; `markdown`, for a pull-request comment
+    /// or $GITHUB_STEP_SUMMARY. The exit status is the same in every format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+/// What `compare` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// The verdict, the tables and the gate, for the terminal.
+    Text,
+    /// A stable machine-readable document (schema "llmsweep.compare/1").
+    Json,
+    /// Markdown, for a pull-request comment or $GITHUB_STEP_SUMMARY.
+    Markdown,
 }
 
 /// Which sweeps `--fail-if-slower` gates.
@@ -87,11 +107,24 @@ pub(crate) fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
             GateArg::Rate => SweepKind::Rate,
         }),
     };
+    let compared = compare::run(&req)?;
+    match a.format {
+        Format::Text => {}
+        Format::Json => {
+            print!("{}", compare_doc::json(&compared, a.fail_if_slower)?);
+            return Ok(ExitCode::from(compared.exit_code()));
+        }
+        Format::Markdown => {
+            print!("{}", compare_doc::markdown(&compared, a.fail_if_slower));
+            return Ok(ExitCode::from(compared.exit_code()));
+        }
+    }
     let compare::Compared {
         text,
         gate,
         nothing,
-    } = compare::run(&req)?;
+        ..
+    } = compared;
     print!("{}", inert(&text));
     if let Some(why) = nothing {
         // The same with the gate or without: the runs cannot tell anything, which is no pass.
@@ -139,9 +172,3 @@ pub(crate) fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
     say!("no level is more than {pct} % slower than the baseline beyond the noise");
     Ok(ExitCode::SUCCESS)
 }
-
-/// The exit status when the runs cannot tell: the gate found no regression but cannot resolve
-/// a change of the threshold's size at some gated level, or (gate or not) the runs have no
-/// level in common. Not a pass (a CI job fails on it), and told apart from a regression (1)
-/// and from an error (2).
-const UNRESOLVED: u8 = 3;

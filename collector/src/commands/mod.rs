@@ -5,6 +5,7 @@ pub(crate) mod args;
 pub(crate) mod compare;
 pub(crate) mod context;
 pub(crate) mod demo;
+pub(crate) mod export;
 pub(crate) mod import;
 pub(crate) mod plan;
 pub(crate) mod plot;
@@ -38,6 +39,7 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::Compare(a) => compare::run(a),
         Command::Report(a) => report::run(a),
         Command::Import(a) => import::run(a),
+        Command::Export(a) => export::run(a),
         Command::View(a) => view::run(a).await,
         Command::Plot(a) => plot::run(a),
         Command::Demo(a) => demo::run(a).await,

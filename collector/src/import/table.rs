@@ -12,8 +12,8 @@
 //! with a note instead of being read as a row of smaller numbers. A file may hold several tables, each under its own
 //! header: a throughput table keyed by concurrency and a context table keyed by input length.
 
-use llmsweep_shared::charts::axis::thousands;
 use llmsweep_shared::bundle::{Imported, PointStatus, Quantiles};
+use llmsweep_shared::charts::axis::thousands;
 
 /// What a column holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -761,7 +761,10 @@ input     TTFT(s)   Decode tok/s   GPU mem
             text.push_str(&format!("{c} | 70.2\n"));
         }
         let e = parse(&text).unwrap_err();
-        assert!(e.starts_with("more than 250,000 rows of results (line 250002)"), "{e}");
+        assert!(
+            e.starts_with("more than 250,000 rows of results (line 250002)"),
+            "{e}"
+        );
         let mut junk = String::from("C | Agg tok/s\n1 | 70.2\n");
         for _ in 0..1000 {
             junk.push_str("1 | x | y\n");

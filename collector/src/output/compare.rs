@@ -52,6 +52,31 @@ pub(crate) struct Compared {
     pub text: String,
     pub gate: Option<GateResult>,
     pub nothing: Option<String>,
+    /// The comparison the text renders, for the other formats.
+    pub cmp: Comparison,
+    /// The smallest change that counts: `--fail-if-slower`'s, else [`NEUTRAL_PCT`].
+    pub threshold: f64,
+}
+
+/// The exit status when the runs cannot tell: the gate found no regression but cannot resolve
+/// a change of the threshold's size at some gated level, or (gate or not) the runs have no
+/// level in common. Not a pass (a CI job fails on it), and told apart from a regression (1)
+/// and from an error (2).
+pub(crate) const UNRESOLVED: u8 = 3;
+
+impl Compared {
+    /// The exit status the result implies, whatever the format: 3 when nothing is in common,
+    /// 1 on a regression, 3 when the gate cannot resolve its threshold, else 0.
+    pub(crate) fn exit_code(&self) -> u8 {
+        if self.nothing.is_some() {
+            return UNRESOLVED;
+        }
+        match &self.gate {
+            Some(g) if !g.regressions.is_empty() => 1,
+            Some(g) if !g.unresolved.is_empty() => UNRESOLVED,
+            _ => 0,
+        }
+    }
 }
 
 /// Renders the comparison, the verdict first; with `--fail-if-slower`, also the gate's result.
@@ -109,6 +134,8 @@ pub(crate) fn run(req: &CompareRequest) -> anyhow::Result<Compared> {
             text: out,
             gate: None,
             nothing: Some(why),
+            cmp,
+            threshold,
         });
     }
     let gate = match req.fail_if_slower {
@@ -119,6 +146,8 @@ pub(crate) fn run(req: &CompareRequest) -> anyhow::Result<Compared> {
         text: out,
         gate,
         nothing: None,
+        cmp,
+        threshold,
     })
 }
 
@@ -294,7 +323,7 @@ fn render_sweep(out: &mut String, cmp: &Comparison, s: &SweepComparison, thresho
 /// For a rate sweep, which changes carry no interval and why, one line per metric and reason
 /// (a change printed without `±` is shown, never judged): the achieved rate, set by the
 /// schedule; a p99 over too few requests.
-fn no_interval_notes(s: &SweepComparison) -> Vec<String> {
+pub(crate) fn no_interval_notes(s: &SweepComparison) -> Vec<String> {
     if s.kind != SweepKind::Rate {
         return Vec::new();
     }
@@ -376,7 +405,7 @@ fn render_sources(out: &mut String, cmp: &Comparison, bundles: &[&Bundle]) {
     }
 }
 
-fn verdict_mark(v: Verdict) -> &'static str {
+pub(crate) fn verdict_mark(v: Verdict) -> &'static str {
     match v {
         Verdict::Better => " better",
         Verdict::Worse => " WORSE",
@@ -386,7 +415,7 @@ fn verdict_mark(v: Verdict) -> &'static str {
 
 /// A table value: 1 to 3 decimals by size; scientific for a huge one (a foreign file's
 /// `1.7e308` is not printed as 309 digits).
-fn fmt_value(v: f64) -> String {
+pub(crate) fn fmt_value(v: f64) -> String {
     if v.abs() >= 100.0 {
         fixed(v, 1)
     } else if v.abs() >= 1.0 {

@@ -3,6 +3,7 @@
 //! local results browser ([`view`]), the last three with the viewer's build that [`dist`] embeds.
 
 pub(crate) mod compare;
+pub(crate) mod compare_doc;
 pub(crate) mod dist;
 pub(crate) mod html_table;
 pub(crate) mod plot;

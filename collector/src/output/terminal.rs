@@ -34,6 +34,9 @@ const THROUGHPUT: &[Col] = &[
     Col("per-user tok/s", 14, Always),
     Col("TTFT p50/p99 s", 15, Always),
     Col("ITL p50 ms", 11, WideOnly),
+    Col("TTFT mean/p90 s", 15, WideOnly),
+    Col("TPOT mean/p90 ms", 16, WideOnly),
+    Col("e2e mean/p90 s", 14, WideOnly),
     Col("peak queue", 10, WideOnly),
     Col("tokens got/asked", 17, WideOnly),
     Col("wall s", 6, Always),
@@ -49,6 +52,7 @@ const CONTEXT: &[Col] = &[
     Col("decode tok/s", 13, Always),
     Col("e2e p50 s", 10, WideOnly),
     Col("server input", 13, WideOnly),
+    Col("TTFT mean/p90 s", 15, WideOnly),
 ];
 
 const RATE: &[Col] = &[
@@ -59,6 +63,9 @@ const RATE: &[Col] = &[
     Col("TTFT p50/p99 s", 15, Always),
     Col("TPOT p50 ms", 11, Always),
     Col("e2e p50/p99 s", 14, WideOnly),
+    Col("TTFT mean/p90 s", 15, WideOnly),
+    Col("TPOT mean/p90 ms", 16, WideOnly),
+    Col("e2e mean/p90 s", 14, WideOnly),
     Col("lag p99 ms", 10, Always),
     Col("in flight max/mean", 18, WideOnly),
     Col("goodput", 14, Always),
@@ -149,6 +156,9 @@ impl RateTable {
                 pair(s.ttft_s, 3),
                 s.tpot_s.map_or("-".into(), |t| fixed(t.p50 * 1e3, 1)),
                 pair(s.e2e_s, 2),
+                mean_p90(s.ttft_s, 1.0, 3),
+                mean_p90(s.tpot_s, 1e3, 1),
+                mean_p90(s.e2e_s, 1.0, 2),
                 r.lag_s.map_or("-".into(), |l| fixed(l.p99 * 1e3, 1)),
                 match (r.peak_concurrency, r.mean_concurrency) {
                     (Some(peak), Some(mean)) => format!("{peak}/{}", fixed(mean, 1)),
@@ -190,6 +200,7 @@ impl ContextTable {
                 p50(s.decode_tok_s, 1.0, 1),
                 p50(s.e2e_s, 1.0, 2),
                 counted.map_or("-".into(), |c| c.to_string()),
+                mean_p90(s.ttft_s, 1.0, 3),
             ]);
         }
         render(CONTEXT, self.0, cells, p)
@@ -256,11 +267,25 @@ fn throughput_cells(p: &Point, s: &Summary) -> Vec<String> {
         s.decode_tok_s.map_or("-".into(), |d| fixed(d.p50, 1)),
         ttft,
         s.itl_s.map_or("-".into(), |i| fixed(i.p50 * 1000.0, 1)),
+        mean_p90(s.ttft_s, 1.0, 3),
+        mean_p90(s.tpot_s, 1e3, 1),
+        mean_p90(s.e2e_s, 1.0, 2),
         peak_queue,
         format!("{}/{}", s.output_tokens, s.output_tokens_asked),
         fixed(s.wall_s, 1),
         tok_per_joule,
     ]
+}
+
+/// `mean/p90` of a latency, scaled (`1e3` for milliseconds) to `prec` decimals; `-` without one.
+fn mean_p90(x: Option<llmsweep_shared::metrics::Stats>, scale: f64, prec: usize) -> String {
+    x.map_or("-".into(), |t| {
+        format!(
+            "{}/{}",
+            fixed(t.mean * scale, prec),
+            fixed(t.p90 * scale, prec)
+        )
+    })
 }
 
 /// The short words of a row's flags column: `ok`, or e.g. `short 3, failed 1`.
@@ -768,6 +793,49 @@ mod tests {
         }
         let ctx = ContextTable(Width::Narrow);
         assert!(ctx.header().chars().count() <= 100, "{}", ctx.header());
+    }
+
+    /// The wide tables show each latency's mean and p90 beside its p50 and p99; the narrow
+    /// ones stay as they were.
+    #[test]
+    fn the_wide_tables_show_mean_and_p90() {
+        // TTFT 0.1 … 1.0 s: mean 0.55, p90 0.91 (rank 8.1); e2e one second more; 100 tokens,
+        // so TPOT is 1 s / 99 ≈ 10.1 ms for every request.
+        let requests: Vec<_> = (1..=10)
+            .map(|i| {
+                let t = f64::from(i) * 0.1;
+                llmsweep_shared::bundle::RequestRecord::test_ok(f64::from(i), t, t + 1.0, 100)
+            })
+            .collect();
+        let mut p = Point::empty(2, 1000, 100);
+        p.summary = Some(summarize(&requests, 2, 100, &[]));
+        p.requests = requests;
+        let wide = ThroughputTable(Width::Wide);
+        let header = wide.header();
+        let row = wide.row(&p);
+        let cell = |name: &str| {
+            let at = header.split(" | ").position(|h| h.trim() == name).unwrap();
+            row.split(" | ").nth(at).unwrap().trim().to_string()
+        };
+        assert_eq!(cell("TTFT mean/p90 s"), "0.550/0.910", "{header}\n{row}");
+        assert_eq!(cell("TPOT mean/p90 ms"), "10.1/10.1", "{header}\n{row}");
+        assert_eq!(cell("e2e mean/p90 s"), "1.55/1.91", "{header}\n{row}");
+        for narrow in [Width::Narrow, Width::NarrowWithGpu] {
+            let t = ThroughputTable(narrow);
+            assert!(!t.header().contains("mean") && !t.row(&p).contains("0.550/0.910"));
+            assert!(!ContextTable(narrow).header().contains("mean"));
+            assert!(!RateTable(narrow).header().contains("mean"));
+        }
+        assert!(ContextTable(Width::Wide).row(&p).contains(" 0.550/0.910 |"));
+        assert!(
+            ContextTable(Width::Wide)
+                .header()
+                .contains("TTFT mean/p90 s")
+        );
+        let rate = RateTable(Width::Wide);
+        for c in ["TTFT mean/p90 s", "TPOT mean/p90 ms", "e2e mean/p90 s"] {
+            assert!(rate.header().contains(c), "{}", rate.header());
+        }
     }
 
     #[test]

@@ -709,3 +709,260 @@ async fn reruns_of_a_dataset_or_of_conversations_are_the_same_workload() {
 fn flat(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
+
+/// A table value as the text prints it: 1 to 3 decimals by size.
+fn shown(v: f64) -> String {
+    if v.abs() >= 100.0 {
+        format!("{v:.1}")
+    } else if v.abs() >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+/// `--format json`: the stable document carries the verdict, every level's values and changes
+/// as the text shows them, the gate's result and the exit status the command returns.
+#[test]
+fn compare_json_carries_the_numbers_the_text_shows() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = write(dir.path(), "a.json", &variant("kpro5", 1.0, 1.0));
+    let b = write(dir.path(), "b.json", &variant("kpro6", 0.8, 1.5));
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let t = llmsweep(&["compare", a, b, "--fail-if-slower", "10"]);
+    let j = llmsweep(&[
+        "compare",
+        a,
+        b,
+        "--fail-if-slower",
+        "10",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(t.status.code(), Some(1));
+    assert_eq!(j.status.code(), Some(1), "{}", text(&j.stderr));
+    let out = text(&t.stdout);
+    let doc: Value = serde_json::from_slice(&j.stdout).unwrap();
+    assert_eq!(doc["schema"], "llmsweep.compare/1");
+    assert_eq!(doc["baseline"], "kpro5");
+    assert_eq!(doc["threshold_pct"], 10.0);
+    assert_eq!(doc["exit_code"], 1);
+    let v = &doc["verdicts"][0];
+    assert_eq!(v["sweep"], "throughput");
+    assert_eq!(v["outcome"], "slower");
+    assert_eq!(
+        v["headline"],
+        "throughput sweep: kpro6 is slower than kpro5 at every level (C = 1, 2)"
+    );
+    assert!(out.contains(v["headline"].as_str().unwrap()), "{out}");
+    assert_eq!(doc["verdicts"][1]["outcome"], "no significant change");
+    // TTFT p50 at C=1: 0.2 s against 0.3 s, +50 % ±4.0, beyond the noise and the threshold.
+    let sweep = &doc["sweeps"][0];
+    assert_eq!(sweep["kind"], "throughput");
+    assert_eq!(sweep["level_unit"], "concurrency");
+    let c1 = &sweep["levels"][0];
+    assert_eq!(
+        (c1["level"].as_f64(), c1["text"].as_str()),
+        (Some(1.0), Some("C=1"))
+    );
+    let ttft = c1["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["metric"] == "ttft_p50_s")
+        .unwrap();
+    assert_eq!(ttft["label"], "TTFT p50 (s)");
+    assert_eq!(shown(ttft["baseline"]["value"].as_f64().unwrap()), "0.200");
+    assert_eq!(ttft["baseline"]["mark"], "none");
+    let other = &ttft["others"][0];
+    assert_eq!(other["run"], "kpro6");
+    assert_eq!(shown(other["value"].as_f64().unwrap()), "0.300");
+    assert_eq!(
+        format!("{:.1}", other["change_pct"].as_f64().unwrap()),
+        "50.0"
+    );
+    let (lo, hi) = (
+        other["interval_pct"][0].as_f64().unwrap(),
+        other["interval_pct"][1].as_f64().unwrap(),
+    );
+    assert_eq!(format!("{:.1}", (hi - lo) / 2.0), "4.0");
+    assert_eq!(other["mark"], "worse");
+    // Every value of every row is the one the text's table shows on that metric's line.
+    let mut rows = 0;
+    for s in doc["sweeps"].as_array().unwrap() {
+        for level in s["levels"].as_array().unwrap() {
+            for r in level["metrics"].as_array().unwrap() {
+                let (Some(x), Some(y)) = (
+                    r["baseline"]["value"].as_f64(),
+                    r["others"][0]["value"].as_f64(),
+                ) else {
+                    continue;
+                };
+                let label = r["label"].as_str().unwrap();
+                let want = format!("{} {}", shown(x), shown(y));
+                let words = |l: &str| l.split_whitespace().collect::<Vec<_>>().join(" ");
+                assert!(
+                    out.lines()
+                        .any(|l| l.contains(label) && words(l).contains(&want)),
+                    "{label}: {want} not in {out}"
+                );
+                rows += 1;
+            }
+        }
+    }
+    assert_eq!(rows, 2 * 14 + 2 * 7, "rows with both values");
+    // The gate, as the text lists it.
+    let g = &doc["gate"];
+    assert_eq!(g["fail_if_slower_pct"], 10.0);
+    assert_eq!(g["result"], "slower");
+    let regressions: Vec<&str> = g["regressions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        regressions,
+        [
+            "kpro6: steady output tok/s -25.9 ±0.5 % at C=1",
+            "kpro6: TTFT p50 (s) +50.0 ±4.0 % at C=1",
+            "kpro6: steady output tok/s -25.9 ±0.7 % at C=2",
+            "kpro6: TTFT p50 (s) +50.0 ±4.0 % at C=2",
+        ]
+    );
+    assert_eq!(g["unresolved"].as_array().map(Vec::len), Some(0));
+    assert_eq!(
+        g["gated"][0],
+        "kpro6 against kpro5: throughput sweep at C = 1, 2"
+    );
+    // A passing gate exits 0 in JSON as in text; without the gate there is no gate object.
+    let j = llmsweep(&[
+        "compare",
+        a,
+        b,
+        "--fail-if-slower",
+        "60",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(j.status.code(), Some(0));
+    let doc: Value = serde_json::from_slice(&j.stdout).unwrap();
+    assert_eq!(
+        (doc["exit_code"].as_u64(), doc["gate"]["result"].as_str()),
+        (Some(0), Some("pass"))
+    );
+    let j = llmsweep(&["compare", a, b, "--format", "json"]);
+    assert_eq!(j.status.code(), Some(0));
+    let doc: Value = serde_json::from_slice(&j.stdout).unwrap();
+    assert!(
+        doc["gate"].is_null() && doc["threshold_pct"] == 1.0,
+        "{doc}"
+    );
+}
+
+/// `--format json` and `--format markdown` of runs with nothing in common: the reason, and
+/// the "cannot tell" exit status as in text.
+#[test]
+fn compare_formats_keep_the_exit_status_of_nothing_in_common() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = write(dir.path(), "a.json", &variant("kpro5", 1.0, 1.0));
+    let mut other = variant("kpro6", 1.0, 1.0);
+    for s in other["sweeps"].as_array_mut().unwrap() {
+        s["output_len"] = 999.into();
+    }
+    let b = write(dir.path(), "b.json", &other);
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let j = llmsweep(&["compare", a, b, "--format", "json"]);
+    assert_eq!(j.status.code(), Some(3));
+    let doc: Value = serde_json::from_slice(&j.stdout).unwrap();
+    assert_eq!(doc["exit_code"], 3);
+    assert!(
+        doc["nothing_in_common"]
+            .as_str()
+            .unwrap()
+            .starts_with("nothing to compare: no sweep has a level that kpro5"),
+        "{doc}"
+    );
+    let m = llmsweep(&[
+        "compare",
+        a,
+        b,
+        "--format",
+        "markdown",
+        "--fail-if-slower",
+        "5",
+    ]);
+    assert_eq!(m.status.code(), Some(3));
+    assert!(text(&m.stdout).contains("**exit 3**: the runs cannot be compared"));
+}
+
+/// `--format markdown`: the verdict before the first table, a row per level and metric, the
+/// gate's result, and a hostile label escaped so it cannot break the table or become a heading.
+#[test]
+fn compare_markdown_puts_the_verdict_first_and_escapes_labels() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = write(dir.path(), "a.json", &variant("kpro5", 1.0, 1.0));
+    let b = write(
+        dir.path(),
+        "b.json",
+        &variant("# kp|ro6 `x`\u{1b}[2J", 0.8, 1.5),
+    );
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let m = llmsweep(&[
+        "compare",
+        a,
+        b,
+        "--fail-if-slower",
+        "10",
+        "--format",
+        "markdown",
+    ]);
+    assert_eq!(m.status.code(), Some(1), "{}", text(&m.stderr));
+    assert!(!m.stdout.contains(&0x1b));
+    let md = text(&m.stdout);
+    let verdict = md.find("### Verdict").unwrap();
+    let first_table = md.find("\n|").unwrap();
+    assert!(verdict < first_table, "{md}");
+    assert!(
+        md.starts_with("## llmsweep compare: baseline kpro5\n"),
+        "{md}"
+    );
+    let run = r"\# kp\|ro6 \`x\`\\u{1b}\[2J";
+    assert!(
+        md.contains(&format!(
+            "- **throughput sweep: {run} is slower than kpro5 at every level (C = 1, 2)**"
+        )),
+        "{md}"
+    );
+    assert!(
+        md.contains(&format!("| C | metric | kpro5 | {run} | change | mark |")),
+        "{md}"
+    );
+    // Every table line has its six columns: no label's `|` split a cell.
+    let table: Vec<&str> = md.lines().filter(|l| l.starts_with('|')).collect();
+    for l in &table {
+        let bars = l.matches('|').count() - l.matches(r"\|").count();
+        assert_eq!(bars, 7, "{l}");
+    }
+    // A row per level and metric: 2 levels × 15 metrics, 3 input lengths × 7 metrics; the
+    // heading and rule lines of the two tables besides.
+    assert_eq!(table.len(), 2 * 15 + 3 * 7 + 2 * 2, "{md}");
+    assert!(
+        table.contains(&"| 1 | TTFT p50 (s) | 0.200 | 0.300 | +50.0 ±4.0 % | **WORSE** |"),
+        "{md}"
+    );
+    assert!(
+        table.contains(&"| 8000 | e2e p50 (s) | skipped | skipped |  |  |"),
+        "{md}"
+    );
+    let gate = md.find("### Gate: --fail-if-slower 10").unwrap();
+    assert!(gate > md.rfind("\n|").unwrap(), "{md}");
+    assert!(
+        md.contains("**slower** than the baseline by more than 10 %, beyond the noise (exit 1)"),
+        "{md}"
+    );
+    assert!(
+        md.contains(&format!("- {run}: TTFT p50 (s) +50.0 ±4.0 % at C=1\n")),
+        "{md}"
+    );
+}

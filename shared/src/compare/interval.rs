@@ -192,6 +192,12 @@ fn spread_of(metric: Metric, p: &Point, value: f64) -> Option<Spread> {
         Metric::E2eP50 => percentile_log_bounds(values(&|r| Some(r.e2e_s)), 0.5, value),
         Metric::E2eP99 => percentile_log_bounds(values(&|r| Some(r.e2e_s)), 0.99, value),
         Metric::TpotP50 => percentile_log_bounds(values(&tpot_s), 0.5, value),
+        Metric::TtftP90 => percentile_log_bounds(values(&|r| r.ttft_s), 0.9, value),
+        Metric::TpotP90 => percentile_log_bounds(values(&tpot_s), 0.9, value),
+        Metric::E2eP90 => percentile_log_bounds(values(&|r| Some(r.e2e_s)), 0.9, value),
+        Metric::TtftMean => mean_log_se(&values(&|r| r.ttft_s)).map(Spread::LogSe),
+        Metric::TpotMean => mean_log_se(&values(&tpot_s)).map(Spread::LogSe),
+        Metric::E2eMean => mean_log_se(&values(&|r| Some(r.e2e_s))).map(Spread::LogSe),
         Metric::GoodputFraction | Metric::GoodRps => match p.goodput? {
             g if g.good == 0 && g.requests > 0 => Some(Spread::NoInterval(
                 "no request met the SLO, and a zero has no interval: shown, not judged",
@@ -216,6 +222,31 @@ fn spread_of(metric: Metric, p: &Point, value: f64) -> Option<Spread> {
         // summaries; requests/s moves in whole requests. Neither has an interval.
         Metric::ItlP50 | Metric::RequestS => None,
     }
+}
+
+/// The fewest requests whose mean gets an interval: the normal approximation of a latency's
+/// (skewed) mean wants a few dozen.
+pub const MEAN_MIN_REQUESTS: usize = 30;
+
+/// The standard error of the log of the mean of `values` (the mean's relative standard error,
+/// `s / √n / mean`); `None` under [`MEAN_MIN_REQUESTS`] finite values or a mean that is not
+/// positive.
+///
+/// Worked example: 30 values, half 1 and half 3: mean 2, sample sd √(30/29) ≈ 1.017, so the
+/// standard error is 1.017 / √30 ≈ 0.1857 and its share of the mean 0.0928.
+pub fn mean_log_se(values: &[f64]) -> Option<f64> {
+    let v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    if v.len() < MEAN_MIN_REQUESTS {
+        return None;
+    }
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    if !(mean > 0.0 && mean.is_finite()) {
+        return None;
+    }
+    let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    let se = (var / n).sqrt() / mean;
+    se.is_finite().then_some(se)
 }
 
 /// How far the Wilson score interval (at [`CONFIDENCE`]) of the proportion `good / n` reaches
@@ -364,6 +395,20 @@ pub fn rate_log_se(records: &[RequestRecord], windows: &[(f64, f64)]) -> Option<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The worked example of [`mean_log_se`], and its floor of requests.
+    #[test]
+    fn a_means_relative_standard_error_by_hand() {
+        let v: Vec<f64> = (0..30)
+            .map(|i| if i % 2 == 0 { 1.0 } else { 3.0 })
+            .collect();
+        let se = mean_log_se(&v).unwrap();
+        let want = (30.0_f64 / 29.0).sqrt() / 30.0_f64.sqrt() / 2.0;
+        assert!((se - want).abs() < 1e-12, "{se} vs {want}");
+        assert!((se - 0.0928).abs() < 1e-4);
+        assert_eq!(mean_log_se(&v[..29]), None);
+        assert_eq!(mean_log_se(&[0.0; 40]), None);
+    }
 
     /// A reproducible uniform(0, 1) stream.
     struct Rng(u64);

@@ -288,7 +288,13 @@ pub(crate) mod tests {
                 Metric::TpotP50,
                 Metric::E2eP50,
                 Metric::E2eP99,
-                Metric::AchievedRps
+                Metric::AchievedRps,
+                Metric::TtftMean,
+                Metric::TtftP90,
+                Metric::TpotMean,
+                Metric::TpotP90,
+                Metric::E2eMean,
+                Metric::E2eP90,
             ]
         );
     }

@@ -34,7 +34,7 @@ async fn an_imported_table_sits_next_to_a_measured_run() {
     let table = dir.path().join("old.txt");
     std::fs::write(&table, TABLE).unwrap();
     let bundle = import(&Request {
-        format: ImportFormat::Table,
+        format: Some(ImportFormat::Table),
         files: vec![table],
         label: "kpro6".into(),
         input_len: Some(512),
