@@ -250,7 +250,7 @@ mod tests {
                 .filter(|c| c.get_name() != "help")
                 .cloned(),
         );
-        assert_eq!(commands.len(), 12);
+        assert_eq!(commands.len(), 13);
         for cmd in commands {
             let name = cmd.get_name().to_string();
             let long = cmd.term_width(100).render_long_help().to_string();

@@ -14,8 +14,8 @@ use crate::output::terminal::inert;
   # Every point of a run, one row each, into a spreadsheet
   llmsweep export --csv results/kpro5-run-20261201T192003Z.json --out kpro5.csv
 
-  # To stdout, for a script
-  llmsweep export --csv results/kpro5-run-20261201T192003Z.json | cut -d, -f2,4,13")]
+  # To stdout, for a script to read
+  llmsweep export --csv results/kpro5-run-20261201T192003Z.json")]
 pub struct ExportArgs {
     /// Write CSV: one row per point of every sweep, with a header row.
     ///
