@@ -26,6 +26,8 @@ pub enum FromArg {
     Sglang,
     /// GuideLLM's `benchmarks.json` (`guidellm run --output kind=json`).
     Guidellm,
+    /// AIPerf's `profile_export_aiperf.json` (`aiperf profile`), one file per concurrency or rate.
+    Aiperf,
 }
 
 impl FromArg {
@@ -37,6 +39,7 @@ impl FromArg {
             FromArg::Vllm => Some(ImportFormat::Vllm),
             FromArg::Sglang => Some(ImportFormat::Sglang),
             FromArg::Guidellm => Some(ImportFormat::Guidellm),
+            FromArg::Aiperf => Some(ImportFormat::Aiperf),
         }
     }
 }
