@@ -28,7 +28,10 @@ pub(crate) fn parse(text: &str) -> Result<Vec<Run>, String> {
         return Err(format!("not a JSON object; {EXPECTED}"));
     };
     let Some(version) = o.get("aiperf_version").and_then(Value::as_str) else {
-        return Err(format!("no `aiperf_version`: {EXPECTED}"));
+        return Err(format!(
+            "no `aiperf_version`: {EXPECTED} as AIPerf 0.13 or later writes it (export schema \
+             1.x)"
+        ));
     };
     let config = o.get("input_config").and_then(Value::as_object).ok_or(
         "no `input_config`: the file does not say how the run was driven (AIPerf 0.13 or later \
@@ -299,6 +302,26 @@ mod tests {
         )
     }
 
+    /// The real file of the fixture: its synthetic lengths without spread are the asked ones.
+    #[test]
+    fn a_synthetic_length_without_spread_is_asked() {
+        let path = format!(
+            "{}/tests/fixtures/import/aiperf-0.13.0/c1.json",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let text = std::fs::read_to_string(&path).unwrap();
+        let r = &parse(&text).unwrap()[0];
+        assert_eq!(
+            (r.input_len, r.output_len, r.concurrency, r.notes.len()),
+            (LenSource::Asked(32), LenSource::Asked(8), 1, 0)
+        );
+        let mut v: Value = serde_json::from_str(&text).unwrap();
+        v["input_config"]["datasets"][0]["prompts"]["osl"]["stddev"] = 2.0.into();
+        let spread = v.to_string();
+        // Then the mean the requests got: 8.0 in this run.
+        assert_eq!(parse(&spread).unwrap()[0].output_len, LenSource::Mean(8));
+    }
+
     #[test]
     fn the_profiling_phase_is_the_point_and_other_loads_are_refused_by_name() {
         let runs = parse(&file(
@@ -359,6 +382,27 @@ mod tests {
             ))
             .unwrap_err(),
             r#"`time_to_first_token` is in "tokens", not a unit of time"#
+        );
+        assert_eq!(
+            parse(r#"{"aiperf_version": "0.13.0"}"#).unwrap_err(),
+            "no `input_config`: the file does not say how the run was driven (AIPerf 0.13 or later writes it)"
+        );
+        assert_eq!(
+            parse(r#"{"request_throughput": {"unit": "requests/sec", "avg": 2.0}}"#).unwrap_err(),
+            "no `aiperf_version`: expected AIPerf's profile_export_aiperf.json as AIPerf 0.13 or later writes it (export schema 1.x)"
+        );
+        let phase = r#"{"kind": "profiling", "type": "concurrency", "concurrency": 1}"#;
+        assert_eq!(
+            parse(&file(phase, "").replace(r#""avg": 3.0"#, r#""avg": 2.5"#)).unwrap_err(),
+            "`request_count` is 2.5, not a count"
+        );
+        assert_eq!(
+            parse(&file(phase, "").replace(r#""avg": 3.0"#, r#""avg": "x""#)).unwrap_err(),
+            r#"`request_count.avg` is "x", not a number"#
+        );
+        assert_eq!(
+            parse(&file(phase, "").replace("request_count", "nothing")).unwrap_err(),
+            "no `request_count`: no request of the run succeeded, or the file is cut short"
         );
         assert_eq!(
             parse(r#"{"aiperf_version": "0.13.0", "input_config": {"phases": []}}"#).unwrap_err(),
