@@ -55,6 +55,9 @@ impl FromArg {
   # SGLang bench_serving --output-file lines
   llmsweep import --from sglang runs.jsonl --label kpro5-sglang
 
+  # AIPerf's profile_export_aiperf.json, one file per concurrency or rate
+  llmsweep import --from aiperf c1/profile_export_aiperf.json c8/profile_export_aiperf.json --label aiperf-h100
+
   # --from left out: the format is told from the file
   llmsweep import c1.json c8.json --label vllm-h100")]
 pub struct ImportArgs {

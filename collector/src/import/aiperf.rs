@@ -367,6 +367,28 @@ mod tests {
         ))
         .unwrap();
         assert_eq!((c[0].concurrency, c[0].open), (4, None));
+        assert!(c[0].notes.is_empty());
+        // A cancelled run without streaming says so; errors counted as completed − successful.
+        let c = parse(
+            &file(
+                r#"{"kind": "profiling", "type": "concurrency", "concurrency": 4}"#,
+                r#", "was_cancelled": true, "completed_request_count": {"unit": "requests", "avg": 5.0}"#,
+            )
+            .replace(r#""streaming": true"#, r#""streaming": false"#)
+            .replace("error_request_count", "unused"),
+        )
+        .unwrap();
+        assert_eq!(
+            (c[0].values.ok, c[0].values.failed, c[0].values.requests),
+            (Some(3), Some(2), Some(5))
+        );
+        assert_eq!(
+            c[0].notes,
+            [
+                "run 1: AIPerf recorded the run as cancelled: its numbers are over the requests finished before it stopped",
+                "run 1: not streamed: AIPerf measures no TTFT or inter-token latency without --streaming"
+            ]
+        );
         assert_eq!(
             parse(&file(
                 r#"{"kind": "profiling", "type": "fixed_schedule"}"#,
