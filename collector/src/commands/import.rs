@@ -26,6 +26,8 @@ pub enum FromArg {
     Sglang,
     /// GuideLLM's `benchmarks.json` (`guidellm run --output kind=json`).
     Guidellm,
+    /// AIPerf's `profile_export_aiperf.json` (`aiperf profile`), one file per concurrency or rate.
+    Aiperf,
 }
 
 impl FromArg {
@@ -37,6 +39,7 @@ impl FromArg {
             FromArg::Vllm => Some(ImportFormat::Vllm),
             FromArg::Sglang => Some(ImportFormat::Sglang),
             FromArg::Guidellm => Some(ImportFormat::Guidellm),
+            FromArg::Aiperf => Some(ImportFormat::Aiperf),
         }
     }
 }
@@ -51,6 +54,9 @@ impl FromArg {
 
   # SGLang bench_serving --output-file lines
   llmsweep import --from sglang runs.jsonl --label kpro5-sglang
+
+  # AIPerf's profile_export_aiperf.json, one file per concurrency or rate
+  llmsweep import --from aiperf c1/profile_export_aiperf.json c8/profile_export_aiperf.json --label aiperf-h100
 
   # --from left out: the format is told from the file
   llmsweep import c1.json c8.json --label vllm-h100")]

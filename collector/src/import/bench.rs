@@ -19,6 +19,8 @@ pub(crate) enum Bench {
     Sglang,
     /// GuideLLM's `benchmarks.json` ([`super::guidellm`]).
     Guidellm,
+    /// AIPerf's `profile_export_aiperf.json` ([`super::aiperf`]).
+    Aiperf,
 }
 
 impl Bench {
@@ -27,6 +29,7 @@ impl Bench {
             Bench::Vllm => "vllm bench serve",
             Bench::Sglang => "sglang.bench_serving",
             Bench::Guidellm => "GuideLLM",
+            Bench::Aiperf => "AIPerf",
         }
     }
 
@@ -34,7 +37,7 @@ impl Bench {
     fn e2e(self) -> &'static str {
         match self {
             Bench::Vllm => "e2el",
-            Bench::Sglang | Bench::Guidellm => "e2e_latency",
+            Bench::Sglang | Bench::Guidellm | Bench::Aiperf => "e2e_latency",
         }
     }
 }
@@ -218,8 +221,10 @@ pub(crate) fn python_literals(text: &str) -> (String, Vec<PyLiteral>) {
 /// Reads every run in `text`: JSON objects one after another (JSON lines or concatenated).
 /// Python's `NaN` and `Infinity` are read as missing, each with a note that says where.
 pub(crate) fn parse(bench: Bench, text: &str) -> Result<Vec<Run>, String> {
-    if bench == Bench::Guidellm {
-        return super::guidellm::parse(text);
+    match bench {
+        Bench::Guidellm => return super::guidellm::parse(text),
+        Bench::Aiperf => return super::aiperf::parse(text),
+        Bench::Vllm | Bench::Sglang => {}
     }
     let mut runs = Vec::new();
     let (clean, literals) = python_literals(text);
@@ -371,7 +376,9 @@ fn run(
                 Bench::Sglang => {
                     format!("run {n}: SGLang's benchmark draws exponential gaps: Poisson arrivals")
                 }
-                Bench::Guidellm => format!("run {n}: no burstiness; read as Poisson"),
+                Bench::Guidellm | Bench::Aiperf => {
+                    format!("run {n}: no burstiness; read as Poisson")
+                }
             });
         }
     }
@@ -546,9 +553,12 @@ fn api_of(backend: &str) -> Api {
     }
 }
 
-/// `20250101-120000` → `2025-01-01T12:00:00`, when it has that shape.
+/// `20250101-120000` (vLLM's) or `2025-01-01T12:00:00.123456` (AIPerf's `start_time`) →
+/// `2025-01-01T12:00:00Z`, when it has one of those shapes.
 pub(crate) fn vllm_date(date: &str) -> Option<String> {
-    let d = chrono::NaiveDateTime::parse_from_str(date, "%Y%m%d-%H%M%S").ok()?;
+    let d = chrono::NaiveDateTime::parse_from_str(date, "%Y%m%d-%H%M%S")
+        .or_else(|_| chrono::NaiveDateTime::parse_from_str(date, "%Y-%m-%dT%H:%M:%S%.f"))
+        .ok()?;
     Some(d.format("%Y-%m-%dT%H:%M:%SZ").to_string())
 }
 

@@ -52,6 +52,7 @@ pub(crate) fn describe(format: ImportFormat) -> &'static str {
         ImportFormat::Vllm => "a result of vllm bench serve",
         ImportFormat::Sglang => "a result of sglang.bench_serving",
         ImportFormat::Guidellm => "GuideLLM's benchmarks.json",
+        ImportFormat::Aiperf => "AIPerf's profile_export_aiperf.json",
         ImportFormat::Unknown => "a format this llmsweep does not know",
     }
 }
@@ -89,7 +90,7 @@ fn of_object(o: &Map<String, Value>) -> Kind {
         return Kind::Format(ImportFormat::Guidellm);
     }
     if has("aiperf_version") || (metric("request_throughput") && metric("time_to_first_token")) {
-        return Kind::Peer("AIPerf's profile_export_aiperf.json");
+        return Kind::Format(ImportFormat::Aiperf);
     }
     if has("aggregated_metrics") && (has("individual_request_metrics") || has("scenario")) {
         return Kind::Peer("a result of genai-bench");
@@ -140,6 +141,9 @@ mod tests {
             ("kpro6-context.txt", ImportFormat::Table),
             ("design-kpro6.txt", ImportFormat::Table),
             ("guidellm-0.8.1/benchmarks.json", ImportFormat::Guidellm),
+            ("aiperf-0.13.0/c1.json", ImportFormat::Aiperf),
+            ("aiperf-0.13.0/c2.json", ImportFormat::Aiperf),
+            ("aiperf-0.13.0/r8.json", ImportFormat::Aiperf),
         ] {
             assert_eq!(detect(&fixture(name)), Kind::Format(want), "{name}");
         }
@@ -152,7 +156,7 @@ mod tests {
                 r#"{"request_throughput": {"unit": "requests/sec", "avg": 2.0},
                 "time_to_first_token": {"unit": "ms", "avg": 10.0}}"#
             ),
-            Kind::Peer("AIPerf's profile_export_aiperf.json")
+            Kind::Format(ImportFormat::Aiperf)
         );
         assert_eq!(
             detect(r#"{"aggregated_metrics": {}, "individual_request_metrics": []}"#),

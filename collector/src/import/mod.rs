@@ -12,6 +12,7 @@
 //! `request_rate`) become a rate sweep in offered-rate order. A file set with both gives a
 //! bundle with both sweeps.
 
+pub(crate) mod aiperf;
 pub(crate) mod bench;
 pub(crate) mod detect;
 pub(crate) mod guidellm;
@@ -86,8 +87,12 @@ pub fn import(req: &Request) -> anyhow::Result<Bundle> {
         ImportFormat::Vllm => Some(Bench::Vllm),
         ImportFormat::Sglang => Some(Bench::Sglang),
         ImportFormat::Guidellm => Some(Bench::Guidellm),
+        ImportFormat::Aiperf => Some(Bench::Aiperf),
         ImportFormat::Unknown => {
-            bail!("cannot import this format; --from takes auto, table, vllm, sglang or guidellm")
+            bail!(
+                "cannot import this format; --from takes auto, table, vllm, sglang, guidellm or \
+                 aiperf"
+            )
         }
     };
     let mut c = Collected::default();
@@ -115,7 +120,7 @@ pub fn import(req: &Request) -> anyhow::Result<Bundle> {
 }
 
 /// What the formats llmsweep imports are, for a message that names them.
-const IMPORTS: &str = "vllm bench serve's JSON, sglang.bench_serving's JSON lines, GuideLLM's benchmarks.json and text tables";
+const IMPORTS: &str = "vllm bench serve's JSON, sglang.bench_serving's JSON lines, GuideLLM's benchmarks.json, AIPerf's profile_export_aiperf.json and text tables";
 
 /// The format to read `text` as: the one its content shows when `--from` was left out; the
 /// one `--from` named unless the content shows another tool's (then the refusal names it).
@@ -847,11 +852,58 @@ pub fn definitions(format: ImportFormat) -> BTreeMap<String, String> {
             "GuideLLM's constant (evenly spaced) or poisson strategy rate, requests per second",
         ),
     ];
+    let aiperf: &[(&str, &str)] = &[
+        (
+            "source",
+            "AIPerf's profile_export_aiperf.json: the tool's own summary of one run (one concurrency or rate per file), latency statistics over its successful requests; llmsweep has no per-request records of it",
+        ),
+        (
+            "ttft_s",
+            "request start → first streamed response with content, as AIPerf times it (its time_to_first_token); mean (avg), p50, p90, p99 over successful requests; seconds",
+        ),
+        (
+            "tpot_s",
+            "AIPerf's inter_token_latency: (request latency − TTFT) / (output tokens − 1) per request (− the first chunk's tokens with --per-chunk-usage), then avg, p50, p90, p99 over requests: llmsweep's tpot formula",
+        ),
+        (
+            "decode_tok_s",
+            "computed by llmsweep as 1 / AIPerf's median inter_token_latency",
+        ),
+        (
+            "itl_s",
+            "AIPerf's inter_chunk_latency: gap between consecutive streamed chunks over all chunks of all requests, NOT divided by the tokens a chunk carries (llmsweep divides): differs from llmsweep's itl when chunks carry several tokens",
+        ),
+        (
+            "e2e_s",
+            "request start → last streamed response (AIPerf's request_latency); seconds",
+        ),
+        (
+            "agg_tok_s",
+            "AIPerf's output_token_throughput: total output tokens / benchmark duration (first request sent → last response received), ramp-up and drain included: comparable to llmsweep's agg_tok_s, not to its steady_tok_s",
+        ),
+        (
+            "request_s",
+            "AIPerf's request_throughput: successful requests / benchmark duration",
+        ),
+        (
+            "output_tokens",
+            "AIPerf's total_osl: output tokens of the successful requests as AIPerf counted them (its tokenizer on the text, or the server's usage with --use-server-token-count)",
+        ),
+        (
+            "concurrency",
+            "AIPerf's --concurrency: requests kept in flight; for a --request-rate run its cap, 0 when it had none",
+        ),
+        (
+            "offered_rps",
+            "AIPerf's --request-rate: requests per second offered, with --arrival-pattern poisson (the default), gamma (of --arrival-smoothness) or constant gaps",
+        ),
+    ];
     let pick = match format {
         ImportFormat::Table => table,
         ImportFormat::Vllm => vllm,
         ImportFormat::Sglang => sglang,
         ImportFormat::Guidellm => guidellm,
+        ImportFormat::Aiperf => aiperf,
         ImportFormat::Unknown => &[],
     };
     pick.iter()

@@ -409,7 +409,7 @@ fn without_from_peers_mixes_and_the_undecidable_are_refused_by_name() {
         (
             genai.as_str(),
             format!(
-                "error: {genai}: this is a result of genai-bench, which llmsweep cannot import yet (it imports vllm bench serve's JSON, sglang.bench_serving's JSON lines, GuideLLM's benchmarks.json and text tables)"
+                "error: {genai}: this is a result of genai-bench, which llmsweep cannot import yet (it imports vllm bench serve's JSON, sglang.bench_serving's JSON lines, GuideLLM's benchmarks.json, AIPerf's profile_export_aiperf.json and text tables)"
             ),
         ),
         (
@@ -421,7 +421,7 @@ fn without_from_peers_mixes_and_the_undecidable_are_refused_by_name() {
         (
             other.as_str(),
             format!(
-                "error: {other}: JSON of no format llmsweep knows: not a file llmsweep imports (vllm bench serve's JSON, sglang.bench_serving's JSON lines, GuideLLM's benchmarks.json and text tables); give --from to read it as one of them and be told what it lacks"
+                "error: {other}: JSON of no format llmsweep knows: not a file llmsweep imports (vllm bench serve's JSON, sglang.bench_serving's JSON lines, GuideLLM's benchmarks.json, AIPerf's profile_export_aiperf.json and text tables); give --from to read it as one of them and be told what it lacks"
             ),
         ),
     ] {
@@ -672,4 +672,130 @@ fn guidellm_benchmarks_become_points_holding_the_files_own_numbers() {
         text(&o.stderr).trim(),
         "error: tests/fixtures/import/guidellm-0.8.1/benchmarks.json: this is GuideLLM's benchmarks.json, not a result of vllm bench serve: use --from guidellm or leave --from out"
     );
+}
+
+/// Real `profile_export_aiperf.json` files of AIPerf 0.13.0 against serve-sim (see the fixture's
+/// README), one per run: told from their content, the concurrency runs one throughput sweep in
+/// concurrency order and the rate run a rate sweep, every number the file's own.
+#[test]
+fn aiperf_runs_become_points_holding_the_files_own_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    let names = [
+        "aiperf-0.13.0/c2.json",
+        "aiperf-0.13.0/c1.json",
+        "aiperf-0.13.0/r8.json",
+    ];
+    let paths: Vec<String> = names.iter().map(|n| fixture(n)).collect();
+    let args: Vec<&str> = paths.iter().map(String::as_str).collect();
+    let (path, o) = import_auto(dir.path(), &args, &[]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stdout).contains("throughput sweep: 2 points (C 1,2)"),
+        "{}",
+        text(&o.stdout)
+    );
+    let b = read(&path);
+    let src = b.source.as_ref().unwrap();
+    assert_eq!(
+        (
+            src.tool.as_str(),
+            src.format.as_str(),
+            src.version.as_deref()
+        ),
+        ("AIPerf", "aiperf", Some("0.13.0"))
+    );
+    assert_eq!(
+        (b.target.model.as_str(), b.target.api),
+        ("sim-fast", Api::Completions)
+    );
+    assert!(b.definitions["tpot_s"].starts_with("AIPerf's inter_token_latency"));
+    assert!(b.definitions["itl_s"].starts_with("AIPerf's inter_chunk_latency"));
+    let file = |name: &str| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(fixture(name)).unwrap()).unwrap()
+    };
+    // The first file's start_time (the host's local time), recorded as if UTC.
+    let start = file(names[0])["start_time"].as_str().unwrap().to_string();
+    assert_eq!(b.run_date(), Some(format!("{}Z", &start[..19]).as_str()));
+    let kinds: Vec<SweepKind> = b.sweeps.iter().map(|s| s.kind).collect();
+    assert_eq!(kinds, [SweepKind::Throughput, SweepKind::Rate]);
+    let s = &b.sweeps[0];
+    assert_eq!(
+        (
+            s.concurrency.as_slice(),
+            s.input_lens.as_slice(),
+            s.output_len
+        ),
+        (&[1, 2][..], &[32][..], 8)
+    );
+    let rate = &b.sweeps[1];
+    let plan = rate.rate.as_ref().unwrap();
+    assert_eq!(
+        (plan.rates.as_slice(), plan.arrival, plan.max_concurrency),
+        (&[8.0][..], llmsweep_shared::bundle::Arrival::Poisson, None)
+    );
+    let points = [
+        (&s.points[0], file(names[1])),
+        (&s.points[1], file(names[0])),
+        (&rate.points[0], file(names[2])),
+    ];
+    for (p, f) in points {
+        let phase = &f["input_config"]["phases"][0];
+        assert_eq!(phase["kind"], "profiling");
+        match phase["concurrency"].as_u64() {
+            Some(c) => assert_eq!(u64::from(p.concurrency), c),
+            None => {
+                assert_eq!(p.concurrency, 0);
+                assert_eq!(p.rate.unwrap().offered_rps, phase["rate"].as_f64().unwrap());
+            }
+        }
+        let v = p.imported.as_ref().unwrap();
+        let stats = |k: &str| {
+            let per_s = match f[k]["unit"].as_str().unwrap() {
+                "ms" => 1000.0,
+                unit => panic!("{k} in {unit}"),
+            };
+            (
+                f[k]["avg"].as_f64().map(|x| x / per_s),
+                f[k]["p50"].as_f64().map(|x| x / per_s),
+                f[k]["p90"].as_f64().map(|x| x / per_s),
+                f[k]["p99"].as_f64().map(|x| x / per_s),
+            )
+        };
+        let q = |q: &llmsweep_shared::bundle::Quantiles| (q.mean, q.p50, q.p90, q.p99);
+        assert_eq!(q(&v.ttft_s), stats("time_to_first_token"));
+        assert_eq!(q(&v.tpot_s), stats("inter_token_latency"));
+        assert_eq!(q(&v.itl_s), stats("inter_chunk_latency"));
+        assert_eq!(q(&v.e2e_s), stats("request_latency"));
+        let avg = |k: &str| f[k]["avg"].as_f64();
+        assert_eq!(v.output_tok_s, avg("output_token_throughput"));
+        assert_eq!(v.request_s, avg("request_throughput"));
+        assert_eq!(f["benchmark_duration"]["unit"], "sec");
+        assert_eq!(v.wall_s, avg("benchmark_duration"));
+        assert_eq!(v.ok.map(|n| n as f64), avg("request_count"));
+        assert_eq!(v.requests.map(|n| n as f64), avg("completed_request_count"));
+        assert_eq!(v.failed, Some(0));
+        assert_eq!(v.output_tokens.map(|t| t as f64), avg("total_osl"));
+        assert_eq!(v.input_tokens.map(|t| t as f64), avg("total_isl"));
+        assert_eq!(
+            (p.input_len, p.output_len),
+            (
+                f["input_config"]["datasets"][0]["prompts"]["isl"]["mean"]
+                    .as_f64()
+                    .unwrap() as u64,
+                f["input_config"]["datasets"][0]["prompts"]["osl"]["mean"]
+                    .as_f64()
+                    .unwrap() as u64
+            )
+        );
+        assert!(p.flags.is_empty(), "{:?}", p.flags);
+    }
+    // Named as another format, it is refused by what it is.
+    let (_, o) = import(dir.path(), "guidellm", &[names[1]], &[]);
+    assert_eq!(
+        text(&o.stderr).trim(),
+        "error: tests/fixtures/import/aiperf-0.13.0/c1.json: this is AIPerf's profile_export_aiperf.json, not GuideLLM's benchmarks.json: use --from aiperf or leave --from out"
+    );
+    // And named as itself, it is read.
+    let (_, o) = import(dir.path(), "aiperf", &[names[1]], &[]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
 }

@@ -170,6 +170,8 @@ pub enum ImportFormat {
     Sglang,
     /// GuideLLM's `benchmarks.json`, one benchmark per concurrency or rate.
     Guidellm,
+    /// AIPerf's `profile_export_aiperf.json`, one run per file.
+    Aiperf,
     /// A format a newer llmsweep knows (read, never written).
     #[default]
     #[serde(other)]
@@ -184,6 +186,7 @@ impl ImportFormat {
             ImportFormat::Vllm => "vllm",
             ImportFormat::Sglang => "sglang",
             ImportFormat::Guidellm => "guidellm",
+            ImportFormat::Aiperf => "aiperf",
             ImportFormat::Unknown => "unknown",
         }
     }
