@@ -360,7 +360,8 @@ pub(crate) fn hang(first: &str, text: &str, indent: &str, width: usize) -> Strin
     let mut col = first.chars().count();
     let indent_cols = indent.chars().count();
     let mut empty = true;
-    for word in text.split(' ') {
+    for word in glued(text) {
+        let word = word.as_str();
         let len = word.chars().count();
         if !empty && col + 1 + len > width {
             out.push('\n');
@@ -375,6 +376,25 @@ pub(crate) fn hang(first: &str, text: &str, indent: &str, width: usize) -> Strin
         out.push_str(word);
         col += len;
         empty = false;
+    }
+    out
+}
+
+/// The words of `text`, with what reads as one unit kept on one line: a number and its `%` or
+/// its `±` spread, and `C = 16`.
+fn glued(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut join_next = false;
+    for word in text.split(' ') {
+        let attach = join_next || word == "%" || word == "=" || word.starts_with('±');
+        match out.last_mut() {
+            Some(last) if attach && !word.is_empty() => {
+                last.push(' ');
+                last.push_str(word);
+            }
+            _ => out.push(word.to_string()),
+        }
+        join_next = word == "=";
     }
     out
 }
@@ -848,7 +868,7 @@ mod tests {
         );
         assert_eq!(
             h,
-            "    TTFT p50 (s)  better at 1 of 3 (C =\n                  1); best -52.4 ±0.2 %\n                  at C=1"
+            "    TTFT p50 (s)  better at 1 of 3\n                  (C = 1); best\n                  -52.4 ±0.2 % at C=1"
         );
         // A megabyte of words is wrapped, not stuck on: each line within the width.
         let long = "word ".repeat(200_000);
