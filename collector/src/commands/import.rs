@@ -49,17 +49,15 @@ impl FromArg {
   # A table a benchmark script printed; tables do not say the lengths, so give them
   llmsweep import --from table old.txt --label kpro6 --input-len 1000 --output-len 500
 
-  # vllm bench serve --save-result files, one per concurrency, become one sweep
-  llmsweep import --from vllm c1.json c8.json c32.json --label vllm-h100
+  # vllm bench serve --save-result files, one per concurrency, become one sweep (the format
+  # is told from each file: vLLM, SGLang, GuideLLM, AIPerf)
+  llmsweep import c1.json c8.json c32.json --label vllm-h100
 
   # SGLang bench_serving --output-file lines
   llmsweep import --from sglang runs.jsonl --label kpro5-sglang
 
-  # AIPerf's profile_export_aiperf.json, one file per concurrency or rate
-  llmsweep import --from aiperf c1/profile_export_aiperf.json c8/profile_export_aiperf.json --label aiperf-h100
-
-  # --from left out: the format is told from the file
-  llmsweep import c1.json c8.json --label vllm-h100")]
+  # AIPerf's profile_export_aiperf.json files, one per concurrency or rate, renamed
+  llmsweep import --from aiperf aiperf-c1.json aiperf-c8.json --label aiperf-h100")]
 pub struct ImportArgs {
     /// The format of the files [default: told from each file's content].
     #[arg(long = "from", value_enum, value_name = "FORMAT", default_value_t = FromArg::Auto, hide_default_value = true)]
