@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Args;
 
-use crate::sim::{Preset, SimConfig};
+use crate::sim::{Personality, Preset, SimConfig};
 
 #[derive(Debug, Clone, Args)]
 #[command(after_help = "Examples:
@@ -14,6 +14,9 @@ use crate::sim::{Preset, SimConfig};
 
   # A quick one on another port
   llmsweep serve-sim --preset fast --port 30001
+
+  # Speaking as SGLang: /get_server_info, sglang: metrics (TP 2, NEXTN speculative for kpro5)
+  llmsweep serve-sim --engine sglang
 
   # A faulty one: every 10th request fails, and only callers sending the header get in
   llmsweep serve-sim --preset fast --fail-every 10 --require-header X-Token:abc")]
@@ -32,6 +35,13 @@ pub struct SimArgs {
     /// quick.
     #[arg(long, value_enum, default_value_t = Preset::Kpro5)]
     pub preset: Preset,
+    /// Engine to speak as: metric names, server info, error wording.
+    ///
+    /// Engine to speak as: `vllm` answers /version and vLLM's metric names; `sglang` answers
+    /// SGLang 0.5's /get_server_info and /get_model_info, its `sglang:` metric names and error
+    /// wording. Timing is the same for both.
+    #[arg(long, value_enum, default_value_t = Personality::Vllm)]
+    pub engine: Personality,
     /// Seed of the generated text.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -192,8 +202,12 @@ pub(crate) async fn run(a: SimArgs) -> anyhow::Result<ExitCode> {
     } else {
         format!(", {}× its costs", a.slowdown)
     };
+    let speaking = match a.engine {
+        Personality::Vllm => "",
+        Personality::Sglang => ", speaking as SGLang",
+    };
     println!(
-        "llmsweep serve-sim ({} preset{slowed}, model {}): simulated server, not a real engine — http://{addr}",
+        "llmsweep serve-sim ({} preset{slowed}{speaking}, model {}): simulated server, not a real engine — http://{addr}",
         a.preset.name(),
         cfg.model
     );
@@ -208,6 +222,7 @@ pub(crate) async fn run(a: SimArgs) -> anyhow::Result<ExitCode> {
 fn sim_config(a: &SimArgs) -> SimConfig {
     let mut cfg = SimConfig::preset(a.preset).slowed(a.slowdown);
     cfg.seed = a.seed;
+    cfg.engine = a.engine;
     cfg.max_context = a.max_context.unwrap_or(cfg.max_context);
     cfg.max_running = a.max_running.unwrap_or(cfg.max_running).max(1);
     cfg.early_stop_after = a.early_stop_after;
@@ -230,4 +245,35 @@ fn sim_config(a: &SimArgs) -> SimConfig {
             .push(("authorization".into(), format!("Basic {token}")));
     }
     cfg
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn config(args: &[&str]) -> SimConfig {
+        let all = [&["llmsweep", "serve-sim"][..], args].concat();
+        let Ok(cli) = crate::cli::Cli::try_parse_from(all) else {
+            panic!("{args:?} should parse");
+        };
+        let crate::cli::Command::ServeSim(a) = cli.command else {
+            panic!("not serve-sim");
+        };
+        sim_config(&a)
+    }
+
+    #[test]
+    fn the_engine_is_vllm_unless_asked() {
+        let default = config(&[]);
+        assert_eq!(default.engine, Personality::Vllm);
+        assert_eq!(default, SimConfig::preset(Preset::Kpro5));
+        let sglang = config(&["--engine", "sglang"]);
+        assert_eq!(sglang.engine, Personality::Sglang);
+        assert_eq!((sglang.tp_size, sglang.speculative_steps), (2, Some(3)));
+        assert_eq!(
+            config(&["--preset", "fast", "--engine", "vllm"]).engine,
+            Personality::Vllm
+        );
+    }
 }

@@ -3,9 +3,12 @@
 //! serve-sim is a **test instrument with known ground truth**, not a stand-in for results: the
 //! collector's tests point the load generator at it and check that the collector measures what the
 //! sim did; `llmsweep demo` and dry runs use it too. It labels itself as simulated wherever it
-//! describes itself (`owned_by`, `/version`, `engine`: `llmsweep serve-sim`).
+//! describes itself (`owned_by`, `/version`, `engine`: `llmsweep serve-sim`; with the SGLang
+//! personality, `simulator` in the server info, a `+serve-sim` version and a comment atop
+//! `/metrics`).
 //!
-//! What it serves (vLLM's shapes unless noted):
+//! What it serves with the default vLLM personality ([`Personality::Vllm`]; vLLM's shapes unless
+//! noted; [`Personality::Sglang`] changes the routes and names listed in `sglang.rs`):
 //!
 //! | route | |
 //! |---|---|
@@ -42,6 +45,7 @@
 mod engine;
 pub(crate) mod model;
 mod server;
+mod sglang;
 pub mod text;
 mod wire;
 
@@ -74,6 +78,17 @@ impl Preset {
             Preset::Fast => "fast",
         }
     }
+}
+
+/// Which engine serve-sim speaks as: the names of its metrics, its self-description endpoints
+/// and the wording of its errors. The timing model is the same for both.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Personality {
+    /// vLLM's metric names and `/version` (the simulator's own, saying it is simulated).
+    #[default]
+    Vllm,
+    /// SGLang 0.5's `/get_server_info`, `/get_model_info`, `sglang:` metrics and error wording.
+    Sglang,
 }
 
 /// kpro5's prefill is the quadratic with `a = 0.08 s` through the two measured points
@@ -173,6 +188,16 @@ pub struct SimConfig {
     /// Headers every request (of any path) must carry, as (name, exact value); a request without
     /// one gets HTTP 401 and counts in [`SimStats::unauthorized`]. Empty: nothing is required.
     pub require_headers: Vec<(String, String)>,
+    /// The engine the sim speaks as; vLLM unless asked.
+    pub engine: Personality,
+    /// Tensor-parallel GPUs the simulated deployment claims (SGLang's server info reports it;
+    /// timing does not depend on it).
+    pub tp_size: u32,
+    /// Speculative decoding (NEXTN, SGLang's name for multi-token prediction) with this many
+    /// draft steps, as the SGLang personality reports; `None`: none. Description only: the
+    /// timing model's `d0` already is the measured per-token speed, and the tokens per step
+    /// are [`SimConfig::tokens_per_chunk`].
+    pub speculative_steps: Option<u32>,
 }
 
 impl Default for SimConfig {
@@ -200,7 +225,8 @@ impl SimConfig {
     ///   `d0 = 1/73.5 s ≈ 13.61 ms` (73.5 tok/s for one stream at a short prompt), `d1 = 1 ms`,
     ///   `e = 0.1 µs` per KV token (about 59 tok/s for one stream at 30 000 tokens), a prefix
     ///   cache of 16-token blocks, 16 running,
-    ///   32 768 context, 131 072 KV tokens. Aggregate decode at 16 running: `16 / step_s(16)`
+    ///   32 768 context, 131 072 KV tokens; described (SGLang personality) as TP 2 with NEXTN
+    ///   speculative decoding of 3 steps. Aggregate decode at 16 running: `16 / step_s(16)`
     ///   ≈ 559 tok/s, approaching 1 000 tok/s as the batch grows.
     /// - `fast` (model `sim-fast`): `a = 4 ms`, `b = 1 µs/token`, `c = 0`, `d0 = 4 ms`
     ///   (250 tok/s), `d1 = 0.25 ms`, 32 running, 32 768 context, 1 048 576 KV tokens.
@@ -235,6 +261,9 @@ impl SimConfig {
             no_tokenize: false,
             hidden_prompt_tokens: 0,
             require_headers: Vec::new(),
+            engine: Personality::Vllm,
+            tp_size: 1,
+            speculative_steps: None,
         };
         match p {
             Preset::Kpro5 => SimConfig {
@@ -248,6 +277,8 @@ impl SimConfig {
                 decode_d1_s: 0.001,
                 decode_kv_s: KPRO5_E,
                 prefix_cache: true,
+                tp_size: 2,
+                speculative_steps: Some(3),
                 ..base
             },
             Preset::Fast => SimConfig {
@@ -314,6 +345,7 @@ impl SimConfig {
             (self.model.trim().is_empty(), "model must not be empty"),
             (self.max_running == 0, "max_running must be at least 1"),
             (self.max_context == 0, "max_context must be at least 1"),
+            (self.tp_size == 0, "tp_size must be at least 1"),
             (
                 self.tokens_per_chunk == 0,
                 "tokens_per_chunk must be at least 1",

@@ -81,6 +81,22 @@ pub(crate) struct Snapshot {
     pub generation_tokens_total: u64,
     pub prefix_cache_queries_total: u64,
     pub prefix_cache_hits_total: u64,
+    /// Tokens the decode step under way yields, over all running requests (0 outside decode).
+    pub step_tokens: u64,
+    /// Length of the decode step under way (0 outside decode).
+    pub step_nanos: u64,
+}
+
+impl Snapshot {
+    /// Generation throughput now, tokens per second: the decode step under way's tokens over its
+    /// length, 0 while prefilling or idle (decode waits for prefill).
+    pub(crate) fn gen_throughput(&self) -> f64 {
+        if self.step_nanos == 0 {
+            0.0
+        } else {
+            self.step_tokens as f64 / (self.step_nanos as f64 * 1e-9)
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -195,6 +211,7 @@ impl Model {
         let room = limit.saturating_sub(self.running.len());
         let ready = self.waiting.iter().take_while(|q| q.arrival <= t).count();
         let admit = room.min(ready);
+        (self.counters.step_tokens, self.counters.step_nanos) = (0, 0);
         self.phase = if admit > 0 {
             let batch: Vec<Slot> = self
                 .waiting
@@ -224,6 +241,13 @@ impl Model {
                 .sum();
             let step =
                 self.cfg.step_s(self.running.len() as u64) + self.cfg.decode_kv_s * kv as f64;
+            let per_step = u64::from(self.cfg.tokens_per_chunk.max(1));
+            self.counters.step_tokens = self
+                .running
+                .iter()
+                .map(|s| per_step.min(s.job.output_tokens.saturating_sub(s.emitted)))
+                .sum();
+            self.counters.step_nanos = nanos(step);
             Phase::Decode {
                 ends: t + nanos(step),
             }

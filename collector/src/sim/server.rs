@@ -28,7 +28,7 @@ use super::engine::{Engine, Progress, Tally, Ticket};
 use super::model::Job;
 use super::text::{self, OutputText};
 use super::wire::{self, Api, GenRequest, Shape, SimError, TokenizeRequest, Usage};
-use super::{SimConfig, SimStats};
+use super::{Personality, SimConfig, SimStats, sglang};
 
 /// `max_tokens` when a request gives none: OpenAI's documented default for completions, used
 /// for chat too so that a request without a limit stays short.
@@ -141,8 +141,17 @@ fn router(shared: Arc<Shared>) -> Router {
         .route("/v1/chat/completions", post(chat_completions))
         .route("/v1/models", get(models))
         .route("/health", get(|| async { StatusCode::OK }))
-        .route("/version", get(version))
         .route("/metrics", get(metrics));
+    router = match shared.cfg.engine {
+        Personality::Vllm => router.route("/version", get(version)),
+        // SGLang has no `/version`; its server info says the version (see `sglang`).
+        Personality::Sglang => router
+            .route("/get_server_info", get(sglang_server_info))
+            .route("/server_info", get(sglang_server_info))
+            .route("/get_model_info", get(sglang_model_info))
+            .route("/model_info", get(sglang_model_info))
+            .fallback(|| async { (StatusCode::NOT_FOUND, Json(json!({"detail": "Not Found"}))) }),
+    };
     if !shared.cfg.no_tokenize {
         router = router.route("/tokenize", post(tokenize));
     }
@@ -182,8 +191,12 @@ async fn chat_completions(State(s): State<Arc<Shared>>, request: Request) -> Res
 
 async fn models(State(s): State<Arc<Shared>>) -> Json<Value> {
     let model = &s.cfg.model;
+    let owner = match s.cfg.engine {
+        Personality::Vllm => ENGINE_NAME,
+        Personality::Sglang => "sglang",
+    };
     Json(json!({"object": "list", "data": [{
-        "id": model, "object": "model", "created": unix_now(), "owned_by": ENGINE_NAME,
+        "id": model, "object": "model", "created": unix_now(), "owned_by": owner,
         "root": model, "parent": null, "max_model_len": s.cfg.max_context,
     }]}))
 }
@@ -199,8 +212,24 @@ async fn version(State(s): State<Arc<Shared>>) -> Json<Value> {
     }))
 }
 
+async fn sglang_server_info(State(s): State<Arc<Shared>>) -> Json<Value> {
+    Json(sglang::server_info(&s.cfg, &s.engine.snapshot()))
+}
+
+async fn sglang_model_info(State(s): State<Arc<Shared>>) -> Json<Value> {
+    Json(sglang::model_info(&s.cfg))
+}
+
 async fn metrics(State(s): State<Arc<Shared>>) -> impl IntoResponse {
-    let text = wire::metrics_text(&s.cfg.model, &s.engine.snapshot(), s.cfg.kv_cache_tokens);
+    let snap = s.engine.snapshot();
+    let text = match s.cfg.engine {
+        Personality::Vllm => wire::metrics_text(&s.cfg.model, &snap, s.cfg.kv_cache_tokens),
+        Personality::Sglang => sglang::metrics_text(
+            &s.cfg,
+            &snap,
+            s.engine.tally.completed.load(Ordering::Relaxed),
+        ),
+    };
     (
         [(CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
         text,
@@ -418,11 +447,16 @@ fn plan(cfg: &SimConfig, api: Api, req: &GenRequest) -> Result<Plan, SimError> {
         )));
     }
     if prompt_tokens + max_tokens > cfg.max_context {
-        return Err(SimError::context_too_long(
-            cfg.max_context,
-            prompt_tokens,
-            max_tokens,
-        ));
+        return Err(match cfg.engine {
+            Personality::Vllm => {
+                SimError::context_too_long(cfg.max_context, prompt_tokens, max_tokens)
+            }
+            Personality::Sglang => SimError::SglangBadRequest(sglang::context_too_long(
+                cfg.max_context,
+                prompt_tokens,
+                max_tokens,
+            )),
+        });
     }
     let (completion_tokens, finish) = match cfg.early_stop_after.map(|k| u64::from(k.max(1))) {
         Some(stop_at) if stop_at < max_tokens => (stop_at, "stop"),

@@ -113,6 +113,8 @@ pub(super) fn message_token_ids(messages: &[Message]) -> Vec<u32> {
 pub(super) enum SimError {
     /// vLLM's 400 body: `{"object":"error","message",…,"type":"BadRequestError","code":400}`.
     BadRequest(String),
+    /// SGLang's 400 body: as vLLM's, with `"type":"BadRequest"`.
+    SglangBadRequest(String),
     /// OpenAI's error body `{"error":{"message","type","code"}}` with this status.
     Api { status: u16, message: String },
 }
@@ -160,6 +162,13 @@ impl IntoResponse for SimError {
                 400,
                 json!({
                     "object": "error", "message": message, "type": "BadRequestError",
+                    "param": null, "code": 400,
+                }),
+            ),
+            SimError::SglangBadRequest(message) => (
+                400,
+                json!({
+                    "object": "error", "message": message, "type": "BadRequest",
                     "param": null, "code": 400,
                 }),
             ),
@@ -350,7 +359,7 @@ pub(super) fn metrics_text(model: &str, s: &Snapshot, kv_cache_tokens: u64) -> S
     out
 }
 
-fn escape_label(v: &str) -> String {
+pub(super) fn escape_label(v: &str) -> String {
     v.replace('\\', "\\\\")
         .replace('"', "\\\"")
         .replace('\n', "\\n")

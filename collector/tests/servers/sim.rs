@@ -314,6 +314,46 @@ async fn over_context_request_gets_vllm_400() {
     .await;
 }
 
+/// Speaking as SGLang: its routes, its model card owner and its context error.
+#[tokio::test]
+async fn the_sglang_personality_answers_as_sglang() {
+    bounded(async {
+        let server = start(SimConfig {
+            engine: llmsweep::sim::Personality::Sglang,
+            ..fast()
+        })
+        .await;
+        let body = json!({"prompt": words(32768), "max_tokens": 256});
+        let (status, v) = post_json(&server, "/v1/completions", &body).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        assert_eq!(
+            v,
+            json!({"object": "error",
+                   "message": "Requested token count exceeds the model's maximum context length of 32768 tokens. You requested a total of 33024 tokens: 32768 tokens from the input messages and 256 tokens for the completion. Please reduce the number of tokens in the input messages or the completion to fit within the limit.",
+                   "type": "BadRequest", "param": null, "code": 400})
+        );
+        let (status, version) = get_text(&server, "/version").await;
+        assert_eq!((status, version.as_str()), (StatusCode::NOT_FOUND, r#"{"detail":"Not Found"}"#));
+        for path in ["/get_server_info", "/server_info"] {
+            let (status, info) = get_text(&server, path).await;
+            assert_eq!(status, StatusCode::OK, "{path}");
+            let info: Value = serde_json::from_str(&info).unwrap();
+            assert_eq!((info["tp_size"].clone(), info["max_running_requests"].clone()), (json!(1), json!(32)));
+        }
+        for path in ["/get_model_info", "/model_info"] {
+            let (status, info) = get_text(&server, path).await;
+            assert_eq!(status, StatusCode::OK, "{path}");
+            assert!(info.contains(r#""model_path":"sim-fast""#), "{info}");
+        }
+        let (_, models) = get_text(&server, "/v1/models").await;
+        assert!(models.contains(r#""owned_by":"sglang""#), "{models}");
+        let (_, metrics) = get_text(&server, "/metrics").await;
+        assert!(metrics.contains("sglang:num_running_reqs{") && !metrics.contains("vllm:"));
+        server.shutdown().await;
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn unknown_model_gets_404_and_bad_body_gets_400() {
     bounded(async {

@@ -1308,3 +1308,56 @@ async fn prompts_without_a_tokenizer_have_the_asked_tokens_exactly() {
         assert_eq!(counted, vec![Some(len); 4], "--input-len {len}");
     }
 }
+
+/// serve-sim speaking as SGLang: the probe reads its server info as SGLang's, and the sampler
+/// reads its `/metrics` with SGLang's names; the running count it saw is the concurrency.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sglang_personality_is_probed_and_sampled_as_sglang() {
+    let cfg = SimConfig {
+        engine: llmsweep::sim::Personality::Sglang,
+        tp_size: 2,
+        speculative_steps: Some(3),
+        decode_d0_s: 0.01,
+        ..fast()
+    };
+    let s = sweep(
+        cfg,
+        &[
+            "--concurrency",
+            "4",
+            "--input-len",
+            "50",
+            "--output-len",
+            "150",
+            "--requests",
+            "8",
+            "--warmup",
+            "0",
+        ],
+    )
+    .await;
+    let t = &s.bundle.target;
+    assert_eq!(t.engine.as_deref(), Some("sglang"));
+    assert_eq!(t.engine_version.as_deref(), Some("0.5.3+serve-sim"));
+    assert_eq!(t.max_running_requests, Some(32));
+    assert_eq!(t.max_context, Some(32768));
+    assert!(t.simulated, "still labelled as the simulator");
+    let args = t.server_args.as_ref().expect("server info kept");
+    assert_eq!(args["tp_size"], 2);
+    assert_eq!(args["speculative_algorithm"], "NEXTN");
+    assert_eq!(args["speculative_num_steps"], 3);
+    assert_eq!(t.probes["/version"].status, Some(404));
+    let p = &s.bundle.sweeps[0].points[0];
+    let samples = p.server_samples.as_ref().expect("sampled /metrics");
+    assert_eq!(
+        samples.scheme,
+        llmsweep_shared::bundle::MetricScheme::Sglang
+    );
+    assert_eq!(samples.peak_running, Some(4.0), "4 clients, 32 slots");
+    assert_eq!(samples.peak_queue, Some(0.0));
+    let generated = samples.counters_after["sglang:generation_tokens_total"]
+        - samples.counters_before["sglang:generation_tokens_total"];
+    assert_eq!(generated, 8.0 * 150.0);
+    let accept = &samples.gauges["sglang:spec_accept_length"];
+    assert!(accept.iter().all(|v| *v == Some(1.0)), "{accept:?}");
+}

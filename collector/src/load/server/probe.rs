@@ -241,13 +241,23 @@ fn derive_with(probes: BTreeMap<String, Probe>, whole_models: Option<Value>) -> 
             &["/context_length", "/internal_states/0/context_length"],
         )
         .or(model_len);
+        // Launched without `--max-running-requests`, SGLang reports the limit it chose only per
+        // data-parallel rank, in the scheduler's state.
+        let per_rank = u64_at(
+            &s,
+            &["/internal_states/0/effective_max_running_requests_per_dp"],
+        )
+        .map(|n| n * u64_at(&s, &["/dp_size"]).unwrap_or(1).max(1));
         f.max_running_requests = u64_at(
             &s,
             &[
                 "/max_running_requests",
                 "/internal_states/0/max_running_requests",
             ],
-        );
+        )
+        .or(per_rank);
+        // serve-sim speaking as SGLang says so in a field SGLang does not have.
+        f.simulated = str_at(&s, &["/simulator"]).is_some_and(|v| v.contains("serve-sim"));
         f.server_args = Some(s);
     } else if let Some(i) = info.filter(|i| i.get("model_id").is_some()) {
         f.engine = Some("tgi".into());
@@ -355,6 +365,31 @@ mod tests {
             (Some(32768), Some(16))
         );
         assert_eq!(f.server_args.unwrap()["tp_size"], 2);
+    }
+
+    /// SGLang launched without `--max-running-requests` reports its limit per data-parallel rank
+    /// only; serve-sim speaking as SGLang is SGLang to the probe, and simulated.
+    #[test]
+    fn sglang_limit_per_rank_and_the_simulator_speaking_as_sglang() {
+        let f = derive(probes(vec![(
+            "/get_server_info",
+            ok(json!({"max_running_requests":null,"dp_size":2,
+                "internal_states":[{"effective_max_running_requests_per_dp":48}],"version":"0.5.4"})),
+        )]));
+        assert_eq!(f.engine.as_deref(), Some("sglang"));
+        assert_eq!(f.max_running_requests, Some(96));
+        assert!(!f.simulated);
+        let sim = derive(probes(vec![(
+            "/get_server_info",
+            ok(
+                json!({"max_running_requests":16,"version":"0.5.3+serve-sim",
+                "simulator":"llmsweep serve-sim 0.1.0 (kpro5 preset)"}),
+            ),
+        )]));
+        assert_eq!(sim.engine.as_deref(), Some("sglang"));
+        assert_eq!(sim.engine_version.as_deref(), Some("0.5.3+serve-sim"));
+        assert_eq!(sim.max_running_requests, Some(16));
+        assert!(sim.simulated);
     }
 
     #[test]
