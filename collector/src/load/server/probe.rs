@@ -247,7 +247,7 @@ fn derive_with(probes: BTreeMap<String, Probe>, whole_models: Option<Value>) -> 
             &s,
             &["/internal_states/0/effective_max_running_requests_per_dp"],
         )
-        .map(|n| n * u64_at(&s, &["/dp_size"]).unwrap_or(1).max(1));
+        .map(|n| n.saturating_mul(u64_at(&s, &["/dp_size"]).unwrap_or(1).max(1)));
         f.max_running_requests = u64_at(
             &s,
             &[
