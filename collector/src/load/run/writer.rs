@@ -133,18 +133,8 @@ impl BundleWriter {
             _ => format!("C={}", point.concurrency),
         };
         if let (Some(slo), Some(summary)) = (&self.slo, &point.summary) {
-            // As in the summary, requests an interrupt aborted are not the server's doing.
-            let counted: Vec<_> = point
-                .requests
-                .iter()
-                .filter(|r| {
-                    r.error
-                        .as_ref()
-                        .is_none_or(|e| e.kind != ErrorKind::Cancelled)
-                })
-                .cloned()
-                .collect();
-            point.goodput = llmsweep_shared::metrics::goodput(&counted, slo, summary.wall_s);
+            point.goodput =
+                llmsweep_shared::metrics::goodput(&counted(&point), slo, summary.wall_s);
         }
         self.sweep_mut(h).points.push(point);
         self.unsaved.push(name);
@@ -230,4 +220,19 @@ impl BundleWriter {
     fn note(&self, line: &str) {
         self.events.event(Event::Note(line));
     }
+}
+
+/// A point's requests but those an interrupt or the level's end aborted: as in the summary,
+/// they are not the server's doing.
+pub(crate) fn counted(point: &Point) -> Vec<llmsweep_shared::bundle::RequestRecord> {
+    point
+        .requests
+        .iter()
+        .filter(|r| {
+            r.error
+                .as_ref()
+                .is_none_or(|e| e.kind != ErrorKind::Cancelled)
+        })
+        .cloned()
+        .collect()
 }

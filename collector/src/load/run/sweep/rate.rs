@@ -2,7 +2,7 @@
 //! (`--find-max-rate`), which starts from a closed-loop level at the server's running limit.
 
 use llmsweep_shared::bundle::{
-    Arrival, ErrorKind, FlagKind, Point, RatePlan, RateSearch, RequestRecord, Slo, Sweep, SweepKind,
+    Arrival, FlagKind, Point, RatePlan, RateSearch, RequestRecord, Slo, Sweep, SweepKind,
 };
 
 use crate::load::events::Event;
@@ -325,8 +325,8 @@ fn search_stop(plan: &ThroughputPlan, search: SearchPlan, rate: f64) -> StopRule
     }
 }
 
-/// The successful requests of the search's closed-loop level.
-fn closed_loop_records(s: &Session, c0: u32) -> Vec<RequestRecord> {
+/// The search's closed-loop level at concurrency `c0`, once measured.
+fn closed_loop_point(s: &Session, c0: u32) -> Option<&Point> {
     s.writer
         .bundle()
         .sweeps
@@ -334,6 +334,11 @@ fn closed_loop_records(s: &Session, c0: u32) -> Vec<RequestRecord> {
         .rev()
         .find(|w| w.kind == SweepKind::Throughput)
         .and_then(|w| w.points.iter().find(|p| p.concurrency == c0))
+}
+
+/// The requests of the search's closed-loop level.
+fn closed_loop_records(s: &Session, c0: u32) -> Vec<RequestRecord> {
+    closed_loop_point(s, c0)
         .map(|p| p.requests.clone())
         .unwrap_or_default()
 }
@@ -368,16 +373,7 @@ enum Verdict {
 /// share of the rate: a point the client could not offer, or too short to show a sustained
 /// rate, does not count.
 fn judge(point: &Point, rate: f64, slo: &Slo, search: SearchPlan, open: &OpenPlan) -> Verdict {
-    let counted: Vec<RequestRecord> = point
-        .requests
-        .iter()
-        .filter(|r| {
-            r.error
-                .as_ref()
-                .is_none_or(|e| e.kind != ErrorKind::Cancelled)
-        })
-        .cloned()
-        .collect();
+    let counted = crate::load::run::writer::counted(point);
     let n = counted.len() as u64;
     if n < search.min_requests() {
         return Verdict::TooFew { sent: n };
@@ -628,14 +624,7 @@ async fn closed_loop_rate(
         search.slo_fraction * 100.0
     ));
     super::closed::levels(s, &closed, warmup).await?;
-    let rps = s
-        .writer
-        .bundle()
-        .sweeps
-        .iter()
-        .rev()
-        .find(|w| w.kind == SweepKind::Throughput)
-        .and_then(|w| w.points.iter().find(|p| p.concurrency == c0))
+    let rps = closed_loop_point(s, c0)
         .and_then(|p| p.summary.as_ref())
         .map_or(0.0, |x| x.request_s);
     let usable = rps.is_finite() && rps > 0.0 && !s.gave_up && !s.interrupt.is_stopped();
@@ -805,7 +794,7 @@ mod tests {
         // Aborted requests are not counted toward the minimum.
         let mut cut = point(10.0, 20, 0.0, 20);
         cut.requests[19].error = Some(llmsweep_shared::bundle::RequestError {
-            kind: ErrorKind::Cancelled,
+            kind: llmsweep_shared::bundle::ErrorKind::Cancelled,
             status: None,
             message: "aborted".into(),
         });
