@@ -160,6 +160,8 @@ pub struct Comparison {
     pub incomplete: Vec<bool>,
     /// Per input run: the most requests its server runs at once, when it said.
     pub running: Vec<Option<u64>>,
+    /// Per input run: the GPUs serving its model, when known (see [`crate::deploy::gpus`]).
+    pub gpus: Vec<Option<u32>>,
 }
 
 /// One line saying where an imported run's numbers come from; `None` for a measured run.
@@ -199,6 +201,7 @@ pub fn definition(b: &Bundle, metric: Metric) -> Option<&str> {
         Metric::ItlP50 => "itl_s",
         Metric::PrefillTokSP50 => "prefill_tok_s",
         Metric::RequestS => "request_s",
+        Metric::AcceptLength => "accept_length",
     };
     b.definitions.get(key).map(String::as_str)
 }
@@ -224,6 +227,10 @@ pub fn compare(runs: &[RunInput], baseline: usize) -> Comparison {
         running: runs
             .iter()
             .map(|r| r.bundle.target.max_running_requests)
+            .collect(),
+        gpus: runs
+            .iter()
+            .map(|r| crate::deploy::gpus(r.bundle).map(|g| g.count))
             .collect(),
     };
     cmp.workload = workload_checks(runs, &cmp);

@@ -49,11 +49,15 @@ pub enum Metric {
     TpotP90,
     E2eMean,
     E2eP90,
+    /// Speculative decoding's tokens per decode step and request, from the server's metrics or
+    /// the stream (see [`crate::metrics::accept`]): shown and compared, never gated; it
+    /// explains a change of decode speed.
+    AcceptLength,
 }
 
 impl Metric {
     /// The metrics a throughput comparison shows, in table order.
-    pub const THROUGHPUT: [Metric; 15] = [
+    pub const THROUGHPUT: [Metric; 16] = [
         Metric::SteadyTokS,
         Metric::AggTokS,
         Metric::DecodeTokSP50,
@@ -69,6 +73,7 @@ impl Metric {
         Metric::TpotP90,
         Metric::E2eMean,
         Metric::E2eP90,
+        Metric::AcceptLength,
     ];
 
     /// The metrics a context comparison shows, in table order.
@@ -122,7 +127,11 @@ impl Metric {
             Metric::TpotP90 => s.tpot_s?.p90,
             Metric::E2eMean => s.e2e_s?.mean,
             Metric::E2eP90 => s.e2e_s?.p90,
-            Metric::AchievedRps | Metric::GoodputFraction | Metric::GoodRps | Metric::LagP99 => {
+            Metric::AchievedRps
+            | Metric::GoodputFraction
+            | Metric::GoodRps
+            | Metric::LagP99
+            | Metric::AcceptLength => {
                 return None;
             }
         };
@@ -146,6 +155,7 @@ impl Metric {
             Metric::LagP99 => Some(p.rate.and_then(|r| r.lag_s).map(|l| l.p99)),
             Metric::GoodputFraction => Some(p.goodput.map(|g| g.fraction)),
             Metric::GoodRps => Some(p.goodput.map(|g| g.good_rps)),
+            Metric::AcceptLength => Some(crate::metrics::acceptance(p).and_then(|a| a.length())),
             _ => None,
         };
         if let Some(v) = outside {
@@ -201,9 +211,11 @@ impl Metric {
             Metric::TpotP90 => i.tpot_s.p90,
             Metric::E2eMean => i.e2e_s.mean,
             Metric::E2eP90 => i.e2e_s.p90,
-            Metric::AchievedRps | Metric::GoodputFraction | Metric::GoodRps | Metric::LagP99 => {
-                None
-            }
+            Metric::AchievedRps
+            | Metric::GoodputFraction
+            | Metric::GoodRps
+            | Metric::LagP99
+            | Metric::AcceptLength => None,
         }?;
         v.is_finite().then_some(v)
     }
@@ -232,6 +244,7 @@ impl Metric {
             Metric::TpotP90 => "TPOT p90 (s)",
             Metric::E2eMean => "e2e mean (s)",
             Metric::E2eP90 => "e2e p90 (s)",
+            Metric::AcceptLength => "acceptance (tokens/step)",
         }
     }
 

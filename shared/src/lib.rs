@@ -10,6 +10,7 @@ pub mod bundle;
 pub mod charts;
 pub mod compare;
 pub mod curves;
+pub mod deploy;
 pub mod export;
 pub mod folder;
 pub mod hash;

@@ -134,6 +134,12 @@ pub struct OutputArgs {
     /// Any number of them, e.g. --note gpu="2x RTX A6000" --note tp=2.
     #[arg(long = "note", value_name = "KEY=VALUE", value_parser = parse_note, help_heading = OUTPUT, display_order = 502)]
     pub notes: Vec<(String, String)>,
+    /// GPUs serving the model, for tok/s per GPU [default: the server's count].
+    ///
+    /// GPUs serving the model, for output tok/s per GPU and the throughput–interactivity chart.
+    /// SGLang says its own (tensor × data × pipeline parallel); give it for other engines.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000), help_heading = OUTPUT, display_order = 503)]
+    pub gpus: Option<u32>,
     /// Folder the bundle is written to.
     #[arg(long, default_value = "results", help_heading = OUTPUT, display_order = 501)]
     pub out: PathBuf,

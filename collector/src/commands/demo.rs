@@ -89,6 +89,7 @@ fn demo_plan(url: &str, a: &DemoArgs) -> anyhow::Result<RunPlan> {
     let output = OutputPlan {
         label: a.label.trim().to_string(),
         notes: [("server".into(), "llmsweep serve-sim (simulated)".into())].into(),
+        gpus: None,
         out: a.out.clone(),
         seed: 1,
         prefix_seed: random_prefix_seed(),

@@ -89,6 +89,9 @@ pub struct ImportArgs {
     /// Facts to keep with the run, e.g. --note gpu="2x RTX A6000" (repeatable).
     #[arg(long = "note", value_name = "KEY=VALUE", value_parser = parse_note)]
     pub notes: Vec<(String, String)>,
+    /// GPUs that served the model, for tok/s per GPU.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub gpus: Option<u32>,
 }
 
 /// `llmsweep import`: read the files, write the bundle atomically, say what was left out.
@@ -101,6 +104,7 @@ pub(crate) fn run(a: ImportArgs) -> anyhow::Result<ExitCode> {
         output_len: a.output_len,
         model: a.model,
         notes: a.notes.into_iter().collect(),
+        gpus: a.gpus,
         command_line: super::command_line(),
     };
     let bundle = import(&req)?;

@@ -413,6 +413,7 @@ pub(crate) fn output(a: &OutputArgs, target: &TargetPlan) -> anyhow::Result<Outp
     Ok(OutputPlan {
         label,
         notes: a.notes.iter().cloned().collect(),
+        gpus: a.gpus,
         out: a.out.clone(),
         seed: a.seed,
         prefix_seed: random_prefix_seed(),

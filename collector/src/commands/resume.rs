@@ -404,6 +404,7 @@ fn settings(p: &RunPlan, command: &str) -> Vec<(&'static str, String)> {
                 notes
             },
         ),
+        ("--gpus", opt(p.output.gpus.map(|g| g.to_string()))),
         ("--warmup", p.warmup.to_string()),
         ("--extra-body", json(&p.target.extra_body)),
         ("--cold-connections", on(p.target.cold_connections)),

@@ -15,8 +15,8 @@ use crate::sim::{Personality, Preset, SimConfig};
   # A quick one on another port
   llmsweep serve-sim --preset fast --port 30001
 
-  # Speaking as SGLang: /get_server_info, sglang: metrics (TP 2, NEXTN speculative for kpro5)
-  llmsweep serve-sim --engine sglang
+  # kpro5 with MTP accepting 2.1 tokens per step instead of 2.6, speaking as vLLM
+  llmsweep serve-sim --spec-accept 2.1 --engine vllm
 
   # A faulty one: every 10th request fails, and only callers sending the header get in
   llmsweep serve-sim --preset fast --fail-every 10 --require-header X-Token:abc")]
@@ -35,13 +35,24 @@ pub struct SimArgs {
     /// quick.
     #[arg(long, value_enum, default_value_t = Preset::Kpro5)]
     pub preset: Preset,
-    /// Engine to speak as: metric names, server info, error wording.
+    /// Engine to speak as (kpro5: sglang, fast: vllm).
     ///
     /// Engine to speak as: `vllm` answers /version and vLLM's metric names; `sglang` answers
     /// SGLang 0.5's /get_server_info and /get_model_info, its `sglang:` metric names and error
-    /// wording. Timing is the same for both.
-    #[arg(long, value_enum, default_value_t = Personality::Vllm)]
-    pub engine: Personality,
+    /// wording. Timing is the same for both. Default: the preset's (kpro5 speaks as SGLang,
+    /// fast as vLLM).
+    #[arg(long, value_enum)]
+    pub engine: Option<Personality>,
+    /// Mean tokens accepted per speculative step (kpro5: 2.6).
+    ///
+    /// Speculative decoding's mean acceptance length: tokens per decode step and request, from
+    /// 1 to the draft steps + 1. A step costs the same whatever it yields, so decode speed is
+    /// proportional to it: kpro5 at 2.1 decodes 2.1/2.6 as fast.
+    #[arg(long, value_name = "TOKENS")]
+    pub spec_accept: Option<f64>,
+    /// Speculative draft steps (kpro5: 3; 0 turns it off).
+    #[arg(long, value_name = "N")]
+    pub spec_steps: Option<u32>,
     /// Seed of the generated text.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -113,7 +124,7 @@ pub struct SimArgs {
     /// Fault: never report usage, like llama-cpp-python's server.
     #[arg(long, help_heading = "Fault modes")]
     pub no_usage: bool,
-    /// Tokens per streamed chunk, as speculative decoding sends.
+    /// Tokens per streamed chunk, always the same (needs --spec-steps 0 with kpro5).
     #[arg(
         long,
         value_name = "N",
@@ -185,7 +196,7 @@ fn parse_required(s: &str) -> Result<(String, String), String> {
 
 /// `llmsweep serve-sim`: serve until Ctrl-C.
 pub(crate) async fn run(a: SimArgs) -> anyhow::Result<ExitCode> {
-    let cfg = sim_config(&a);
+    let cfg = sim_config(&a)?;
     let ip: std::net::IpAddr = a
         .host
         .parse()
@@ -202,12 +213,19 @@ pub(crate) async fn run(a: SimArgs) -> anyhow::Result<ExitCode> {
     } else {
         format!(", {}× its costs", a.slowdown)
     };
-    let speaking = match a.engine {
-        Personality::Vllm => "",
+    let speaking = match cfg.engine {
+        Personality::Vllm => ", speaking as vLLM",
         Personality::Sglang => ", speaking as SGLang",
     };
+    let speculative = match cfg.speculative_steps {
+        Some(steps) => format!(
+            ", speculative decoding of {steps} drafts accepting {} tokens a step",
+            cfg.spec_accept
+        ),
+        None => String::new(),
+    };
     println!(
-        "llmsweep serve-sim ({} preset{slowed}{speaking}, model {}): simulated server, not a real engine — http://{addr}",
+        "llmsweep serve-sim ({} preset{slowed}{speaking}{speculative}, model {}): simulated server, not a real engine — http://{addr}",
         a.preset.name(),
         cfg.model
     );
@@ -218,11 +236,36 @@ pub(crate) async fn run(a: SimArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The simulator configuration the `serve-sim` flags ask for.
-fn sim_config(a: &SimArgs) -> SimConfig {
+/// The simulator configuration the `serve-sim` flags ask for, or what to change.
+fn sim_config(a: &SimArgs) -> anyhow::Result<SimConfig> {
     let mut cfg = SimConfig::preset(a.preset).slowed(a.slowdown);
     cfg.seed = a.seed;
-    cfg.engine = a.engine;
+    cfg.engine = a.engine.unwrap_or(cfg.engine);
+    match a.spec_steps {
+        Some(0) => cfg.speculative_steps = None,
+        Some(n) => cfg.speculative_steps = Some(n),
+        None => {}
+    }
+    if let Some(accept) = a.spec_accept {
+        let Some(steps) = cfg.speculative_steps else {
+            anyhow::bail!(
+                "--spec-accept needs speculative decoding: give --spec-steps N too (the {} preset has none)",
+                a.preset.name()
+            );
+        };
+        if !(accept >= 1.0 && accept <= f64::from(steps) + 1.0) {
+            anyhow::bail!(
+                "--spec-accept {accept} is not a mean of tokens per step with {steps} drafts: give a number from 1 to {}",
+                steps + 1
+            );
+        }
+        cfg.spec_accept = accept;
+    }
+    if a.tokens_per_chunk > 1 && cfg.speculative_steps.is_some() {
+        anyhow::bail!(
+            "--tokens-per-chunk gives every chunk the same size, which speculative decoding does not: add --spec-steps 0, or set its mean with --spec-accept"
+        );
+    }
     cfg.max_context = a.max_context.unwrap_or(cfg.max_context);
     cfg.max_running = a.max_running.unwrap_or(cfg.max_running).max(1);
     cfg.early_stop_after = a.early_stop_after;
@@ -244,7 +287,8 @@ fn sim_config(a: &SimArgs) -> SimConfig {
         cfg.require_headers
             .push(("authorization".into(), format!("Basic {token}")));
     }
-    cfg
+    cfg.validate().map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(cfg)
 }
 
 #[cfg(test)]
@@ -260,20 +304,41 @@ mod tests {
         let crate::cli::Command::ServeSim(a) = cli.command else {
             panic!("not serve-sim");
         };
-        sim_config(&a)
+        sim_config(&a).expect("a valid configuration")
+    }
+
+    fn refusal(args: &[&str]) -> String {
+        let all = [&["llmsweep", "serve-sim"][..], args].concat();
+        let Ok(cli) = crate::cli::Cli::try_parse_from(all) else {
+            panic!("{args:?} should parse");
+        };
+        let crate::cli::Command::ServeSim(a) = cli.command else {
+            panic!("not serve-sim");
+        };
+        match sim_config(&a) {
+            Ok(c) => panic!("{args:?} was accepted: {c:?}"),
+            Err(e) => e.to_string(),
+        }
     }
 
     #[test]
-    fn the_engine_is_vllm_unless_asked() {
+    fn kpro5_speaks_sglang_with_mtp_unless_asked_otherwise() {
         let default = config(&[]);
-        assert_eq!(default.engine, Personality::Vllm);
         assert_eq!(default, SimConfig::preset(Preset::Kpro5));
-        let sglang = config(&["--engine", "sglang"]);
-        assert_eq!(sglang.engine, Personality::Sglang);
-        assert_eq!((sglang.tp_size, sglang.speculative_steps), (2, Some(3)));
-        assert_eq!(
-            config(&["--preset", "fast", "--engine", "vllm"]).engine,
-            Personality::Vllm
-        );
+        assert_eq!(default.engine, Personality::Sglang);
+        assert_eq!((default.tp_size, default.speculative_steps), (2, Some(3)));
+        assert_eq!(default.spec_accept, crate::sim::KPRO5_ACCEPT);
+        assert_eq!(config(&["--engine", "vllm"]).engine, Personality::Vllm);
+        assert_eq!(config(&["--preset", "fast"]).engine, Personality::Vllm);
+        assert_eq!(config(&["--spec-accept", "2.1"]).spec_accept, 2.1);
+        let plain = config(&["--spec-steps", "0", "--tokens-per-chunk", "3"]);
+        assert_eq!((plain.speculative_steps, plain.tokens_per_chunk), (None, 3));
+    }
+
+    #[test]
+    fn speculative_flags_that_cannot_be_served_are_refused_with_what_to_change() {
+        assert!(refusal(&["--spec-accept", "4.5"]).contains("from 1 to 4"));
+        assert!(refusal(&["--preset", "fast", "--spec-accept", "2"]).contains("--spec-steps N"));
+        assert!(refusal(&["--tokens-per-chunk", "2"]).contains("--spec-steps 0"));
     }
 }

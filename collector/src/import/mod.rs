@@ -47,6 +47,8 @@ pub struct Request {
     pub output_len: Option<u64>,
     pub model: Option<String>,
     pub notes: BTreeMap<String, String>,
+    /// `--gpus`: GPUs that served the model.
+    pub gpus: Option<u32>,
     pub command_line: Vec<String>,
 }
 
@@ -294,6 +296,7 @@ fn bundle_of(
     );
     bundle.complete = true;
     bundle.hosts.notes = req.notes.clone();
+    bundle.hosts.server_gpus = req.gpus;
     bundle.definitions = definitions(format);
     bundle.sweeps = sweeps;
     bundle.source = Some(source);
@@ -924,6 +927,7 @@ mod tests {
             output_len: Some(500),
             model: None,
             notes: BTreeMap::new(),
+            gpus: None,
             command_line: vec!["llmsweep".into(), "import".into()],
         }
     }

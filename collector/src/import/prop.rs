@@ -55,6 +55,7 @@ fn import_text(format: ImportFormat, text: &str) -> Option<Bundle> {
         output_len: Some(500),
         model: None,
         notes: BTreeMap::new(),
+        gpus: None,
         command_line: vec!["llmsweep".into(), "import".into()],
     };
     match import(&req) {

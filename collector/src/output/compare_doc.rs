@@ -157,6 +157,7 @@ fn metric_key(m: Metric) -> &'static str {
         Metric::TpotP90 => "tpot_p90_s",
         Metric::E2eMean => "e2e_mean_s",
         Metric::E2eP90 => "e2e_p90_s",
+        Metric::AcceptLength => "accept_length",
     }
 }
 

@@ -195,7 +195,11 @@ fn runs_part(html: &mut String, runs: &[&Embedded]) {
     for (kind, charts) in [
         (
             SweepKind::Throughput,
-            &[ChartKind::OutputTokS, ChartKind::TtftVsConcurrency][..],
+            &[
+                ChartKind::OutputTokS,
+                ChartKind::TtftVsConcurrency,
+                ChartKind::Acceptance,
+            ][..],
         ),
         (SweepKind::Context, &[ChartKind::TtftVsLength][..]),
         (
@@ -212,8 +216,9 @@ fn runs_part(html: &mut String, runs: &[&Embedded]) {
         }
         for &chart in charts {
             let plot = build(chart, &chart_runs);
-            // A rate sweep without --goodput has no goodput chart: nothing rather than a blank.
-            if kind == SweepKind::Rate && plot.is_empty() {
+            // A rate sweep without --goodput has no goodput chart, a server without speculative
+            // decoding no acceptance chart: nothing rather than a blank.
+            if (kind == SweepKind::Rate || chart == ChartKind::Acceptance) && plot.is_empty() {
                 continue;
             }
             if let Ok(picture) = svg(
@@ -491,6 +496,13 @@ fn summary_table(html: &mut String, b: &Bundle, kind: SweepKind) {
         samples().any(|s| s.queue_peak().is_some()),
         samples().any(|s| s.kv_peak().is_some()),
     );
+    let accept = sweep
+        .points
+        .iter()
+        .any(|p| Metric::AcceptLength.of(p).is_some());
+    let gpus = llmsweep_shared::deploy::gpus(b)
+        .map(|g| g.count)
+        .filter(|_| !context);
     let mut headers: Vec<String> = [
         if context { "input" } else { "C" },
         "ok/fail",
@@ -506,6 +518,12 @@ fn summary_table(html: &mut String, b: &Bundle, kind: SweepKind) {
     }
     if kv {
         headers.push("peak KV cache".into());
+    }
+    if let Some(n) = gpus {
+        headers.push(format!("output tok/s per GPU ({n})"));
+    }
+    if accept {
+        headers.push("accept tokens/step".into());
     }
     headers.push("note".into());
     let caption = format!(
@@ -565,6 +583,14 @@ fn summary_table(html: &mut String, b: &Bundle, kind: SweepKind) {
         if kv {
             let k = ss.and_then(|s| s.kv_peak()).map(kv_percent_text);
             cells.push(k.unwrap_or_else(dash));
+        }
+        if let Some(n) = gpus {
+            let total = Metric::SteadyTokS.of(p).or_else(|| Metric::AggTokS.of(p));
+            let each = total.map(|t| llmsweep_shared::charts::axis::fixed(t / f64::from(n), 1));
+            cells.push(each.unwrap_or_else(dash));
+        }
+        if accept {
+            cells.push(num(Metric::AcceptLength, 2).unwrap_or_else(dash));
         }
         cells.push(escape(&note));
         rows.push(Row::of(cells));

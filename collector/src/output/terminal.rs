@@ -38,6 +38,7 @@ const THROUGHPUT: &[Col] = &[
     Col("TPOT mean/p90 ms", 16, WideOnly),
     Col("e2e mean/p90 s", 14, WideOnly),
     Col("peak queue", 10, WideOnly),
+    Col("accept", 6, WideOnly),
     Col("tokens got/asked", 17, WideOnly),
     Col("wall s", 6, Always),
     Col("tok/J", 6, WithGpu),
@@ -271,6 +272,9 @@ fn throughput_cells(p: &Point, s: &Summary) -> Vec<String> {
         mean_p90(s.tpot_s, 1e3, 1),
         mean_p90(s.e2e_s, 1.0, 2),
         peak_queue,
+        llmsweep_shared::metrics::acceptance(p)
+            .and_then(|a| a.length())
+            .map_or("-".into(), |a| fixed(a, 2)),
         format!("{}/{}", s.output_tokens, s.output_tokens_asked),
         fixed(s.wall_s, 1),
         tok_per_joule,
@@ -648,6 +652,16 @@ fn print_target(b: &Bundle) {
         t.api.as_str(),
         b.workload.seed
     ));
+    let mut deployment = Vec::new();
+    if let Some(g) = llmsweep_shared::deploy::gpus(b) {
+        deployment.push(format!("{} GPUs ({})", g.count, g.source));
+    }
+    if let Some(s) = llmsweep_shared::deploy::speculative_line(b) {
+        deployment.push(format!("speculative decoding {s}"));
+    }
+    if !deployment.is_empty() {
+        say(&deployment.join(" · "));
+    }
     if t.simulated {
         say(
             "note: this server is llmsweep's simulator; its numbers describe a model, not hardware",

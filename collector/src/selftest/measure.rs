@@ -258,6 +258,7 @@ mod tests {
         Finished {
             record,
             itl_gaps_s: gaps.to_vec(),
+            chunk_tokens: Default::default(),
             text: stamps_us.iter().map(|&us| wire::stamp_text(us)).collect(),
             answer: None,
         }

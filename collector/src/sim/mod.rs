@@ -105,6 +105,9 @@ pub const PREFIX_BLOCK: usize = 16;
 /// 1 / (d0 + 30 000·e) ≈ 59 tok/s against 73.5 at a short prompt.
 const KPRO5_E: f64 = 1.0e-7;
 
+/// kpro5's mean acceptance length: tokens per MTP step of 3 drafts (1 to 4 per step).
+pub const KPRO5_ACCEPT: f64 = 2.6;
+
 /// Everything serve-sim does: timing model, limits, identity and fault modes.
 ///
 /// Timing (seconds, `L` prompt tokens, `n` running requests):
@@ -194,10 +197,14 @@ pub struct SimConfig {
     /// timing does not depend on it).
     pub tp_size: u32,
     /// Speculative decoding (NEXTN, SGLang's name for multi-token prediction) with this many
-    /// draft steps, as the SGLang personality reports; `None`: none. Description only: the
-    /// timing model's `d0` already is the measured per-token speed, and the tokens per step
-    /// are [`SimConfig::tokens_per_chunk`].
+    /// draft steps; `None`: none. Each decode step then yields 1 to `steps + 1` tokens per
+    /// request (the drafts accepted in a row, plus the target model's own), drawn so that their
+    /// mean is [`SimConfig::spec_accept`]; [`SimConfig::tokens_per_chunk`] does not apply.
     pub speculative_steps: Option<u32>,
+    /// With speculative decoding: the mean accepted tokens per step and request (SGLang's
+    /// "acceptance length"), between 1 and `steps + 1`. A step costs the same whatever it
+    /// yields, so decode speed is proportional to it.
+    pub spec_accept: f64,
 }
 
 impl Default for SimConfig {
@@ -222,12 +229,13 @@ impl SimConfig {
     ///
     /// - `kpro5` (model `sim-27b-kpro5`): `a = 0.08 s`, `b ≈ 6.98391e-5 s/token`,
     ///   `c ≈ 1.60920e-10 s/token²` (so `prefill_s(1000) = 0.15 s`, `prefill_s(30000) = 2.32 s`),
-    ///   `d0 = 1/73.5 s ≈ 13.61 ms` (73.5 tok/s for one stream at a short prompt), `d1 = 1 ms`,
-    ///   `e = 0.1 µs` per KV token (about 59 tok/s for one stream at 30 000 tokens), a prefix
-    ///   cache of 16-token blocks, 16 running,
-    ///   32 768 context, 131 072 KV tokens; described (SGLang personality) as TP 2 with NEXTN
-    ///   speculative decoding of 3 steps. Aggregate decode at 16 running: `16 / step_s(16)`
-    ///   ≈ 559 tok/s, approaching 1 000 tok/s as the batch grows.
+    ///   speaking as SGLang, TP 2, with NEXTN speculative decoding of 3 steps accepting 2.6 tokens
+    ///   per step on average ([`KPRO5_ACCEPT`]); a step costs `d0 = 2.6/73.5 s ≈ 35.4 ms` (73.5
+    ///   tok/s on average for one stream at a short prompt), `d1 = 2.6 ms` per further request and
+    ///   `e = 0.26 µs` per KV token (about 59 tok/s for one stream at 30 000 tokens), a prefix
+    ///   cache of 16-token blocks, 16 running, 32 768 context, 131 072 KV tokens. Aggregate
+    ///   decode at 16 running: `16 · 2.6 / step_s(16)` ≈ 559 tok/s, approaching 1 000 tok/s as
+    ///   the batch grows.
     /// - `fast` (model `sim-fast`): `a = 4 ms`, `b = 1 µs/token`, `c = 0`, `d0 = 4 ms`
     ///   (250 tok/s), `d1 = 0.25 ms`, 32 running, 32 768 context, 1 048 576 KV tokens.
     pub fn preset(p: Preset) -> Self {
@@ -264,6 +272,7 @@ impl SimConfig {
             engine: Personality::Vllm,
             tp_size: 1,
             speculative_steps: None,
+            spec_accept: 1.0,
         };
         match p {
             Preset::Kpro5 => SimConfig {
@@ -273,12 +282,16 @@ impl SimConfig {
                 prefill_a_s: KPRO5_A,
                 prefill_b_s: KPRO5_B,
                 prefill_c_s: KPRO5_C,
-                decode_d0_s: 1.0 / 73.5,
-                decode_d1_s: 0.001,
-                decode_kv_s: KPRO5_E,
+                // A step yields KPRO5_ACCEPT tokens on average: its costs are the per-token
+                // costs times that, so one stream still averages 73.5 tok/s.
+                decode_d0_s: KPRO5_ACCEPT / 73.5,
+                decode_d1_s: KPRO5_ACCEPT * 0.001,
+                decode_kv_s: KPRO5_ACCEPT * KPRO5_E,
                 prefix_cache: true,
+                engine: Personality::Sglang,
                 tp_size: 2,
                 speculative_steps: Some(3),
+                spec_accept: KPRO5_ACCEPT,
                 ..base
             },
             Preset::Fast => SimConfig {
@@ -306,7 +319,15 @@ impl SimConfig {
         self.decode_d0_s + self.decode_d1_s * running.saturating_sub(1) as f64
     }
 
-    /// The name `/version` reports.
+    /// Mean tokens one decode step gives each running request: the acceptance length with
+    /// speculative decoding, else `tokens_per_chunk`.
+    pub fn tokens_per_step(&self) -> f64 {
+        match self.speculative_steps {
+            Some(_) => self.spec_accept,
+            None => f64::from(self.tokens_per_chunk.max(1)),
+        }
+    }
+
     /// The same server `factor` times slower: every prefill and decode cost multiplied, so every
     /// time it takes (TTFT, each step, each request) is `factor` times as long and every rate
     /// `1 / factor` as high, at any load. `factor` must be a positive number.
@@ -322,6 +343,7 @@ impl SimConfig {
         }
     }
 
+    /// The name `/version` reports.
     pub fn preset_name(&self) -> &'static str {
         self.preset.map_or("custom", Preset::name)
     }
@@ -349,6 +371,20 @@ impl SimConfig {
             (
                 self.tokens_per_chunk == 0,
                 "tokens_per_chunk must be at least 1",
+            ),
+            (
+                self.speculative_steps == Some(0),
+                "speculative_steps must be at least 1",
+            ),
+            (
+                self.speculative_steps.is_some_and(|s| {
+                    !(self.spec_accept >= 1.0 && self.spec_accept <= f64::from(s) + 1.0)
+                }),
+                "spec_accept must be between 1 and speculative_steps + 1 tokens per step",
+            ),
+            (
+                self.speculative_steps.is_some() && self.tokens_per_chunk > 1,
+                "tokens_per_chunk applies without speculative decoding only: the tokens per step come from spec_accept",
             ),
             (self.fail_every == Some(0), "fail_every must be at least 1"),
             (
@@ -522,8 +558,10 @@ mod tests {
         assert!((c.prefill_s(30_000) - 2.32).abs() < 1e-12);
         assert!((c.prefill_b_s - 6.98391e-5).abs() < 1e-10);
         assert!((c.prefill_c_s - 1.60920e-10).abs() < 1e-15);
-        assert!((1.0 / c.step_s(1) - 73.5).abs() < 1e-9);
-        assert!((c.step_s(16) - (1.0 / 73.5 + 0.015)).abs() < 1e-12);
+        // 2.6 tokens a step on average: 73.5 tok/s for one stream, as before MTP was modelled.
+        assert_eq!(c.tokens_per_step(), 2.6);
+        assert!((c.tokens_per_step() / c.step_s(1) - 73.5).abs() < 1e-9);
+        assert!((c.step_s(16) - 2.6 * (1.0 / 73.5 + 0.015)).abs() < 1e-12);
     }
 
     #[test]

@@ -15,7 +15,11 @@
 //!    every admitted request receives its **first token**, then joins the running set.
 //! 2. Otherwise, if requests are running, one **decode step** of `step_s(n)` starts (`n` running
 //!    requests). At its end every running request receives `tokens_per_chunk` more tokens (fewer
-//!    if it needs fewer), as a speculative decoder accepts several tokens per forward pass.
+//!    if it needs fewer). With speculative decoding ([`SimConfig::speculative_steps`] `= s`) it
+//!    receives `k` tokens instead, `1 ≤ k ≤ s + 1`: each of the `s` drafts is accepted with
+//!    probability `p` until the first is rejected, and the target model adds one, so
+//!    `E[k] = 1 + p + … + pˢ`, with `p` solved from [`SimConfig::spec_accept`]. The draws are
+//!    a hash of the seed, the request and its tokens so far: the same run gives the same chunks.
 //! 3. Otherwise the model is idle until the next arrival, which starts phase 1 at its arrival time.
 //!
 //! A request finishes when it has received its output tokens. Phases are never interrupted:
@@ -81,13 +85,32 @@ pub(crate) struct Snapshot {
     pub generation_tokens_total: u64,
     pub prefix_cache_queries_total: u64,
     pub prefix_cache_hits_total: u64,
+    /// Decode steps times the requests in each (one per request and step): speculative
+    /// decoding's "drafts" when it is on.
+    pub decode_request_steps_total: u64,
+    /// Tokens those request-steps yielded.
+    pub decode_tokens_total: u64,
+    /// Request-steps and their tokens over the last [`RECENT_STEPS`] decode steps: the recent
+    /// acceptance length SGLang's gauge reports.
+    pub recent_request_steps: u64,
+    pub recent_tokens: u64,
     /// Tokens the decode step under way yields, over all running requests (0 outside decode).
     pub step_tokens: u64,
     /// Length of the decode step under way (0 outside decode).
     pub step_nanos: u64,
 }
 
+/// Decode steps SGLang's acceptance-length gauge averages over (its decode log interval).
+pub(crate) const RECENT_STEPS: usize = 40;
+
 impl Snapshot {
+    /// Mean tokens per request and decode step over the recent steps: 1 without speculative
+    /// decoding, `None` before any decode step.
+    pub(crate) fn recent_accept_length(&self) -> Option<f64> {
+        (self.recent_request_steps > 0)
+            .then(|| self.recent_tokens as f64 / self.recent_request_steps as f64)
+    }
+
     /// Generation throughput now, tokens per second: the decode step under way's tokens over its
     /// length, 0 while prefilling or idle (decode waits for prefill).
     pub(crate) fn gen_throughput(&self) -> f64 {
@@ -109,6 +132,8 @@ struct Queued {
 struct Slot {
     job: Job,
     emitted: u64,
+    /// Tokens the decode step under way gives it.
+    next: u64,
 }
 
 #[derive(Debug)]
@@ -128,18 +153,24 @@ pub(crate) struct Model {
     waiting: VecDeque<Queued>,
     running: Vec<Slot>,
     counters: Snapshot,
+    /// (request-steps, tokens) of the last [`RECENT_STEPS`] decode steps.
+    recent: VecDeque<(u64, u64)>,
+    /// Probability that one draft is accepted, solved from `spec_accept` (0 without drafts).
+    draft_p: f64,
 }
 
 impl Model {
     /// A fresh, idle model. Only the timing fields of `cfg` are used.
     pub(crate) fn new(cfg: SimConfig) -> Self {
         Model {
-            cfg,
             now: 0,
             phase: Phase::Idle,
             waiting: VecDeque::new(),
             running: Vec::new(),
             counters: Snapshot::default(),
+            recent: VecDeque::new(),
+            draft_p: cfg_draft_p(&cfg),
+            cfg,
         }
     }
 
@@ -219,6 +250,7 @@ impl Model {
                 .map(|q| Slot {
                     job: q.job,
                     emitted: 0,
+                    next: 0,
                 })
                 .collect();
             let seconds: f64 = batch
@@ -242,11 +274,15 @@ impl Model {
             let step =
                 self.cfg.step_s(self.running.len() as u64) + self.cfg.decode_kv_s * kv as f64;
             let per_step = u64::from(self.cfg.tokens_per_chunk.max(1));
-            self.counters.step_tokens = self
-                .running
-                .iter()
-                .map(|s| per_step.min(s.job.output_tokens.saturating_sub(s.emitted)))
-                .sum();
+            let (seed, drafts, p) = (self.cfg.seed, self.cfg.speculative_steps, self.draft_p);
+            for s in &mut self.running {
+                let yields = match drafts {
+                    Some(d) => 1 + accepted_drafts(seed, s.job.id, s.emitted, d, p),
+                    None => per_step,
+                };
+                s.next = yields.min(s.job.output_tokens.saturating_sub(s.emitted));
+            }
+            self.counters.step_tokens = self.running.iter().map(|s| s.next).sum();
             self.counters.step_nanos = nanos(step);
             Phase::Decode {
                 ends: t + nanos(step),
@@ -278,9 +314,18 @@ impl Model {
     }
 
     fn finish_decode(&mut self, t: Nanos, out: &mut Vec<Emit>) {
-        let per_step = u64::from(self.cfg.tokens_per_chunk.max(1));
+        let steps = self.running.len() as u64;
+        let yielded: u64 = self.running.iter().map(|s| s.next).sum();
+        self.counters.decode_request_steps_total += steps;
+        self.counters.decode_tokens_total += yielded;
+        self.recent.push_back((steps, yielded));
+        if self.recent.len() > RECENT_STEPS {
+            self.recent.pop_front();
+        }
+        self.counters.recent_request_steps = self.recent.iter().map(|r| r.0).sum();
+        self.counters.recent_tokens = self.recent.iter().map(|r| r.1).sum();
         for slot in &mut self.running {
-            let tokens = per_step.min(slot.job.output_tokens.saturating_sub(slot.emitted));
+            let tokens = std::mem::take(&mut slot.next);
             slot.emitted += tokens;
             self.counters.generation_tokens_total += tokens;
             let done = slot.emitted >= slot.job.output_tokens;
@@ -293,6 +338,50 @@ impl Model {
         }
         self.running.retain(|s| s.emitted < s.job.output_tokens);
     }
+}
+
+/// The probability `p` that one draft is accepted for which `1 + p + … + pˢ` (the mean tokens
+/// a step yields with `s` drafts) is `cfg.spec_accept`; 0 without speculative decoding.
+fn cfg_draft_p(cfg: &SimConfig) -> f64 {
+    let Some(s) = cfg.speculative_steps.filter(|&s| s > 0) else {
+        return 0.0;
+    };
+    let mean = |p: f64| (0..=s).map(|i| p.powi(i as i32)).sum::<f64>();
+    let (mut lo, mut hi) = (0.0_f64, 1.0_f64);
+    for _ in 0..60 {
+        let mid = (lo + hi) / 2.0;
+        if mean(mid) < cfg.spec_accept {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    (lo + hi) / 2.0
+}
+
+/// SplitMix64: a well-mixed 64-bit hash step.
+fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Drafts accepted in a row (0 to `drafts`) for request `id` at the step after its `emitted`-th
+/// token, each with probability `p`: a pure function of its arguments.
+fn accepted_drafts(seed: u64, id: u64, emitted: u64, drafts: u32, p: f64) -> u64 {
+    let mut state = mix(seed ^ mix(id ^ mix(emitted)));
+    let mut accepted = 0;
+    for _ in 0..drafts {
+        state = mix(state);
+        // The top 53 bits as a uniform number in [0, 1).
+        let u = (state >> 11) as f64 / (1u64 << 53) as f64;
+        if u >= p {
+            break;
+        }
+        accepted += 1;
+    }
+    accepted
 }
 
 #[cfg(test)]
@@ -486,6 +575,73 @@ mod tests {
             ]
         );
         assert_eq!(m.snapshot().generation_tokens_total, 8);
+    }
+
+    fn speculative(steps: u32, accept: f64) -> SimConfig {
+        SimConfig {
+            speculative_steps: Some(steps),
+            spec_accept: accept,
+            ..cfg(4)
+        }
+    }
+
+    #[test]
+    fn speculative_steps_yield_one_to_steps_plus_one_tokens_with_the_mean_asked() {
+        let c = speculative(3, 2.6);
+        let p = cfg_draft_p(&c);
+        assert!((1.0 + p + p * p + p * p * p - 2.6).abs() < 1e-12, "p = {p}");
+        let draws: Vec<u64> = (0..200_000)
+            .map(|i| 1 + accepted_drafts(7, i / 100, i % 100, 3, p))
+            .collect();
+        assert!(draws.iter().all(|k| (1..=4).contains(k)));
+        let mean = draws.iter().sum::<u64>() as f64 / draws.len() as f64;
+        // The mean of 200 000 draws of a spread under 1.2 is within ±0.01 (4 standard errors).
+        assert!((mean - 2.6).abs() < 0.01, "mean {mean}");
+        for k in 1..=4 {
+            assert!(draws.contains(&k), "never {k} tokens");
+        }
+    }
+
+    #[test]
+    fn a_speculative_request_gets_its_tokens_in_steps_of_one_to_four() {
+        let mut m = Model::new(speculative(3, 2.6));
+        m.submit(0, job(1, 1000, 200));
+        let emits = m.advance(Nanos::MAX);
+        assert_eq!(emits[0], emit(1, 20 * MS, 1, false));
+        // Every step takes step_s(1) = 4 ms and yields 1 to 4 tokens.
+        for (i, e) in emits.iter().enumerate().skip(1) {
+            assert_eq!(e.at, 20 * MS + i as u64 * 4 * MS);
+            assert!((1..=4).contains(&e.tokens), "{e:?}");
+        }
+        let total: u32 = emits.iter().map(|e| e.tokens).sum();
+        assert_eq!(total, 200);
+        assert!(emits.last().is_some_and(|e| e.done));
+        let snap = m.snapshot();
+        let steps = emits.len() as u64 - 1;
+        assert_eq!(snap.decode_request_steps_total, steps);
+        assert_eq!(snap.decode_tokens_total, 199);
+        assert_eq!(snap.recent_request_steps, steps.min(RECENT_STEPS as u64));
+        // 199 tokens in about 199 / 2.6 ≈ 77 steps.
+        assert!((60..=95).contains(&steps), "{steps} steps");
+    }
+
+    #[test]
+    fn acceptance_at_its_bounds_is_exact() {
+        for (accept, per_step) in [(4.0, 4), (1.0, 1)] {
+            let mut m = Model::new(speculative(3, accept));
+            m.submit(0, job(1, 1000, 9));
+            let tokens: Vec<u32> = m.advance(Nanos::MAX).iter().map(|e| e.tokens).collect();
+            let want: Vec<u32> = if per_step == 4 {
+                vec![1, 4, 4]
+            } else {
+                vec![1; 9]
+            };
+            assert_eq!(tokens, want, "acceptance {accept}");
+            assert_eq!(
+                m.snapshot().recent_accept_length(),
+                Some(f64::from(per_step))
+            );
+        }
     }
 
     #[test]

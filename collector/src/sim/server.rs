@@ -223,7 +223,12 @@ async fn sglang_model_info(State(s): State<Arc<Shared>>) -> Json<Value> {
 async fn metrics(State(s): State<Arc<Shared>>) -> impl IntoResponse {
     let snap = s.engine.snapshot();
     let text = match s.cfg.engine {
-        Personality::Vllm => wire::metrics_text(&s.cfg.model, &snap, s.cfg.kv_cache_tokens),
+        Personality::Vllm => wire::metrics_text(
+            &s.cfg.model,
+            &snap,
+            s.cfg.kv_cache_tokens,
+            s.cfg.speculative_steps,
+        ),
         Personality::Sglang => sglang::metrics_text(
             &s.cfg,
             &snap,
@@ -314,6 +319,8 @@ struct Plan {
     blocks: Vec<u64>,
     stream: bool,
     include_usage: bool,
+    /// Usage so far on every chunk (`stream_options.continuous_usage_stats`).
+    continuous_usage: bool,
     /// `completion_tokens` is the number of tokens the sim will produce.
     usage: Usage,
     finish: &'static str,
@@ -466,6 +473,10 @@ fn plan(cfg: &SimConfig, api: Api, req: &GenRequest) -> Result<Plan, SimError> {
         blocks: block_chain(&prompt_ids),
         stream: req.stream,
         include_usage: req.stream_options.as_ref().is_some_and(|o| o.include_usage),
+        continuous_usage: req
+            .stream_options
+            .as_ref()
+            .is_some_and(|o| o.continuous_usage_stats),
         usage: Usage {
             prompt_tokens,
             completion_tokens,
@@ -599,10 +610,16 @@ impl SseState {
             self.pause = Some(pause);
         }
         self.tokens_sent += u64::from(p.tokens);
+        let so_far = (g.plan.continuous_usage && !g.no_usage).then(|| Usage {
+            completion_tokens: self.tokens_sent,
+            reasoning_tokens: self.tokens_sent.min(g.plan.usage.reasoning_tokens),
+            ..g.plan.usage
+        });
         self.pending.push_back(if reasoning {
-            g.shape.reasoning_chunk(&text)
+            g.shape.reasoning_chunk(&text, so_far)
         } else {
-            g.shape.text_chunk(&text, p.done.then_some(g.plan.finish))
+            g.shape
+                .text_chunk(&text, p.done.then_some(g.plan.finish), so_far)
         });
         if g.keepalive {
             self.pending.push_back(wire::PING);

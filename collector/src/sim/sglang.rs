@@ -39,10 +39,10 @@ pub(super) fn version() -> String {
 /// SGLang's algorithm name for multi-token-prediction drafting.
 const SPECULATIVE_ALGORITHM: &str = "NEXTN";
 
-/// Accepted tokens per decode step per request, the sim's true value: every step yields
-/// [`SimConfig::tokens_per_chunk`] tokens.
-fn accept_length(cfg: &SimConfig) -> f64 {
-    f64::from(cfg.tokens_per_chunk.max(1))
+/// Accepted tokens per decode step and request over the recent steps, as SGLang's scheduler
+/// reports it (over its last decode log interval); 0 before any step, as SGLang starts.
+fn accept_length(s: &Snapshot) -> f64 {
+    s.recent_accept_length().unwrap_or(0.0)
 }
 
 /// `GET /get_server_info` (and `/server_info`).
@@ -54,7 +54,7 @@ pub(super) fn server_info(cfg: &SimConfig, snap: &Snapshot) -> Value {
         "effective_max_running_requests_per_dp": cfg.max_running,
     });
     if spec.is_some() {
-        state["avg_spec_accept_length"] = json!(accept_length(cfg));
+        state["avg_spec_accept_length"] = json!(accept_length(snap));
     }
     json!({
         "model_path": cfg.model,
@@ -162,7 +162,7 @@ pub(super) fn metrics_text(cfg: &SimConfig, s: &Snapshot, completed: u64) -> Str
         gauges.push((
             "sglang:spec_accept_length",
             "The average acceptance length of speculative decoding.",
-            accept_length(cfg),
+            accept_length(s),
         ));
     }
     let counters: [(&str, &str, u64); 4] = [
@@ -229,6 +229,10 @@ mod tests {
             generation_tokens_total: 90,
             prefix_cache_queries_total: 400,
             prefix_cache_hits_total: 100,
+            decode_request_steps_total: 120,
+            decode_tokens_total: 300,
+            recent_request_steps: 40,
+            recent_tokens: 100,
             step_tokens: 3,
             step_nanos: 12_500_000,
         }
@@ -248,7 +252,7 @@ mod tests {
                 ("sglang:gen_throughput", 240.0),
                 ("sglang:num_queue_reqs", 2.0),
                 ("sglang:num_running_reqs", 3.0),
-                ("sglang:spec_accept_length", 1.0),
+                ("sglang:spec_accept_length", 2.5),
                 ("sglang:token_usage", 4096.0 / 131_072.0),
             ]
         );
@@ -304,7 +308,7 @@ mod tests {
             info["internal_states"][0]["effective_max_running_requests_per_dp"],
             16
         );
-        assert_eq!(info["internal_states"][0]["avg_spec_accept_length"], 1.0);
+        assert_eq!(info["internal_states"][0]["avg_spec_accept_length"], 2.5);
         assert!(
             info["simulator"].as_str().is_some_and(
                 |s| s.starts_with("llmsweep serve-sim ") && s.ends_with("(kpro5 preset)")

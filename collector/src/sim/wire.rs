@@ -39,6 +39,9 @@ pub(super) struct GenRequest {
 pub(super) struct StreamOptions {
     #[serde(default)]
     pub include_usage: bool,
+    /// vLLM's and SGLang's `continuous_usage_stats`: usage so far on every chunk.
+    #[serde(default)]
+    pub continuous_usage_stats: bool,
 }
 
 /// A completions prompt: text, token ids, or a batch of texts (only a batch of one is served).
@@ -241,23 +244,37 @@ impl Shape {
         sse(&self.envelope("chat.completion.chunk", json!([choice])))
     }
 
-    /// A chunk carrying `text` (possibly empty), with `finish` on the last one.
-    pub(super) fn text_chunk(&self, text: &str, finish: Option<&str>) -> Bytes {
+    /// A chunk carrying `text` (possibly empty), with `finish` on the last one, and the usage so
+    /// far when the client asked for `continuous_usage_stats`.
+    pub(super) fn text_chunk(
+        &self,
+        text: &str,
+        finish: Option<&str>,
+        so_far: Option<Usage>,
+    ) -> Bytes {
         let choice = match self.api {
             Api::Completions => completion_choice(text, finish),
             Api::Chat => {
                 json!({"index": 0, "delta": {"content": text}, "logprobs": null, "finish_reason": finish})
             }
         };
-        sse(&self.envelope(self.chunk_object(), json!([choice])))
+        self.chunk(choice, so_far)
     }
 
     /// A chat chunk of reasoning text (`delta.reasoning_content`, as vLLM's and SGLang's
     /// reasoning parsers send it).
-    pub(super) fn reasoning_chunk(&self, text: &str) -> Bytes {
+    pub(super) fn reasoning_chunk(&self, text: &str, so_far: Option<Usage>) -> Bytes {
         let delta = json!({"reasoning_content": text});
         let choice = json!({"index": 0, "delta": delta, "logprobs": null, "finish_reason": null});
-        sse(&self.envelope(self.chunk_object(), json!([choice])))
+        self.chunk(choice, so_far)
+    }
+
+    fn chunk(&self, choice: Value, so_far: Option<Usage>) -> Bytes {
+        let mut v = self.envelope(self.chunk_object(), json!([choice]));
+        if let Some(u) = so_far {
+            v["usage"] = u.to_json();
+        }
+        sse(&v)
     }
 
     /// The final usage chunk of `stream_options.include_usage`: no choices, only usage.
@@ -297,15 +314,23 @@ fn completion_choice(text: &str, finish: Option<&str>) -> Value {
     json!({"index": 0, "text": text, "logprobs": null, "finish_reason": finish, "stop_reason": null})
 }
 
-/// `/metrics` in Prometheus text format with vLLM's metric names.
-pub(super) fn metrics_text(model: &str, s: &Snapshot, kv_cache_tokens: u64) -> String {
+/// `/metrics` in Prometheus text format with vLLM's metric names; with speculative decoding of
+/// `drafts` tokens per step, vLLM V1's three counters of it (`vllm/v1/spec_decode/metrics.py`):
+/// a draft per request and step, `drafts` draft tokens each, and the accepted ones (a step's
+/// tokens but the target model's own).
+pub(super) fn metrics_text(
+    model: &str,
+    s: &Snapshot,
+    kv_cache_tokens: u64,
+    drafts: Option<u32>,
+) -> String {
     let label = format!("{{model_name=\"{}\"}}", escape_label(model));
     let kv_usage = if kv_cache_tokens == 0 {
         0.0
     } else {
         (s.kv_tokens as f64 / kv_cache_tokens as f64).min(1.0)
     };
-    let families: [(&str, &str, &str, f64); 7] = [
+    let mut families: Vec<(&str, &str, &str, f64)> = vec![
         (
             "vllm:num_requests_running",
             "gauge",
@@ -349,6 +374,29 @@ pub(super) fn metrics_text(model: &str, s: &Snapshot, kv_cache_tokens: u64) -> S
             s.prefix_cache_hits_total as f64,
         ),
     ];
+    if let Some(d) = drafts {
+        let steps = s.decode_request_steps_total;
+        families.extend([
+            (
+                "vllm:spec_decode_num_drafts_total",
+                "counter",
+                "Number of spec decoding drafts.",
+                steps as f64,
+            ),
+            (
+                "vllm:spec_decode_num_draft_tokens_total",
+                "counter",
+                "Number of draft tokens.",
+                (steps * u64::from(d)) as f64,
+            ),
+            (
+                "vllm:spec_decode_num_accepted_tokens_total",
+                "counter",
+                "Number of accepted tokens.",
+                s.decode_tokens_total.saturating_sub(steps) as f64,
+            ),
+        ]);
+    }
     let mut out = String::from("# llmsweep serve-sim: simulated metrics\n");
     for (name, kind, help, value) in families {
         // `{:?}` prints floats as vLLM's Python client does: `3.0`, `0.25`.
@@ -389,10 +437,10 @@ mod tests {
 
     #[test]
     fn completion_and_chat_chunks_put_text_where_clients_look() {
-        let c = parse(&shape(Api::Completions).text_chunk(" a", None));
+        let c = parse(&shape(Api::Completions).text_chunk(" a", None, None));
         assert_eq!(c["choices"][0]["text"], " a");
         assert_eq!(c["choices"][0]["finish_reason"], Value::Null);
-        let c = parse(&shape(Api::Chat).text_chunk(" b", Some("length")));
+        let c = parse(&shape(Api::Chat).text_chunk(" b", Some("length"), None));
         assert_eq!(c["object"], "chat.completion.chunk");
         assert_eq!(c["choices"][0]["delta"]["content"], " b");
         assert_eq!(c["choices"][0]["finish_reason"], "length");
@@ -424,7 +472,7 @@ mod tests {
             c["usage"]["completion_tokens_details"],
             json!({"reasoning_tokens": 2})
         );
-        let r = parse(&shape(Api::Chat).reasoning_chunk(" hm"));
+        let r = parse(&shape(Api::Chat).reasoning_chunk(" hm", None));
         assert_eq!(
             r["choices"][0]["delta"],
             json!({"reasoning_content": " hm"})
@@ -470,11 +518,29 @@ mod tests {
             prompt_tokens_total: 7,
             ..Snapshot::default()
         };
-        let text = metrics_text("sim \"x\"", &s, 1024);
+        let text = metrics_text("sim \"x\"", &s, 1024, None);
         assert!(text.contains("# TYPE vllm:num_requests_running gauge\n"));
         assert!(text.contains("vllm:num_requests_running{model_name=\"sim \\\"x\\\"\"} 2.0\n"));
         assert!(text.contains("vllm:kv_cache_usage_perc{model_name=\"sim \\\"x\\\"\"} 0.5\n"));
         assert!(text.contains("# TYPE vllm:prompt_tokens_total counter\n"));
         assert!(text.contains("vllm:prompt_tokens_total{model_name=\"sim \\\"x\\\"\"} 7.0\n"));
+        assert!(!text.contains("spec_decode"));
+    }
+
+    #[test]
+    fn speculative_counters_are_vllms_drafts_draft_tokens_and_accepted() {
+        let s = Snapshot {
+            decode_request_steps_total: 100,
+            decode_tokens_total: 260,
+            ..Snapshot::default()
+        };
+        let text = metrics_text("m", &s, 1024, Some(3));
+        for line in [
+            "vllm:spec_decode_num_drafts_total{model_name=\"m\"} 100.0\n",
+            "vllm:spec_decode_num_draft_tokens_total{model_name=\"m\"} 300.0\n",
+            "vllm:spec_decode_num_accepted_tokens_total{model_name=\"m\"} 160.0\n",
+        ] {
+            assert!(text.contains(line), "{line}");
+        }
     }
 }

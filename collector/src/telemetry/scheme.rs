@@ -54,6 +54,7 @@ const VLLM_COUNTERS: &[&str] = &[
     "vllm:prefix_cache_hits_total",
     "vllm:spec_decode_num_accepted_tokens_total",
     "vllm:spec_decode_num_draft_tokens_total",
+    "vllm:spec_decode_num_drafts_total",
     "vllm:num_preemptions_total",
 ];
 

@@ -9,6 +9,7 @@ use crate::common::sim::{plan, sweep, sweep_interrupted, sweep_with};
 use llmsweep::load::Interrupt;
 use llmsweep::sim::{Preset, SimConfig, SimServer};
 use llmsweep_shared::bundle::{Calibration, ErrorKind, FlagKind, PointStatus, SweepKind};
+use llmsweep_shared::curves::Metric;
 
 fn fast() -> SimConfig {
     SimConfig::preset(Preset::Fast)
@@ -1309,17 +1310,21 @@ async fn prompts_without_a_tokenizer_have_the_asked_tokens_exactly() {
     }
 }
 
-/// serve-sim speaking as SGLang: the probe reads its server info as SGLang's, and the sampler
-/// reads its `/metrics` with SGLang's names; the running count it saw is the concurrency.
+/// serve-sim speaking as SGLang with MTP drafts that are always accepted (4 tokens a step):
+/// the probe reads its server info as SGLang's, the sampler its `/metrics` with SGLang's names,
+/// every chunk after the first carries 4 tokens by the server's own count
+/// (`continuous_usage_stats`), and ITL is per token: a step's time over 4.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_sglang_personality_is_probed_and_sampled_as_sglang() {
+async fn the_sglang_personality_is_probed_and_sampled_as_sglang_with_exact_mtp_chunks() {
     let cfg = SimConfig {
         engine: llmsweep::sim::Personality::Sglang,
         tp_size: 2,
         speculative_steps: Some(3),
+        spec_accept: 4.0,
         decode_d0_s: 0.01,
         ..fast()
     };
+    let step_s = cfg.step_s(4);
     let s = sweep(
         cfg,
         &[
@@ -1328,7 +1333,7 @@ async fn the_sglang_personality_is_probed_and_sampled_as_sglang() {
             "--input-len",
             "50",
             "--output-len",
-            "150",
+            "597",
             "--requests",
             "8",
             "--warmup",
@@ -1347,6 +1352,10 @@ async fn the_sglang_personality_is_probed_and_sampled_as_sglang() {
     assert_eq!(args["speculative_algorithm"], "NEXTN");
     assert_eq!(args["speculative_num_steps"], 3);
     assert_eq!(t.probes["/version"].status, Some(404));
+    assert_eq!(
+        llmsweep_shared::deploy::gpus(&s.bundle).map(|g| g.count),
+        Some(2)
+    );
     let p = &s.bundle.sweeps[0].points[0];
     let samples = p.server_samples.as_ref().expect("sampled /metrics");
     assert_eq!(
@@ -1357,7 +1366,84 @@ async fn the_sglang_personality_is_probed_and_sampled_as_sglang() {
     assert_eq!(samples.peak_queue, Some(0.0));
     let generated = samples.counters_after["sglang:generation_tokens_total"]
         - samples.counters_before["sglang:generation_tokens_total"];
-    assert_eq!(generated, 8.0 * 150.0);
+    assert_eq!(generated, 8.0 * 597.0);
+    // SGLang's gauge: 0 before the first step, then 4 tokens a step.
     let accept = &samples.gauges["sglang:spec_accept_length"];
-    assert!(accept.iter().all(|v| *v == Some(1.0)), "{accept:?}");
+    assert!(
+        accept
+            .iter()
+            .all(|v| matches!(v, Some(x) if *x == 0.0 || *x == 4.0)),
+        "{accept:?}"
+    );
+    assert!(accept.contains(&Some(4.0)), "{accept:?}");
+    // 597 tokens: the first from prefill, then 149 steps of 4.
+    let chunks = p.chunk_tokens.as_ref().expect("chunks counted");
+    assert_eq!(chunks.counts, [0, 0, 0, 8 * 149, 0, 0, 0, 0]);
+    assert!(chunks.exact, "the server said every chunk's count");
+    assert!(
+        p.requests
+            .iter()
+            .all(|r| r.chunks == 150 && r.output_tokens == 597)
+    );
+    let a = llmsweep_shared::metrics::acceptance(p).expect("speculative");
+    assert_eq!((a.server_length, a.per_chunk), (Some(4.0), Some(4.0)));
+    assert_eq!(Metric::AcceptLength.of(p), Some(4.0));
+    // ITL per token: each step of 4 requests takes step_s(4), over its 4 tokens; the timer
+    // wakes up to about 1 ms late, shared by 4 tokens.
+    let itl = p.summary.as_ref().and_then(|s| s.itl_s).expect("ITL");
+    let truth = step_s / 4.0;
+    assert!(
+        itl.p50 >= truth - 1e-4 && itl.p50 <= truth + 0.0004,
+        "ITL p50 {} s against {truth} s",
+        itl.p50
+    );
+}
+
+/// With MTP accepting 2.6 tokens a step on average, chunks carry 1 to 4 tokens, their mean is
+/// the acceptance SGLang's gauge reports, and both are near 2.6.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mtp_chunks_of_one_to_four_tokens_average_the_acceptance_the_gauge_reports() {
+    let cfg = SimConfig {
+        engine: llmsweep::sim::Personality::Sglang,
+        speculative_steps: Some(3),
+        spec_accept: 2.6,
+        decode_d0_s: 0.005,
+        ..fast()
+    };
+    let s = sweep(
+        cfg,
+        &[
+            "--concurrency",
+            "8",
+            "--input-len",
+            "50",
+            "--output-len",
+            "300",
+            "--requests",
+            "16",
+            "--warmup",
+            "0",
+        ],
+    )
+    .await;
+    let p = &s.bundle.sweeps[0].points[0];
+    let chunks = p.chunk_tokens.as_ref().expect("chunks counted");
+    assert!(chunks.exact);
+    assert_eq!(chunks.counts[4..], [0, 0, 0, 0], "never more than 4 a step");
+    assert!(
+        chunks.counts[..4].iter().all(|&n| n > 0),
+        "{:?}",
+        chunks.counts
+    );
+    assert_eq!(chunks.tokens, 16 * 299);
+    // About 16 × 299 / 2.6 ≈ 1840 steps: their mean is within ±0.1 of 2.6 (over 4 standard
+    // errors).
+    let mean = chunks.mean().expect("a mean");
+    assert!((mean - 2.6).abs() < 0.1, "tokens per chunk {mean}");
+    let a = llmsweep_shared::metrics::acceptance(p).expect("speculative");
+    let gauge = a.server_length.expect("SGLang's gauge");
+    assert!(
+        (gauge - mean).abs() < 0.15,
+        "gauge {gauge} against chunks {mean}"
+    );
 }

@@ -360,6 +360,10 @@ pub struct Hosts {
     /// Whose GPUs were read during the points; absent in bundles of earlier versions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_telemetry: Option<GpuTelemetry>,
+    /// GPUs serving the model, as the user said (`--gpus`); see [`crate::deploy::gpus`] for
+    /// the count numbers per GPU use.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_gpus: Option<u32>,
 }
 
 /// Whether the collector read GPUs during the points, and why.
@@ -684,6 +688,72 @@ pub struct Point {
     /// With an SLO: the requests that met it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub goodput: Option<Goodput>,
+    /// How many tokens each streamed chunk after the first carried, over the point's successful
+    /// requests: several with speculative decoding.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chunk_tokens: Option<ChunkTokens>,
+}
+
+/// Tokens per streamed chunk over a point's successful requests, first chunks (the prefill's
+/// token) left out. With speculative decoding a chunk carries the tokens one step accepted, so
+/// the mean is the acceptance length as the client saw it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ChunkTokens {
+    /// `counts[k − 1]`: chunks that carried `k` tokens; the last entry counts
+    /// [`ChunkTokens::BUCKETS`] tokens or more.
+    pub counts: Vec<u64>,
+    /// Chunks counted.
+    pub chunks: u64,
+    /// Tokens they carried.
+    pub tokens: u64,
+    /// `false` when some counts were estimated (from the share of the request's text each chunk
+    /// carried), because the server did not say how many tokens a chunk held.
+    pub exact: bool,
+}
+
+impl ChunkTokens {
+    /// Buckets of [`ChunkTokens::counts`]: 1 to 7 tokens, then 8 or more.
+    pub const BUCKETS: usize = 8;
+
+    /// An empty tally, exact until an estimate is added.
+    pub fn new() -> Self {
+        ChunkTokens {
+            counts: vec![0; Self::BUCKETS],
+            chunks: 0,
+            tokens: 0,
+            exact: true,
+        }
+    }
+
+    /// Counts one chunk of `tokens` (at least 1).
+    pub fn add(&mut self, tokens: u64) {
+        let tokens = tokens.max(1);
+        if self.counts.len() < Self::BUCKETS {
+            self.counts.resize(Self::BUCKETS, 0);
+        }
+        let bucket = (tokens as usize).min(Self::BUCKETS) - 1;
+        self.counts[bucket] += 1;
+        self.chunks += 1;
+        self.tokens += tokens;
+    }
+
+    /// Adds another tally's chunks.
+    pub fn merge(&mut self, other: &ChunkTokens) {
+        if self.counts.len() < other.counts.len() {
+            self.counts.resize(other.counts.len(), 0);
+        }
+        for (mine, theirs) in self.counts.iter_mut().zip(&other.counts) {
+            *mine += theirs;
+        }
+        self.chunks += other.chunks;
+        self.tokens += other.tokens;
+        self.exact &= other.exact;
+    }
+
+    /// Mean tokens per chunk; `None` with no chunk.
+    pub fn mean(&self) -> Option<f64> {
+        (self.chunks > 0).then(|| self.tokens as f64 / self.chunks as f64)
+    }
 }
 
 /// A measurement of a point that does not count: kept with its reason, never summarised.
@@ -726,6 +796,7 @@ impl Point {
             discarded: Vec::new(),
             rate: None,
             goodput: None,
+            chunk_tokens: None,
         }
     }
 }

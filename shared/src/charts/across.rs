@@ -27,6 +27,7 @@ impl ChartKind {
             ChartKind::RateE2e => &[Metric::E2eP50, Metric::E2eP99],
             ChartKind::RateGoodput => &[Metric::GoodRps, Metric::AchievedRps],
             ChartKind::RateLag => &[Metric::LagP99],
+            ChartKind::Acceptance => &[Metric::AcceptLength],
         }
     }
 }

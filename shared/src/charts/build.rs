@@ -26,6 +26,8 @@ pub enum ChartKind {
     TtftVsConcurrency,
     /// Tok/s per user vs total tok/s, points labelled with concurrency.
     Tradeoff,
+    /// Speculative decoding's acceptance length vs concurrency (empty without it).
+    Acceptance,
     /// TTFT vs input length with the prefill fit.
     TtftVsLength,
     PrefillVsLength,
@@ -43,11 +45,12 @@ pub enum ChartKind {
 }
 
 impl ChartKind {
-    pub const THROUGHPUT: [ChartKind; 4] = [
+    pub const THROUGHPUT: [ChartKind; 5] = [
         ChartKind::OutputTokS,
         ChartKind::DecodeVsConcurrency,
         ChartKind::TtftVsConcurrency,
         ChartKind::Tradeoff,
+        ChartKind::Acceptance,
     ];
     pub const CONTEXT: [ChartKind; 3] = [
         ChartKind::TtftVsLength,
@@ -81,6 +84,7 @@ impl ChartKind {
             ChartKind::DecodeVsConcurrency => "decode-vs-concurrency",
             ChartKind::TtftVsConcurrency => "ttft-vs-concurrency",
             ChartKind::Tradeoff => "per-user-vs-total",
+            ChartKind::Acceptance => "acceptance-vs-concurrency",
             ChartKind::TtftVsLength => "ttft-vs-length",
             ChartKind::PrefillVsLength => "prefill-vs-length",
             ChartKind::DecodeVsLength => "decode-vs-length",
@@ -136,6 +140,7 @@ fn build_shown(kind: ChartKind, runs: &[ChartRun]) -> Plot {
             &[(Metric::TtftP50, "p50"), (Metric::TtftP99, "p99")],
         ),
         ChartKind::Tradeoff => tradeoff_plot(runs),
+        ChartKind::Acceptance => by_concurrency(kind, runs, &[(Metric::AcceptLength, "")]),
         ChartKind::TtftVsLength => by_length(kind, runs, Metric::TtftP50),
         ChartKind::PrefillVsLength => by_length(kind, runs, Metric::PrefillTokSP50),
         ChartKind::DecodeVsLength => by_length(kind, runs, Metric::DecodeTokSP50),
@@ -353,10 +358,19 @@ fn by_concurrency(kind: ChartKind, runs: &[ChartRun], metrics: &[(Metric, &str)]
             "Decode speed per request vs concurrency",
             "decode tok/s per request (p50)",
         ),
+        ChartKind::Acceptance => (
+            "Speculative decoding: tokens accepted per step vs concurrency",
+            "acceptance (tokens/step)",
+        ),
         _ => ("Time to first token vs concurrency", "TTFT (s)"),
     };
     let mut plot = Plot::new(title, AxisKind::Concurrency, "concurrency", y);
-    plot.empty_note = "No throughput sweep in the runs shown".into();
+    plot.empty_note = if kind == ChartKind::Acceptance {
+        "No run shown reports speculative decoding (no acceptance metric, one token per chunk)"
+            .into()
+    } else {
+        "No throughput sweep in the runs shown".into()
+    };
     for (ri, run) in runs.iter().enumerate() {
         for (mi, &(metric, _)) in metrics.iter().enumerate() {
             let series = throughput_series(run.bundle, metric);
@@ -524,15 +538,39 @@ fn add_fit(plot: &mut Plot, run: &ChartRun, series: &Series) {
 }
 
 fn tradeoff_plot(runs: &[ChartRun]) -> Plot {
+    // Per GPU when every run shown says its GPUs (InferenceX's and MLPerf's reading: how much a
+    // GPU serves at each speed a user gets); total otherwise, so runs share one axis.
+    let gpus: Vec<Option<u32>> = runs
+        .iter()
+        .map(|r| crate::deploy::gpus(r.bundle).map(|g| g.count))
+        .collect();
+    let per_gpu = !runs.is_empty() && gpus.iter().all(Option::is_some);
     let mut plot = Plot::new(
         "Per-user speed vs total throughput",
         AxisKind::Linear,
-        "total output tok/s (steady, else aggregate)",
+        if per_gpu {
+            "output tok/s per GPU (steady, else aggregate)"
+        } else {
+            "total output tok/s (steady, else aggregate; per GPU when every run says its GPUs)"
+        },
         "decode tok/s per user (p50)",
     );
+    if per_gpu {
+        plot.title = "Per-user speed vs throughput per GPU".into();
+    }
     plot.empty_note = "No throughput sweep in the runs shown".into();
     for (ri, run) in runs.iter().enumerate() {
-        let pts = tradeoff(run.bundle);
+        let divide = match gpus[ri] {
+            Some(n) if per_gpu => f64::from(n),
+            _ => 1.0,
+        };
+        let pts: Vec<_> = tradeoff(run.bundle)
+            .into_iter()
+            .map(|mut t| {
+                t.total_tok_s /= divide;
+                t
+            })
+            .collect();
         plot.lines.push(Line {
             color: run.color,
             dashed: false,
@@ -543,9 +581,14 @@ fn tradeoff_plot(runs: &[ChartRun]) -> Plot {
         });
         for t in &pts {
             let mut hover = format!(
-                "{} · C={}\ntotal: {} tok/s\nper user: {} tok/s",
+                "{} · C={}\n{}: {} tok/s\nper user: {} tok/s",
                 run.label,
                 t.concurrency,
+                if per_gpu {
+                    format!("per GPU ({} GPUs)", divide)
+                } else {
+                    "total".to_string()
+                },
                 format_exact(t.total_tok_s),
                 format_exact(t.per_user_tok_s)
             );

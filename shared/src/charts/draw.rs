@@ -530,7 +530,19 @@ mod tests {
 
     #[test]
     fn svg_of_every_chart_has_its_title_and_marks() {
-        let (a, b) = (bundle("kpro5"), bundle("kpro6"));
+        let (mut a, mut b) = (bundle("kpro5"), bundle("kpro6"));
+        // Chunks of 2 and 3 tokens: a speculative server, so the acceptance chart has marks.
+        for p in a
+            .sweeps
+            .iter_mut()
+            .chain(&mut b.sweeps)
+            .flat_map(|s| &mut s.points)
+        {
+            let mut t = crate::bundle::ChunkTokens::new();
+            t.add(2);
+            t.add(3);
+            p.chunk_tokens = Some(t);
+        }
         let runs = [
             ChartRun {
                 label: "kpro5",

@@ -218,6 +218,11 @@ fn spread_of(metric: Metric, p: &Point, value: f64) -> Option<Spread> {
                 passes(&p.requests).iter().filter_map(|r| span(r)).collect();
             rate_log_se(&p.requests, &spans).map(Spread::LogSe)
         }
+        // The spread of the tokens per chunk across requests, applied to the server's number
+        // when it is the server's: both count the same steps.
+        Metric::AcceptLength => {
+            mean_log_se(&values(&crate::metrics::request_tokens_per_chunk)).map(Spread::LogSe)
+        }
         // The level's ITL is over every gap, which the records keep only as per-request
         // summaries; requests/s moves in whole requests. Neither has an interval.
         Metric::ItlP50 | Metric::RequestS => None,

@@ -192,12 +192,18 @@ fn keyed_rows(
         .collect()
 }
 
+/// Fields of a server's self-description that are its state when asked, not its settings
+/// (SGLang's `internal_states`: throughput and acceptance of the moment): never a difference.
+const SERVER_STATE: &[&str] = &["internal_states"];
+
 /// Server arguments that differ, one row each; one summary row when none differ.
 fn server_arg_rows(runs: &[RunInput]) -> Vec<MetaRow> {
     let rows = keyed_rows(runs, "server arg", |b| match &b.target.server_args {
-        Some(serde_json::Value::Object(m)) => {
-            m.iter().map(|(k, v)| (k.clone(), compact(v))).collect()
-        }
+        Some(serde_json::Value::Object(m)) => m
+            .iter()
+            .filter(|(k, _)| !SERVER_STATE.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), compact(v)))
+            .collect(),
         Some(other) => vec![("(value)".into(), compact(other))],
         None => Vec::new(),
     });
@@ -230,8 +236,10 @@ mod tests {
     fn server_args_show_only_what_differs() {
         let mut a = bundle("a");
         let mut b = bundle("b");
-        a.target.server_args = Some(serde_json::json!({"tp_size": 2, "mem_fraction": 0.9}));
-        b.target.server_args = Some(serde_json::json!({"tp_size": 4, "mem_fraction": 0.9}));
+        a.target.server_args = Some(serde_json::json!({"tp_size": 2, "mem_fraction": 0.9,
+            "internal_states": [{"avg_spec_accept_length": 2.6}]}));
+        b.target.server_args = Some(serde_json::json!({"tp_size": 4, "mem_fraction": 0.9,
+            "internal_states": [{"avg_spec_accept_length": 0.0}]}));
         let runs = [
             RunInput {
                 label: "a",

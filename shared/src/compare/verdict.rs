@@ -195,6 +195,8 @@ fn sweep_verdict(cmp: &Comparison, s: &SweepComparison, run: usize, pct: f64) ->
     v.notes.extend(blind_notes(s.kind, &blind));
     v.notes.extend(tail_notes(s.kind, &v.metrics));
     v.notes.extend(stall_notes(cmp, s, n));
+    v.notes.extend(accept_notes(cmp, s, n, pct));
+    v.notes.extend(per_gpu_note(cmp, s, n, &v.metrics));
     v.notes.extend(cut_off_notes(cmp, s, n));
     v.notes.extend(imported_notes(cmp, run));
     v.notes.extend(incomplete_notes(cmp, run));
@@ -307,6 +309,78 @@ fn stall_notes(cmp: &Comparison, s: &SweepComparison, n: usize) -> Vec<String> {
         }
     }
     notes
+}
+
+/// A note when speculative decoding's acceptance changed beyond the noise at some levels: the
+/// drafts the server accepts per step set its decode speed, so the change explains (or hides
+/// in) a change of decode speed. Named with both values at the level of the largest change.
+fn accept_notes(cmp: &Comparison, s: &SweepComparison, n: usize, pct: f64) -> Option<String> {
+    let mut changed: Vec<(u64, f64, f64, Change)> = Vec::new();
+    for level in &s.levels {
+        let Some(row) = level.rows.iter().find(|r| r.metric == Metric::AcceptLength) else {
+            continue;
+        };
+        let (Some(base), Some(cell)) = (row.cells.first(), row.cells.get(n)) else {
+            continue;
+        };
+        if let (Some(b), Some(v), Some(c)) = (base.value, cell.value, cell.change)
+            && c.significant(pct)
+        {
+            changed.push((level.key, b, v, c));
+        }
+    }
+    let &(key, b, v, c) = changed
+        .iter()
+        .max_by(|x, y| x.3.pct.abs().total_cmp(&y.3.pct.abs()))?;
+    let keys: Vec<u64> = changed.iter().map(|c| c.0).collect();
+    Some(format!(
+        "speculative decoding: {} accepts {} tokens per step against {}'s {} at {} ({}), a change beyond the noise at {}; decode speed moves with it",
+        cmp.labels[s.runs[n]],
+        fixed(v, 2),
+        cmp.labels[s.runs[0]],
+        fixed(b, 2),
+        level_text(s.kind, key),
+        change_text(&c),
+        level_list(s.kind, &keys),
+    ))
+}
+
+/// When the two runs served on different numbers of GPUs: capacity per GPU at the level where
+/// capacity changed most, the change and its interval scaled by the GPU counts (a ratio of
+/// two positive numbers divided by a constant keeps its relative interval).
+fn per_gpu_note(
+    cmp: &Comparison,
+    s: &SweepComparison,
+    n: usize,
+    metrics: &[MetricVerdict],
+) -> Option<String> {
+    let (base, run) = (s.runs[0], s.runs[n]);
+    let (Some(g0), Some(g1)) = (*cmp.gpus.get(base)?, *cmp.gpus.get(run)?) else {
+        return None;
+    };
+    if g0 == g1 || g0 == 0 || g1 == 0 {
+        return None;
+    }
+    let m = metrics.iter().find(|m| is_capacity(m.metric))?;
+    let at = m
+        .changes
+        .iter()
+        .max_by(|a, b| a.change.pct.abs().total_cmp(&b.change.pct.abs()))?;
+    let scale = f64::from(g0) / f64::from(g1);
+    let per = |pct: f64| ((1.0 + pct / 100.0) * scale - 1.0) * 100.0;
+    let change = Change {
+        pct: per(at.change.pct),
+        interval: at.change.interval.map(|(lo, hi)| (per(lo), per(hi))),
+        ..at.change
+    };
+    Some(format!(
+        "{} served on {g1} GPUs and {} on {g0}: per GPU, {} at {} is {}",
+        cmp.labels[run],
+        cmp.labels[base],
+        m.metric.label(),
+        level_text(s.kind, at.key),
+        change_text(&change)
+    ))
 }
 
 /// Why run `run` is not compared with the baseline in sweep `s`: the sweep is missing on one

@@ -197,8 +197,7 @@ const Z: f64 = 1.959_963_985;
 /// Fewest cycles a steady rate's interval is drawn from.
 pub const MIN_CYCLES: usize = 3;
 
-/// One cycle of a closed loop's steady part: the output tokens of the requests that completed
-/// in it, and its length.
+/// One cycle of a closed loop's steady part: the output tokens produced in it, and its length.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Cycle {
     pub tokens: f64,
@@ -215,11 +214,13 @@ pub struct Cycle {
 /// closes at a completion (the first opens when the last slot is filled), at least one
 /// request's decode time (p50 of `e2e − ttft`) apart:
 /// requests admitted together complete together, so every cycle holds whole waves and the
-/// same phase of the rhythm, however synchronised the slots are. A cycle's tokens are those of
-/// the requests completed in it (the renewal-reward view: in a steady state, tokens completed
-/// per second are tokens produced per second), and the level's rate is their ratio over all
-/// cycles. Only completions inside each pass's steady window count (not the ramp, not the
-/// drain).
+/// same phase of the rhythm, however synchronised the slots are. A cycle's tokens are those
+/// produced in it, each request's spread evenly over its decode time as for the steady rate
+/// ([`tokens_between`]): counting the tokens of the requests that completed in it instead
+/// (renewal-reward) adds the noise of whole requests falling on one side of a boundary or the
+/// other, which is most of a level's spread once completions drift apart (a speculative
+/// decoder's requests finish after different numbers of steps). Only cycles inside each
+/// pass's steady window count (not the ramp, not the drain).
 pub fn steady_cycles(records: &[RequestRecord], concurrency: u32) -> Vec<Cycle> {
     passes(records)
         .iter()
@@ -232,7 +233,9 @@ pub fn steady_cycles(records: &[RequestRecord], concurrency: u32) -> Vec<Cycle> 
 }
 
 /// The cycles of a level still running, from the requests finished so far: completions after
-/// the `concurrency`-th start, with no drain yet to leave out.
+/// the `concurrency`-th start, with no drain yet to leave out. A cycle counts only once it
+/// closed a longest request's time (`e2e`) before the last completion: the requests still in
+/// flight, whose tokens it would miss, started after it.
 pub fn running_cycles(records: &[RequestRecord], concurrency: u32) -> Vec<Cycle> {
     let c = concurrency as usize;
     if c == 0 || records.len() < c {
@@ -240,16 +243,18 @@ pub fn running_cycles(records: &[RequestRecord], concurrency: u32) -> Vec<Cycle>
     }
     let mut starts: Vec<f64> = records.iter().map(|r| r.start_s).collect();
     starts.sort_by(f64::total_cmp);
+    let last_end = records.iter().map(end_s).fold(f64::NEG_INFINITY, f64::max);
+    let longest = records.iter().map(|r| r.e2e_s).fold(0.0, f64::max);
     let refs: Vec<&RequestRecord> = records.iter().collect();
-    cycles_in(&refs, starts[c - 1], f64::INFINITY)
+    cycles_in(&refs, starts[c - 1], last_end - longest)
 }
 
-/// The cycles of the completions of `records` in `[lo, hi]`: the first cycle opens at `lo`,
-/// when every slot has just been filled (the start of a wave), and a cycle closes between one
-/// and two decode times after it opened, at the completion followed by the longest lull (where
-/// a wave of completions ends), with the tokens of the requests completed since it opened; the
-/// next one opens there. A cycle closes only once a completion past its two decode times is
-/// seen: until then its wave may go on.
+/// The cycles of `records` between `lo` and `hi`: the first cycle opens at `lo`, when every
+/// slot has just been filled (the start of a wave), and a cycle closes between one and two
+/// decode times after it opened, at the completion followed by the longest lull (where a wave
+/// of completions ends), with the tokens produced since it opened; the next one opens there.
+/// A cycle closes only once a completion past its two decode times is seen (until then its
+/// wave may go on), and at or before `hi`.
 fn cycles_in(records: &[&RequestRecord], lo: f64, hi: f64) -> Vec<Cycle> {
     let decode: Vec<f64> = records
         .iter()
@@ -259,44 +264,42 @@ fn cycles_in(records: &[&RequestRecord], lo: f64, hi: f64) -> Vec<Cycle> {
     let Some(min_len) = crate::metrics::percentile(&decode, 50.0).filter(|&d| d > 0.0) else {
         return Vec::new();
     };
-    let mut ends: Vec<(f64, f64)> = records
+    let mut ends: Vec<f64> = records
         .iter()
-        .map(|r| {
-            (
-                end_s(r),
-                if r.is_ok() {
-                    r.output_tokens as f64
-                } else {
-                    0.0
-                },
-            )
-        })
-        .filter(|&(e, _)| lo <= e && e <= hi)
+        .map(|r| end_s(r))
+        .filter(|&e| lo <= e)
         .collect();
-    ends.sort_by(|a, b| a.0.total_cmp(&b.0));
+    ends.sort_by(f64::total_cmp);
+    let produced = |from: f64, to: f64| -> f64 {
+        records
+            .iter()
+            .filter(|r| r.is_ok())
+            .map(|r| tokens_between(r, from, to))
+            .sum()
+    };
     let mut opened = lo;
-    let mut first = 0;
     let mut cycles = Vec::new();
+    let mut first = 0;
     // The completions a cycle may close at: from a decode time after it opened to two; it
     // closes at the one followed by the longest lull, which is where a wave ends.
-    while let Some(from) = (first..ends.len()).find(|&i| ends[i].0 - opened >= min_len) {
+    while let Some(from) = (first..ends.len()).find(|&i| ends[i] - opened >= min_len) {
         // Until a completion past the range is seen, the range may not have ended its wave.
-        let Some(past) = (from..ends.len()).find(|&i| ends[i].0 - opened > 2.0 * min_len) else {
+        let Some(past) = (from..ends.len()).find(|&i| ends[i] - opened > 2.0 * min_len) else {
             break;
         };
         let to = past.saturating_sub(1).max(from);
-        let lull = |i: usize| {
-            ends.get(i + 1)
-                .map_or(f64::NEG_INFINITY, |n| n.0 - ends[i].0)
-        };
+        let lull = |i: usize| ends.get(i + 1).map_or(f64::NEG_INFINITY, |n| n - ends[i]);
         let Some(close) = (from..=to).max_by(|&a, &b| lull(a).total_cmp(&lull(b))) else {
             break;
         };
+        if ends[close] > hi {
+            break;
+        }
         cycles.push(Cycle {
-            tokens: ends[first..=close].iter().map(|e| e.1).sum(),
-            len_s: ends[close].0 - opened,
+            tokens: produced(opened, ends[close]),
+            len_s: ends[close] - opened,
         });
-        opened = ends[close].0;
+        opened = ends[close];
         first = close + 1;
     }
     cycles

@@ -4,6 +4,7 @@
 //! `request_s`). Every function here is pure, so a bundle's summary can be recomputed from its
 //! per-request records by anyone, and the viewer uses the same code as the collector.
 
+pub mod accept;
 pub mod checks;
 pub mod definitions;
 pub mod fit;
@@ -12,6 +13,7 @@ pub mod rate;
 pub mod request;
 pub mod stats;
 
+pub use accept::{Acceptance, acceptance, request_tokens_per_chunk};
 pub use checks::{
     TtftTail, cache_counter_flag, client_bound_flag, degenerate_text, host_busy_flag, level_flags,
     other_traffic_flag, ttft_tail,

@@ -51,7 +51,13 @@ pub fn ChartGrid(ctx: Ctx, kinds: Vec<ChartKind>) -> impl IntoView {
                 .map(|k| {
                     let plot = Memo::new(move |_| state.with(|s| charts::build(k, &s.chart_runs())));
                     let across = Callback::new(move |p: PointRef| state.with_untracked(|s| s.hover_across(k, p)));
-                    view! { <ChartBox ctx=ctx plot=plot slug=k.slug() on_pick=pick across=across /> }
+                    // The acceptance chart only when a run shown has speculative decoding.
+                    let optional = k == ChartKind::Acceptance;
+                    move || {
+                        (!optional || !plot.with(|p| p.is_empty())).then(|| {
+                            view! { <ChartBox ctx=ctx plot=plot slug=k.slug() on_pick=pick across=across /> }
+                        })
+                    }
                 })
                 .collect_view()}
         </div>

@@ -85,6 +85,10 @@ fn run_item(state: RwSignal<ViewerState>, id: RunId) -> Option<impl IntoView + u
                 <dd><Shown text=f.engine.clone() /></dd>
                 {(!f.hardware.is_empty())
                     .then(|| view! { <dt>"hardware"</dt><dd><Shown text=f.hardware.clone() /></dd> })}
+                {f.gpus.clone().map(|g| view! { <dt>"GPUs"</dt><dd data-testid="gpus">{g}</dd> })}
+                {f.speculative.clone().map(|s| view! {
+                    <dt>"speculative"</dt><dd data-testid="speculative"><Shown text=s /></dd>
+                })}
                 <dt>"date"</dt>
                 <dd>{f.date.clone()}</dd>
                 <dt>"points"</dt>

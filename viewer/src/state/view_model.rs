@@ -203,6 +203,11 @@ pub struct RunFacts {
     /// The server's highest queue and KV-cache usage over the run and where, e.g. `peak queue
     /// 12 at C=16 · peak KV cache 87 % at C=16`; `None` without server samples.
     pub peaks: Option<String>,
+    /// The GPUs serving the model and who said so, e.g. `2 (the server: TP 2 × DP 1 × PP 1)`.
+    pub gpus: Option<String>,
+    /// Speculative decoding's settings and measured acceptance, e.g. `NEXTN, 3 steps;
+    /// accepted 2.58 to 2.62 tokens per step over 8 points`.
+    pub speculative: Option<String>,
 }
 
 impl RunFacts {
@@ -258,6 +263,8 @@ impl RunFacts {
                 })
                 .collect(),
             peaks: llmsweep_shared::bundle::run_peaks(b).line(),
+            gpus: llmsweep_shared::deploy::gpus(b).map(|g| format!("{} ({})", g.count, g.source)),
+            speculative: llmsweep_shared::deploy::speculative_line(b),
         }
     }
 }

@@ -47,6 +47,8 @@ pub struct TargetPlan {
 pub struct OutputPlan {
     pub label: String,
     pub notes: BTreeMap<String, String>,
+    /// `--gpus`: GPUs serving the model, for numbers per GPU.
+    pub gpus: Option<u32>,
     pub out: PathBuf,
     /// Seed of the prompts' content: fixed by default, so two hosts send the same work.
     pub seed: u64,

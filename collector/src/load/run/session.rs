@@ -328,6 +328,7 @@ async fn hosts(
             None => Vec::new(),
         },
         gpu_telemetry: Some(target.gpu_telemetry),
+        server_gpus: output.gpus,
     }
 }
 

@@ -160,6 +160,7 @@ mod tests {
         Finished {
             record,
             itl_gaps_s: Vec::new(),
+            chunk_tokens: Default::default(),
             text: text.into(),
             answer: answer.map(str::to_string),
         }

@@ -21,6 +21,9 @@ pub(crate) struct RequestOptions {
     pub min_tokens: bool,
     /// `stream_options.include_usage`: ask for token counts in the last chunk.
     pub include_usage: bool,
+    /// `stream_options.continuous_usage_stats` (vLLM, SGLang): the count so far on every
+    /// chunk, so a chunk of several tokens (speculative decoding) says how many it carries.
+    pub continuous_usage: bool,
 }
 
 impl Default for RequestOptions {
@@ -29,6 +32,7 @@ impl Default for RequestOptions {
             ignore_eos: true,
             min_tokens: true,
             include_usage: true,
+            continuous_usage: true,
         }
     }
 }
@@ -41,10 +45,12 @@ impl RequestOptions {
             self.ignore_eos = false;
         } else if self.min_tokens && m.contains("min_tokens") {
             self.min_tokens = false;
+        } else if self.continuous_usage && m.contains("continuous_usage") {
+            self.continuous_usage = false;
         } else if self.include_usage
             && (m.contains("stream_options") || m.contains("include_usage"))
         {
-            self.include_usage = false;
+            (self.include_usage, self.continuous_usage) = (false, false);
         } else {
             return false;
         }
@@ -76,6 +82,9 @@ pub(crate) fn body(
     b["stream"] = json!(true);
     if opts.include_usage {
         b["stream_options"] = json!({ "include_usage": true });
+        if opts.continuous_usage {
+            b["stream_options"]["continuous_usage_stats"] = json!(true);
+        }
     }
     if opts.ignore_eos {
         b["ignore_eos"] = json!(true);
@@ -109,7 +118,8 @@ mod tests {
         assert_eq!(
             b,
             json!({"model":"m","prompt":"hi","max_tokens":32,"stream":true,
-                   "stream_options":{"include_usage":true},"ignore_eos":true,"min_tokens":32})
+                   "stream_options":{"include_usage":true,"continuous_usage_stats":true},
+                   "ignore_eos":true,"min_tokens":32})
         );
     }
 

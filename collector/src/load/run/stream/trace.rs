@@ -4,7 +4,7 @@
 //! synthetic timelines and exact expectations.
 
 use llmsweep_shared::bundle::{
-    ErrorKind, ItlSummary, Reasoning, RequestError, RequestRecord, Setup,
+    ChunkTokens, ErrorKind, ItlSummary, Reasoning, RequestError, RequestRecord, Setup,
 };
 use llmsweep_shared::metrics::Stats;
 
@@ -36,8 +36,9 @@ pub enum Keep {
 #[derive(Debug, Default)]
 pub struct Trace {
     ttft_s: Option<f64>,
-    /// Arrival time of each token chunk and, when the server said, how many tokens it carried.
-    token_chunks: Vec<(f64, Option<u64>)>,
+    /// Each token chunk: its arrival, how many tokens it carried when the server said, and
+    /// the bytes of text it carried.
+    token_chunks: Vec<Chunk>,
     finish_reason: Option<String>,
     usage: Option<Usage>,
     /// Running `completion_tokens` for servers that send usage with every chunk.
@@ -52,12 +53,24 @@ pub struct Trace {
     first_answer_s: Option<f64>,
 }
 
+/// One token-carrying chunk of a stream.
+#[derive(Debug, Clone, Copy)]
+struct Chunk {
+    t: f64,
+    /// Tokens it carried, when the server's running usage said (`continuous_usage_stats`).
+    carried: Option<u64>,
+    /// Bytes of generated text in it.
+    bytes: usize,
+}
+
 /// What a finished trace yields.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Finished {
     pub record: RequestRecord,
     /// Every inter-token gap, seconds per token (for the point's ITL distribution).
     pub itl_gaps_s: Vec<f64>,
+    /// Tokens per chunk after the first (see [`ChunkTokens`]).
+    pub chunk_tokens: ChunkTokens,
     /// The start of the generated text.
     pub text: String,
     /// All the generated text, when the request asked to keep it ([`Keep::Answer`]).
@@ -130,7 +143,11 @@ impl Trace {
             self.usage = Some(u);
         }
         if ev.token_chunk {
-            self.token_chunks.push((t, carried));
+            self.token_chunks.push(Chunk {
+                t,
+                carried,
+                bytes: ev.text.len(),
+            });
         }
         if let Some(reason) = &ev.finish_reason {
             self.finish_reason = Some(reason.to_string());
@@ -238,7 +255,18 @@ impl Trace {
             );
         }
         let output_tokens = usage_tokens.unwrap_or(chunks);
-        let itl_gaps_s = self.itl_gaps(output_tokens, believed);
+        let per_chunk = self.tokens_per_chunk(output_tokens, believed);
+        let itl_gaps_s: Vec<f64> = self
+            .token_chunks
+            .windows(2)
+            .zip(per_chunk.iter().skip(1))
+            .map(|(w, (tokens, _))| (w[1].t - w[0].t) / tokens)
+            .collect();
+        let mut chunk_tokens = ChunkTokens::new();
+        for &(tokens, exact) in per_chunk.iter().skip(1) {
+            chunk_tokens.add(tokens.round().max(1.0) as u64);
+            chunk_tokens.exact &= exact;
+        }
         let itl = Stats::from_values(itl_gaps_s.iter().copied()).map(|s| ItlSummary {
             mean_s: s.mean,
             p50_s: s.p50,
@@ -276,30 +304,36 @@ impl Trace {
         Finished {
             record,
             itl_gaps_s,
+            chunk_tokens,
             text: self.text,
             answer: self.answer,
         }
     }
 
-    /// Gap before each token chunk after the first, divided by the tokens it carried: the
-    /// server's count when it sent one, else the average tokens per chunk when the final usage
-    /// says chunks carried several tokens (speculative decoding), else 1.
-    /// With `believed` false the server's per-chunk counts are not used either.
-    fn itl_gaps(&self, output_tokens: u64, believed: bool) -> Vec<f64> {
+    /// The tokens each chunk carried, and whether that is the server's count: the server's
+    /// running usage when it sent one (`continuous_usage_stats`), else, when the final usage
+    /// says the chunks carried more tokens than there were chunks (speculative decoding), the
+    /// request's tokens shared out by each chunk's part of the text, else 1. With `believed`
+    /// false the server's counts are not used.
+    fn tokens_per_chunk(&self, output_tokens: u64, believed: bool) -> Vec<(f64, bool)> {
         let chunks = self.token_chunks.len() as u64;
-        let average = if chunks > 0 && output_tokens > chunks {
+        let bytes: usize = self.token_chunks.iter().map(|c| c.bytes).sum();
+        let several = chunks > 0 && output_tokens > chunks;
+        let average = if several {
             output_tokens as f64 / chunks as f64
         } else {
             1.0
         };
         self.token_chunks
-            .windows(2)
-            .map(|w| {
-                let tokens = match w[1].1 {
-                    Some(n) if n > 0 && believed => n as f64,
-                    _ => average,
-                };
-                (w[1].0 - w[0].0) / tokens
+            .iter()
+            .map(|c| match c.carried {
+                Some(n) if n > 0 && believed => (n as f64, true),
+                _ if several && bytes > 0 => {
+                    // At least one token a chunk: an empty chunk still took a step.
+                    let share = output_tokens as f64 * c.bytes as f64 / bytes as f64;
+                    (share.max(1.0), false)
+                }
+                _ => (average, !several),
             })
             .collect()
     }
@@ -565,6 +599,48 @@ mod tests {
         let f = tr.finish(0.5, meta());
         assert_eq!(f.record.output_tokens, 5);
         assert_eq!(f.itl_gaps_s, [0.1]);
+        assert_eq!(f.chunk_tokens.counts, [0, 0, 0, 1, 0, 0, 0, 0]);
+        assert_eq!((f.chunk_tokens.tokens, f.chunk_tokens.exact), (4, true));
+    }
+
+    #[test]
+    fn without_per_chunk_counts_tokens_are_shared_out_by_text_and_marked_estimated() {
+        // 6 tokens in chunks of 1, 3 and 2 characters; only the final usage says 6.
+        let mut tr = Trace::new();
+        feed(&mut tr, 0.1, r#"{"choices":[{"text":"a"}]}"#);
+        feed(&mut tr, 0.4, r#"{"choices":[{"text":"bcd"}]}"#);
+        feed(
+            &mut tr,
+            0.6,
+            r#"{"choices":[{"text":"ef","finish_reason":"length"}]}"#,
+        );
+        feed(
+            &mut tr,
+            0.6,
+            r#"{"choices":[],"usage":{"completion_tokens":6}}"#,
+        );
+        let f = tr.finish(0.6, meta());
+        assert_eq!(f.record.output_tokens, 6);
+        assert_eq!(f.itl_gaps_s.len(), 2);
+        assert!((f.itl_gaps_s[0] - 0.3 / 3.0).abs() < 1e-12);
+        assert!((f.itl_gaps_s[1] - 0.2 / 2.0).abs() < 1e-12);
+        assert_eq!(f.chunk_tokens.counts, [0, 1, 1, 0, 0, 0, 0, 0]);
+        assert!(!f.chunk_tokens.exact);
+    }
+
+    #[test]
+    fn one_token_per_chunk_is_exact_without_any_count() {
+        let mut tr = Trace::new();
+        feed(&mut tr, 0.1, r#"{"choices":[{"text":"a"}]}"#);
+        feed(&mut tr, 0.2, r#"{"choices":[{"text":"b"}]}"#);
+        feed(
+            &mut tr,
+            0.3,
+            r#"{"choices":[],"usage":{"completion_tokens":2}}"#,
+        );
+        let f = tr.finish(0.3, meta());
+        assert_eq!(f.chunk_tokens.counts, [1, 0, 0, 0, 0, 0, 0, 0]);
+        assert!(f.chunk_tokens.exact);
     }
 
     #[test]

@@ -4,7 +4,8 @@
 use std::time::{Duration, Instant};
 
 use llmsweep_shared::bundle::{
-    DiscardedAttempt, ErrorKind, Flag, FlagKind, Point, PointStatus, RequestRecord, SweepKind,
+    ChunkTokens, DiscardedAttempt, ErrorKind, Flag, FlagKind, Point, PointStatus, RequestRecord,
+    SweepKind,
 };
 use llmsweep_shared::metrics::{
     Stats, cache_counter_flag, client_bound_flag, degenerate_text, host_busy_flag, level_flags,
@@ -518,6 +519,10 @@ pub(crate) fn build_point(spec: &LoadSpec, result: &LoadResult, expected_cached:
         .flat_map(|f| f.itl_gaps_s.iter().copied())
         .collect();
     let summary = summarize(&records, spec.concurrency, spec.output_len, &gaps);
+    let mut chunk_tokens = ChunkTokens::new();
+    for f in result.finished.iter().filter(|f| f.record.is_ok()) {
+        chunk_tokens.merge(&f.chunk_tokens);
+    }
     let mut flags = level_flags(&counted, spec.output_len, expected_cached);
     flags.extend(degenerate_flag(&result.finished));
     if let StopRule::Precise(p) = spec.stop
@@ -590,6 +595,7 @@ pub(crate) fn build_point(spec: &LoadSpec, result: &LoadResult, expected_cached:
         flags,
         requests: records,
         output_sample: sample,
+        chunk_tokens: (chunk_tokens.chunks > 0).then_some(chunk_tokens),
         ..empty_point(spec)
     }
 }
