@@ -354,7 +354,17 @@ fn table_metrics(runs: &[RunInput], compared: &[usize], kind: SweepKind) -> Vec<
                     })
             })
             .collect(),
-        _ => Metric::THROUGHPUT.to_vec(),
+        // Acceptance only where a run shown has speculative decoding.
+        _ => Metric::THROUGHPUT
+            .into_iter()
+            .filter(|m| {
+                *m != Metric::AcceptLength
+                    || compared.iter().any(|&i| {
+                        sweep_of(runs[i].bundle, kind)
+                            .is_some_and(|s| s.points.iter().any(|p| m.of(p).is_some()))
+                    })
+            })
+            .collect(),
     }
 }
 

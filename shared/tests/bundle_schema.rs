@@ -90,6 +90,7 @@ fn sample() -> Bundle {
             notes: BTreeMap::from([("gpu".into(), "2x RTX A6000".into())]),
             gpus: vec![],
             gpu_telemetry: Some(llmsweep_shared::bundle::GpuTelemetry::Local),
+            server_gpus: Some(2),
         },
         workload: Workload {
             seed: 7,
@@ -139,6 +140,12 @@ fn sample() -> Bundle {
                 discarded: Vec::new(),
                 rate: None,
                 goodput: None,
+                chunk_tokens: Some(llmsweep_shared::bundle::ChunkTokens {
+                    counts: vec![3, 4, 2, 1, 0, 0, 0, 0],
+                    chunks: 10,
+                    tokens: 21,
+                    exact: true,
+                }),
             }],
         }],
         source: None,

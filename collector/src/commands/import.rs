@@ -28,6 +28,10 @@ pub enum FromArg {
     Guidellm,
     /// AIPerf's `profile_export_aiperf.json` (`aiperf profile`), one file per concurrency or rate.
     Aiperf,
+    /// genai-bench's run files (`genai-bench benchmark`), one per concurrency, and its
+    /// experiment_metadata.json.
+    #[value(name = "genai-bench")]
+    GenaiBench,
 }
 
 impl FromArg {
@@ -40,6 +44,7 @@ impl FromArg {
             FromArg::Sglang => Some(ImportFormat::Sglang),
             FromArg::Guidellm => Some(ImportFormat::Guidellm),
             FromArg::Aiperf => Some(ImportFormat::Aiperf),
+            FromArg::GenaiBench => Some(ImportFormat::GenaiBench),
         }
     }
 }

@@ -21,6 +21,8 @@ pub(crate) enum Bench {
     Guidellm,
     /// AIPerf's `profile_export_aiperf.json` ([`super::aiperf`]).
     Aiperf,
+    /// genai-bench's run files ([`super::genai`]).
+    Genai,
 }
 
 impl Bench {
@@ -30,6 +32,7 @@ impl Bench {
             Bench::Sglang => "sglang.bench_serving",
             Bench::Guidellm => "GuideLLM",
             Bench::Aiperf => "AIPerf",
+            Bench::Genai => "genai-bench",
         }
     }
 
@@ -37,7 +40,7 @@ impl Bench {
     fn e2e(self) -> &'static str {
         match self {
             Bench::Vllm => "e2el",
-            Bench::Sglang | Bench::Guidellm | Bench::Aiperf => "e2e_latency",
+            Bench::Sglang | Bench::Guidellm | Bench::Aiperf | Bench::Genai => "e2e_latency",
         }
     }
 }
@@ -224,6 +227,7 @@ pub(crate) fn parse(bench: Bench, text: &str) -> Result<Vec<Run>, String> {
     match bench {
         Bench::Guidellm => return super::guidellm::parse(text),
         Bench::Aiperf => return super::aiperf::parse(text),
+        Bench::Genai => return super::genai::parse(text),
         Bench::Vllm | Bench::Sglang => {}
     }
     let mut runs = Vec::new();
@@ -376,7 +380,7 @@ fn run(
                 Bench::Sglang => {
                     format!("run {n}: SGLang's benchmark draws exponential gaps: Poisson arrivals")
                 }
-                Bench::Guidellm | Bench::Aiperf => {
+                Bench::Guidellm | Bench::Aiperf | Bench::Genai => {
                     format!("run {n}: no burstiness; read as Poisson")
                 }
             });

@@ -53,6 +53,7 @@ pub(crate) fn describe(format: ImportFormat) -> &'static str {
         ImportFormat::Sglang => "a result of sglang.bench_serving",
         ImportFormat::Guidellm => "GuideLLM's benchmarks.json",
         ImportFormat::Aiperf => "AIPerf's profile_export_aiperf.json",
+        ImportFormat::GenaiBench => "a result of genai-bench",
         ImportFormat::Unknown => "a format this llmsweep does not know",
     }
 }
@@ -76,6 +77,12 @@ pub(crate) fn detect(text: &str) -> Kind {
     }
 }
 
+/// Whether no value of `o` looks like a metric object of AIPerf's (`{"unit": …}`).
+fn metric_free(o: &Map<String, Value>) -> bool {
+    o.values()
+        .all(|v| v.as_object().is_none_or(|m| !m.contains_key("unit")))
+}
+
 fn of_object(o: &Map<String, Value>) -> Kind {
     let has = |k: &str| o.get(k).is_some_and(|v| !v.is_null());
     let any_key = |suffix: &str| o.keys().any(|k| k.ends_with(suffix));
@@ -92,8 +99,13 @@ fn of_object(o: &Map<String, Value>) -> Kind {
     if has("aiperf_version") || (metric("request_throughput") && metric("time_to_first_token")) {
         return Kind::Format(ImportFormat::Aiperf);
     }
-    if has("aggregated_metrics") && (has("individual_request_metrics") || has("scenario")) {
-        return Kind::Peer("a result of genai-bench");
+    if has("aggregated_metrics") || (has("benchmark_version") && has("traffic_scenario")) {
+        return Kind::Format(ImportFormat::GenaiBench);
+    }
+    // inference-perf's lifecycle report: what succeeded and what failed, each with its own
+    // latency and throughput summaries.
+    if has("successes") && has("failures") && (has("load_summary") || metric_free(o)) {
+        return Kind::Peer("a report of inference-perf");
     }
     if has("duration") && has("completed") {
         // Each names its e2e latency its own way; then what only one of them writes.
@@ -144,6 +156,14 @@ mod tests {
             ("aiperf-0.13.0/c1.json", ImportFormat::Aiperf),
             ("aiperf-0.13.0/c2.json", ImportFormat::Aiperf),
             ("aiperf-0.13.0/r8.json", ImportFormat::Aiperf),
+            (
+                "genai-bench-0.0.5/s/D32_8_text-to-text_num_concurrency_2_time_1s.json",
+                ImportFormat::GenaiBench,
+            ),
+            (
+                "genai-bench-0.0.5/ms/experiment_metadata.json",
+                ImportFormat::GenaiBench,
+            ),
         ] {
             assert_eq!(detect(&fixture(name)), Kind::Format(want), "{name}");
         }
@@ -160,7 +180,11 @@ mod tests {
         );
         assert_eq!(
             detect(r#"{"aggregated_metrics": {}, "individual_request_metrics": []}"#),
-            Kind::Peer("a result of genai-bench")
+            Kind::Format(ImportFormat::GenaiBench)
+        );
+        assert_eq!(
+            detect(r#"{"load_summary": {"count": 10}, "successes": {}, "failures": {}}"#),
+            Kind::Peer("a report of inference-perf")
         );
         // Python's literals, as both benchmarks write them, do not hide what the file is.
         assert_eq!(

@@ -15,6 +15,7 @@
 pub(crate) mod aiperf;
 pub(crate) mod bench;
 pub(crate) mod detect;
+pub(crate) mod genai;
 pub(crate) mod guidellm;
 #[cfg(test)]
 mod prop;
@@ -90,10 +91,11 @@ pub fn import(req: &Request) -> anyhow::Result<Bundle> {
         ImportFormat::Sglang => Some(Bench::Sglang),
         ImportFormat::Guidellm => Some(Bench::Guidellm),
         ImportFormat::Aiperf => Some(Bench::Aiperf),
+        ImportFormat::GenaiBench => Some(Bench::Genai),
         ImportFormat::Unknown => {
             bail!(
-                "cannot import this format; --from takes auto, table, vllm, sglang, guidellm or \
-                 aiperf"
+                "cannot import this format; --from takes auto, table, vllm, sglang, guidellm, \
+                 aiperf or genai-bench"
             )
         }
     };
@@ -122,7 +124,7 @@ pub fn import(req: &Request) -> anyhow::Result<Bundle> {
 }
 
 /// What the formats llmsweep imports are, for a message that names them.
-const IMPORTS: &str = "vllm bench serve's JSON, sglang.bench_serving's JSON lines, GuideLLM's benchmarks.json, AIPerf's profile_export_aiperf.json and text tables";
+const IMPORTS: &str = "vllm bench serve's JSON, sglang.bench_serving's JSON lines, GuideLLM's benchmarks.json, AIPerf's profile_export_aiperf.json, genai-bench's run files and text tables";
 
 /// The format to read `text` as: the one its content shows when `--from` was left out; the
 /// one `--from` named unless the content shows another tool's (then the refusal names it).
@@ -212,6 +214,15 @@ impl Collected {
         name: &str,
         text: &str,
     ) -> anyhow::Result<()> {
+        if b == Bench::Genai
+            && let Some(e) = genai::experiment(text)
+        {
+            self.facts.model = self.facts.model.take().or(e.model);
+            self.facts.engine = self.facts.engine.take().or(e.engine);
+            self.facts.engine_version = self.facts.engine_version.take().or(e.engine_version);
+            self.facts.tool_version = self.facts.tool_version.take().or(e.tool_version);
+            return Ok(());
+        }
         let runs = bench::parse(b, text).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
         for r in runs {
             self.notes
@@ -901,12 +912,51 @@ pub fn definitions(format: ImportFormat) -> BTreeMap<String, String> {
             "AIPerf's --request-rate: requests per second offered, with --arrival-pattern poisson (the default), gamma (of --arrival-smoothness) or constant gaps",
         ),
     ];
+    let genai: &[(&str, &str)] = &[
+        (
+            "source",
+            "genai-bench's run files: the tool's own summary of one run per concurrency (aggregated_metrics), statistics over its successful requests (numpy's linear percentiles); llmsweep keeps the summary, not the per-request records",
+        ),
+        (
+            "ttft_s",
+            "request start → first streamed chunk with content, as genai-bench times it (its ttft); mean, p50, p90, p99; seconds",
+        ),
+        (
+            "tpot_s",
+            "genai-bench's tpot: (e2e_latency − ttft) / (output tokens − 1) per request, left out when that decode time is under 1 ms: llmsweep's tpot formula",
+        ),
+        (
+            "decode_tok_s",
+            "computed by llmsweep as 1 / genai-bench's median tpot",
+        ),
+        (
+            "e2e_s",
+            "request start → end of the stream ([DONE] or the usage chunk), genai-bench's e2e_latency; seconds",
+        ),
+        (
+            "agg_tok_s",
+            "genai-bench's mean_output_throughput_tokens_per_s: the run's output tokens / its run_duration (first request → end of the run, which ends at a once-a-second check of its limits): comparable to llmsweep's agg_tok_s, not to its steady_tok_s",
+        ),
+        (
+            "request_s",
+            "genai-bench's requests_per_second: completed requests / run_duration",
+        ),
+        (
+            "output_tokens",
+            "output tokens of the successful requests as the server's usage counted them (num_output_tokens)",
+        ),
+        (
+            "concurrency",
+            "genai-bench's --num-concurrency: requests kept in flight",
+        ),
+    ];
     let pick = match format {
         ImportFormat::Table => table,
         ImportFormat::Vllm => vllm,
         ImportFormat::Sglang => sglang,
         ImportFormat::Guidellm => guidellm,
         ImportFormat::Aiperf => aiperf,
+        ImportFormat::GenaiBench => genai,
         ImportFormat::Unknown => &[],
     };
     pick.iter()

@@ -396,9 +396,9 @@ fn without_from_peers_mixes_and_the_undecidable_are_refused_by_name() {
         std::fs::write(&p, body).unwrap();
         p.display().to_string()
     };
-    let genai = write(
-        "genai.json",
-        r#"{"aggregated_metrics": {"scenario": "D(100,100)"}, "individual_request_metrics": []}"#,
+    let peer = write(
+        "inference-perf.json",
+        r#"{"load_summary": {"count": 10}, "successes": {"count": 10}, "failures": {"count": 0}}"#,
     );
     let either = write(
         "either.json",
@@ -407,9 +407,9 @@ fn without_from_peers_mixes_and_the_undecidable_are_refused_by_name() {
     let other = write("other.json", r#"{"results": []}"#);
     for (file, want) in [
         (
-            genai.as_str(),
+            peer.as_str(),
             format!(
-                "error: {genai}: this is a result of genai-bench, which llmsweep cannot import yet (it imports vllm bench serve's JSON, sglang.bench_serving's JSON lines, GuideLLM's benchmarks.json, AIPerf's profile_export_aiperf.json and text tables)"
+                "error: {peer}: this is a report of inference-perf, which llmsweep cannot import yet (it imports vllm bench serve's JSON, sglang.bench_serving's JSON lines, GuideLLM's benchmarks.json, AIPerf's profile_export_aiperf.json, genai-bench's run files and text tables)"
             ),
         ),
         (
@@ -421,7 +421,7 @@ fn without_from_peers_mixes_and_the_undecidable_are_refused_by_name() {
         (
             other.as_str(),
             format!(
-                "error: {other}: JSON of no format llmsweep knows: not a file llmsweep imports (vllm bench serve's JSON, sglang.bench_serving's JSON lines, GuideLLM's benchmarks.json, AIPerf's profile_export_aiperf.json and text tables); give --from to read it as one of them and be told what it lacks"
+                "error: {other}: JSON of no format llmsweep knows: not a file llmsweep imports (vllm bench serve's JSON, sglang.bench_serving's JSON lines, GuideLLM's benchmarks.json, AIPerf's profile_export_aiperf.json, genai-bench's run files and text tables); give --from to read it as one of them and be told what it lacks"
             ),
         ),
     ] {
@@ -449,7 +449,7 @@ fn without_from_peers_mixes_and_the_undecidable_are_refused_by_name() {
         "import",
         "--from",
         "vllm",
-        &genai,
+        &peer,
         "--label",
         "g",
         "-o",
@@ -458,7 +458,7 @@ fn without_from_peers_mixes_and_the_undecidable_are_refused_by_name() {
     assert_eq!(
         text(&o.stderr).trim(),
         format!(
-            "error: {genai}: this is a result of genai-bench, not a result of vllm bench serve: llmsweep cannot import a result of genai-bench yet"
+            "error: {peer}: this is a report of inference-perf, not a result of vllm bench serve: llmsweep cannot import a report of inference-perf yet"
         )
     );
     let vllm = fixture("vllm-c1.json");
@@ -798,4 +798,97 @@ fn aiperf_runs_become_points_holding_the_files_own_numbers() {
     // And named as itself, it is read.
     let (_, o) = import(dir.path(), "aiperf", &[names[1]], &[]);
     assert!(o.status.success(), "{}", text(&o.stderr));
+}
+
+/// Real result files of genai-bench 0.0.5 against serve-sim (see the fixture's README): the
+/// two runs and the experiment's metadata, told from their content, become one throughput
+/// sweep holding genai-bench's own numbers; the metadata names the model and the engine, and
+/// its command line (with the API key given on it) is never copied.
+#[test]
+fn genai_bench_runs_become_points_holding_the_files_own_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    let names = [
+        "genai-bench-0.0.5/s/D32_8_text-to-text_num_concurrency_2_time_1s.json",
+        "genai-bench-0.0.5/s/experiment_metadata.json",
+        "genai-bench-0.0.5/s/D32_8_text-to-text_num_concurrency_1_time_1s.json",
+    ];
+    let paths: Vec<String> = names.iter().map(|n| fixture(n)).collect();
+    let args: Vec<&str> = paths.iter().map(String::as_str).collect();
+    let (path, o) = import_auto(dir.path(), &args, &["--gpus", "2"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stdout).contains("throughput sweep: 2 points (C 1,2)"),
+        "{}",
+        text(&o.stdout)
+    );
+    let b = read(&path);
+    let src = b.source.as_ref().unwrap();
+    assert_eq!(
+        (
+            src.tool.as_str(),
+            src.format.as_str(),
+            src.version.as_deref()
+        ),
+        ("genai-bench", "genai-bench", Some("0.0.5"))
+    );
+    assert_eq!(b.target.model, "sim-fast");
+    assert_eq!(b.target.engine.as_deref(), Some("vLLM"));
+    assert_eq!(b.hosts.server_gpus, Some(2));
+    let json = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        !json.contains("dummy-not-a-secret"),
+        "the metadata's command line is not kept"
+    );
+    assert!(b.definitions["tpot_s"].starts_with("genai-bench's tpot"));
+    let s = &b.sweeps[0];
+    assert_eq!((s.concurrency.as_slice(), s.output_len), (&[1, 2][..], 8));
+    let file = |name: &str| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(fixture(name)).unwrap()).unwrap()
+    };
+    for (p, name) in [(&s.points[0], names[2]), (&s.points[1], names[0])] {
+        let f = file(name);
+        let a = &f["aggregated_metrics"];
+        assert_eq!(f["_time_unit"], "s");
+        assert_eq!(
+            u64::from(p.concurrency),
+            a["num_concurrency"].as_u64().unwrap()
+        );
+        let v = p.imported.as_ref().unwrap();
+        let q = |q: &llmsweep_shared::bundle::Quantiles| (q.mean, q.p50, q.p90, q.p99);
+        let stats = |k: &str| {
+            let m = &a["stats"][k];
+            (
+                m["mean"].as_f64(),
+                m["p50"].as_f64(),
+                m["p90"].as_f64(),
+                m["p99"].as_f64(),
+            )
+        };
+        assert_eq!(q(&v.ttft_s), stats("ttft"));
+        assert_eq!(q(&v.tpot_s), stats("tpot"));
+        assert_eq!(q(&v.e2e_s), stats("e2e_latency"));
+        assert_eq!(
+            v.output_tok_s,
+            a["mean_output_throughput_tokens_per_s"].as_f64()
+        );
+        assert_eq!(v.request_s, a["requests_per_second"].as_f64());
+        assert_eq!(v.wall_s, a["run_duration"].as_f64());
+        assert_eq!(v.ok, a["num_completed_requests"].as_u64());
+        assert_eq!(v.failed, a["num_error_requests"].as_u64());
+        assert_eq!(v.requests, a["num_requests"].as_u64());
+        assert_eq!(
+            v.output_tokens.map(|t| t as f64),
+            a["stats"]["num_output_tokens"]["sum"].as_f64()
+        );
+        assert_eq!((p.input_len, p.output_len), (32, 8));
+    }
+    // Named as another format, a run file is refused by what it is.
+    let (_, o) = import(dir.path(), "aiperf", &[names[0]], &[]);
+    assert_eq!(
+        text(&o.stderr).trim(),
+        format!(
+            "error: tests/fixtures/import/{}: this is a result of genai-bench, not AIPerf's profile_export_aiperf.json: use --from genai-bench or leave --from out",
+            names[0]
+        )
+    );
 }

@@ -172,6 +172,10 @@ pub enum ImportFormat {
     Guidellm,
     /// AIPerf's `profile_export_aiperf.json`, one run per file.
     Aiperf,
+    /// genai-bench's per-run result files (and its `experiment_metadata.json`).
+    #[serde(rename = "genai-bench")]
+    #[cfg_attr(feature = "clap", value(name = "genai-bench"))]
+    GenaiBench,
     /// A format a newer llmsweep knows (read, never written).
     #[default]
     #[serde(other)]
@@ -187,6 +191,7 @@ impl ImportFormat {
             ImportFormat::Sglang => "sglang",
             ImportFormat::Guidellm => "guidellm",
             ImportFormat::Aiperf => "aiperf",
+            ImportFormat::GenaiBench => "genai-bench",
             ImportFormat::Unknown => "unknown",
         }
     }

@@ -270,13 +270,7 @@ fn cycles_in(records: &[&RequestRecord], lo: f64, hi: f64) -> Vec<Cycle> {
         .filter(|&e| lo <= e)
         .collect();
     ends.sort_by(f64::total_cmp);
-    let produced = |from: f64, to: f64| -> f64 {
-        records
-            .iter()
-            .filter(|r| r.is_ok())
-            .map(|r| tokens_between(r, from, to))
-            .sum()
-    };
+    let produced = Produced::of(records);
     let mut opened = lo;
     let mut cycles = Vec::new();
     let mut first = 0;
@@ -296,13 +290,62 @@ fn cycles_in(records: &[&RequestRecord], lo: f64, hi: f64) -> Vec<Cycle> {
             break;
         }
         cycles.push(Cycle {
-            tokens: produced(opened, ends[close]),
+            tokens: produced.at(ends[close]) - produced.at(opened),
             len_s: ends[close] - opened,
         });
         opened = ends[close];
         first = close + 1;
     }
     cycles
+}
+
+/// Output tokens produced by successful requests up to a time, under the even-spread model
+/// of [`tokens_between`]: each request's first token at its first-token time, the rest at an
+/// even pace to its end. A piecewise-linear function, so each lookup is a binary search.
+struct Produced {
+    /// Times where the function bends or jumps, ascending, with its value and slope just after.
+    knots: Vec<(f64, f64, f64)>,
+}
+
+impl Produced {
+    fn of(records: &[&RequestRecord]) -> Produced {
+        // (time, jump, slope change)
+        let mut events: Vec<(f64, f64, f64)> = Vec::new();
+        for r in records.iter().filter(|r| r.is_ok() && r.output_tokens > 0) {
+            let Some(ttft) = r.ttft_s else { continue };
+            let first = r.start_s + ttft;
+            let end = end_s(r);
+            let rest = (r.output_tokens - 1) as f64;
+            events.push((first, 1.0, 0.0));
+            if rest > 0.0 && end > first {
+                let slope = rest / (end - first);
+                events.push((first, 0.0, slope));
+                events.push((end, 0.0, -slope));
+            }
+        }
+        events.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let mut knots = Vec::with_capacity(events.len());
+        let (mut value, mut slope, mut last) = (0.0, 0.0, f64::NEG_INFINITY);
+        for (t, jump, dslope) in events {
+            if last.is_finite() {
+                value += slope * (t - last);
+            }
+            value += jump;
+            slope += dslope;
+            last = t;
+            knots.push((t, value, slope));
+        }
+        Produced { knots }
+    }
+
+    /// Tokens produced up to and including `t`.
+    fn at(&self, t: f64) -> f64 {
+        let i = self.knots.partition_point(|k| k.0 <= t);
+        match i.checked_sub(1).and_then(|i| self.knots.get(i)) {
+            Some(&(k, value, slope)) => value + slope * (t - k),
+            None => 0.0,
+        }
+    }
 }
 
 /// The standard error of the log of the token rate of `cycles` (their tokens over their
@@ -475,6 +518,27 @@ mod tests {
             at += len;
         }
         out
+    }
+
+    #[test]
+    fn tokens_produced_up_to_a_time_agree_with_tokens_between() {
+        let rs = [
+            rec(0.0, 0.5, 2.5, 11),
+            rec(1.0, 0.2, 4.2, 5),
+            rec(2.0, 1.0, 3.0, 1),
+        ];
+        let refs: Vec<&RequestRecord> = rs.iter().collect();
+        let p = Produced::of(&refs);
+        for (lo, hi) in [(0.6, 2.0), (1.3, 3.7), (0.0, 10.0), (2.9, 3.1)] {
+            let want: f64 = rs.iter().map(|r| tokens_between(r, lo, hi)).sum();
+            let got = p.at(hi) - p.at(lo);
+            assert!(
+                (got - want).abs() < 1e-9,
+                "[{lo}, {hi}]: {got} against {want}"
+            );
+        }
+        assert_eq!(p.at(-1.0), 0.0);
+        assert!((p.at(100.0) - 17.0).abs() < 1e-9);
     }
 
     #[test]

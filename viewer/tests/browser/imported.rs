@@ -41,6 +41,7 @@ async fn an_imported_table_sits_next_to_a_measured_run() {
         output_len: Some(64),
         model: None,
         notes: BTreeMap::new(),
+        gpus: None,
         command_line: vec!["llmsweep".into(), "import".into()],
     })
     .unwrap();
