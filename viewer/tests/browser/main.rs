@@ -17,6 +17,7 @@ mod rate;
 mod remote;
 mod selftest;
 mod server;
+mod speculative;
 mod verdict;
 mod view;
 
