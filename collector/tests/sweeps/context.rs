@@ -157,7 +157,9 @@ async fn force_sends_it_anyway_and_records_the_server_error() {
     let e = p.requests[0].error.as_ref().unwrap();
     assert_eq!((e.kind, e.status), (ErrorKind::Http, Some(400)));
     assert!(
-        e.message.contains("maximum context length is 4096"),
+        // kpro5 speaks as SGLang: its wording.
+        e.message
+            .contains("exceeds the model's maximum context length of 4096 tokens"),
         "{}",
         e.message
     );
@@ -165,7 +167,7 @@ async fn force_sends_it_anyway_and_records_the_server_error() {
         p.reason
             .as_deref()
             .unwrap()
-            .contains("maximum context length is 4096")
+            .contains("maximum context length of 4096 tokens")
     );
 }
 
@@ -267,6 +269,8 @@ async fn decode_slows_as_the_context_grows_by_the_simulators_kv_cost() {
         decode_d0_s: 0.004,
         decode_d1_s: 0.0,
         decode_kv_s: 2e-6,
+        // One token a step: the step's time is each token's.
+        speculative_steps: None,
         ..SimConfig::preset(Preset::Kpro5)
     };
     let s = sweep_command(

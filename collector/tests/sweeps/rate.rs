@@ -513,6 +513,7 @@ async fn turns_resend_an_answer_longer_than_the_kept_sample_whole() {
     // of its text: turn 2 must resend them all, in the closed loop and the open loop alike.
     let cfg = SimConfig {
         tokens_per_chunk: 10,
+        speculative_steps: None,
         decode_d0_s: 0.001,
         ..quick_prefix_cache()
     };

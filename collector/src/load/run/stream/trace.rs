@@ -41,6 +41,10 @@ pub struct Trace {
     token_chunks: Vec<Chunk>,
     finish_reason: Option<String>,
     usage: Option<Usage>,
+    /// A usage that ends the answer arrived: on a chunk without generated tokens (the usage
+    /// chunk of `include_usage`) or with the finish reason. Usage on every token chunk
+    /// (`continuous_usage_stats`) is a running count and ends nothing.
+    final_usage: bool,
     /// Running `completion_tokens` for servers that send usage with every chunk.
     last_completion: Option<u64>,
     text: String,
@@ -141,6 +145,7 @@ impl Trace {
                 self.last_completion = Some(now);
             }
             self.usage = Some(u);
+            self.final_usage |= !ev.token_chunk || ev.finish_reason.is_some();
         }
         if ev.token_chunk {
             self.token_chunks.push(Chunk {
@@ -188,7 +193,7 @@ impl Trace {
     /// The connection closed before `[DONE]`. With a finish reason or usage the answer was
     /// complete (some servers omit `[DONE]`); without either it was cut, and the request failed.
     pub fn ended_without_done(&mut self) {
-        if self.finish_reason.is_none() && self.usage.is_none() {
+        if self.finish_reason.is_none() && !self.final_usage {
             let n = self.token_chunks.len();
             self.fail(
                 ErrorKind::EndedEarly,
@@ -204,7 +209,7 @@ impl Trace {
     /// `asked`, the server abandoned the request rather than finished it.
     pub fn on_done(&mut self, asked: u64) {
         let n = self.token_chunks.len() as u64;
-        if self.finish_reason.is_none() && self.usage.is_none() && n < asked {
+        if self.finish_reason.is_none() && !self.final_usage && n < asked {
             self.fail(
                 ErrorKind::EndedEarly,
                 None,
@@ -601,6 +606,40 @@ mod tests {
         assert_eq!(f.itl_gaps_s, [0.1]);
         assert_eq!(f.chunk_tokens.counts, [0, 0, 0, 1, 0, 0, 0, 0]);
         assert_eq!((f.chunk_tokens.tokens, f.chunk_tokens.exact), (4, true));
+    }
+
+    /// A running count on every chunk (`continuous_usage_stats`) does not say the answer
+    /// ended: a stream cut after it still failed.
+    #[test]
+    fn running_usage_does_not_end_an_answer() {
+        let mut tr = Trace::new();
+        feed(
+            &mut tr,
+            0.1,
+            r#"{"choices":[{"text":"a"}],"usage":{"completion_tokens":1}}"#,
+        );
+        feed(
+            &mut tr,
+            0.2,
+            r#"{"choices":[{"text":"bc"}],"usage":{"completion_tokens":3}}"#,
+        );
+        tr.ended_without_done();
+        let r = tr.finish(0.2, meta()).record;
+        assert_eq!(r.error.map(|e| e.kind), Some(ErrorKind::EndedEarly));
+        // The usage chunk after the last token does end it.
+        let mut tr = Trace::new();
+        feed(
+            &mut tr,
+            0.1,
+            r#"{"choices":[{"text":"a"}],"usage":{"completion_tokens":1}}"#,
+        );
+        feed(
+            &mut tr,
+            0.2,
+            r#"{"choices":[],"usage":{"completion_tokens":1}}"#,
+        );
+        tr.ended_without_done();
+        assert_eq!(tr.finish(0.2, meta()).record.error, None);
     }
 
     #[test]
