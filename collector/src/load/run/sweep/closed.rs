@@ -281,9 +281,27 @@ fn precise_left(cap: f64, measured: &[&Point], running: Option<u32>, rest: &[u32
         .unwrap_or_else(|| prior_slowdown(running, rest));
     // The unit at batch 1, from the lowest level's.
     let unit = u0 / (1.0 + slowdown * f64::from(b0.saturating_sub(1)));
+    // How much longer than the model's waves the levels so far ran until precise (a server
+    // whose requests vary, a speculative decoder's, needs more waves): the geometric mean of
+    // each level's wall time over the model's, from half to ten times.
+    let ratios: Vec<f64> = measured
+        .iter()
+        .filter_map(|p| {
+            let wall = p.summary.as_ref()?.wall_s;
+            let model = precise_level_s(p.concurrency, unit, slowdown, running, f64::INFINITY);
+            (wall > 0.0 && model > 0.0).then(|| (wall / model).ln())
+        })
+        .collect();
+    let waves = if ratios.is_empty() {
+        1.0
+    } else {
+        (ratios.iter().sum::<f64>() / ratios.len() as f64)
+            .exp()
+            .clamp(0.5, 10.0)
+    };
     Some(
         rest.iter()
-            .map(|&c| precise_level_s(c, unit, slowdown, running, cap))
+            .map(|&c| (precise_level_s(c, unit, slowdown, running, f64::INFINITY) * waves).min(cap))
             .sum(),
     )
 }
@@ -353,5 +371,13 @@ mod tests {
         // The cap bounds every level, and nothing is left after the last.
         assert_eq!(precise_left(5.0, &[&c1], Some(16), &[16, 32]), Some(10.0));
         assert_eq!(precise_left(120.0, &[&c1], Some(16), &[]), None);
+        // A C=1 that ran 16 s, four times the model's 4 waves (a server whose requests vary
+        // needs more of them): the rest are four times as long too, each within the cap.
+        let mut slow = level(1, 1.0, 0.1);
+        slow.summary.as_mut().unwrap().wall_s = 16.0;
+        let left = precise_left(120.0, &[&slow], Some(16), &[16, 32]).unwrap();
+        assert!((left - 4.0 * (8.0 + 7.0)).abs() < 1e-9, "{left}");
+        let left = precise_left(20.0, &[&slow], Some(16), &[16, 32]).unwrap();
+        assert!((left - 40.0).abs() < 1e-9, "{left}");
     }
 }
