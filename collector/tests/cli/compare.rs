@@ -363,6 +363,36 @@ fn written(out: &Path, label: &str) -> std::path::PathBuf {
         .unwrap()
 }
 
+/// The gate on two runs of the same steady simulator: steady tok/s is resolved at every level,
+/// so the gate passes (0), unless TTFT p50 at C=2 is too wide to tell (3): two requests
+/// prefilled one after the other split a closed loop's TTFTs into two clusters, and a median
+/// between them is as wide as their gap however many requests a level sends (docs/throughput.md).
+/// Nothing else may keep it from passing, and it never fails.
+fn resolved_but_for_ttft_at_c2(code: Option<i32>, out: &str) {
+    match code {
+        Some(0) => assert!(
+            out.contains("no level is more than 5 % slower than the baseline beyond the noise"),
+            "{out}"
+        ),
+        Some(3) => {
+            let unresolved: Vec<&str> = out
+                .lines()
+                .filter(|l| {
+                    l.contains("could be more than 5 % worse") || l.contains("cannot be told")
+                })
+                .collect();
+            assert!(!unresolved.is_empty(), "{out}");
+            for l in unresolved {
+                assert!(
+                    l.contains("TTFT p50 (s)") && l.contains("at C=2"),
+                    "{l}\n{out}"
+                );
+            }
+        }
+        other => panic!("gate exit {other:?}\n{out}"),
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_gate_cannot_pass_a_rerun_it_cannot_resolve_and_fails_a_server_half_as_fast() {
     use llmsweep::sim::{SimConfig, SimServer};
@@ -395,11 +425,7 @@ async fn the_gate_cannot_pass_a_rerun_it_cannot_resolve_and_fails_a_server_half_
     // simulator's waves are alike to the millisecond, so six requests resolve a 5 % change.
     let o = llmsweep(&["compare", a, b, "--fail-if-slower", "5"]);
     let out = text(&o.stdout);
-    assert_eq!(o.status.code(), Some(0), "{out}");
-    assert!(
-        out.contains("no level is more than 5 % slower than the baseline beyond the noise"),
-        "{out}"
-    );
+    resolved_but_for_ttft_at_c2(o.status.code(), &out);
     assert!(
         out.contains("throughput sweep: no significant change from first to again (C = 1, 2)"),
         "{out}"
@@ -435,7 +461,7 @@ async fn the_gate_cannot_pass_a_rerun_it_cannot_resolve_and_fails_a_server_half_
     // Three passes per level continue the same prompt stream: the same workload, more of it.
     let o = llmsweep(&["compare", a, r.to_str().unwrap(), "--fail-if-slower", "5"]);
     let out = text(&o.stdout);
-    assert_eq!(o.status.code(), Some(0), "{out}");
+    resolved_but_for_ttft_at_c2(o.status.code(), &out);
     assert!(
         out.contains("no significant change from first to thrice (C = 1, 2)"),
         "{out}"
