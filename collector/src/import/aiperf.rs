@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 
 use llmsweep_shared::bundle::{Api, Arrival, Imported, Quantiles};
 
-use super::bench::{LenSource, OpenLoop, Run};
+use super::bench::{LenSource, OpenLoop, Run, finite_at, whole};
 
 /// What a file that is not AIPerf's summary is told.
 const EXPECTED: &str = "expected AIPerf's profile_export_aiperf.json";
@@ -84,7 +84,6 @@ pub(crate) fn parse(text: &str) -> Result<Vec<Run>, String> {
         .and_then(|m| m.get("name"))
         .and_then(Value::as_str)
         .map(str::to_string);
-    let whole = |v: f64| (v >= 0.0 && v.fract() == 0.0 && v < 2f64.powi(53)).then_some(v as u64);
     let prompts = config
         .get("datasets")
         .and_then(Value::as_array)
@@ -234,17 +233,8 @@ struct Metrics<'a>(&'a Map<String, Value>);
 impl Metrics<'_> {
     /// A metric's statistic (`avg`, `p50`, …) divided by `per`; absent when the file lacks it.
     fn stat(&self, metric: &str, stat: &str, per: f64) -> Result<Option<f64>, String> {
-        let Some(m) = self.0.get(metric).filter(|m| !m.is_null()) else {
-            return Ok(None);
-        };
-        match m.get(stat) {
-            None | Some(Value::Null) => Ok(None),
-            Some(v) => v
-                .as_f64()
-                .filter(|v| v.is_finite())
-                .map(|v| Some(v / per))
-                .ok_or(format!("`{metric}.{stat}` is {v}, not a number")),
-        }
+        let field = self.0.get(metric).and_then(|m| m.get(stat));
+        Ok(finite_at(field, &format!("{metric}.{stat}"))?.map(|v| v / per))
     }
 
     /// A whole count (`request_count`'s `avg`).

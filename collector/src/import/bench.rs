@@ -12,6 +12,24 @@ use serde_json::{Map, Value};
 
 use llmsweep_shared::bundle::{Api, Arrival, Imported, Quantiles};
 
+/// A field's number: `None` when the field is missing or null, an error naming it by `path`
+/// when it is not a finite number.
+pub(crate) fn finite_at(field: Option<&Value>, path: &str) -> Result<Option<f64>, String> {
+    match field {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => v
+            .as_f64()
+            .filter(|x| x.is_finite())
+            .map(Some)
+            .ok_or(format!("`{path}` is {v}, not a number")),
+    }
+}
+
+/// `v` as a count, when it is a whole number a count can be (below 2⁵³, so exact).
+pub(crate) fn whole(v: f64) -> Option<u64> {
+    (v >= 0.0 && v.fract() == 0.0 && v < 2f64.powi(53)).then_some(v as u64)
+}
+
 /// Which benchmark wrote the file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Bench {

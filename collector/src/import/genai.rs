@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 
 use llmsweep_shared::bundle::{Api, Imported, Quantiles};
 
-use super::bench::{LenSource, Run};
+use super::bench::{LenSource, Run, finite_at, whole};
 
 /// What a file that is not genai-bench's is told.
 const EXPECTED: &str = "expected a genai-bench run result \
@@ -106,31 +106,13 @@ pub(crate) fn parse(text: &str) -> Result<Vec<Run>, String> {
                 .ok_or(format!("`aggregated_metrics.{k}` is {v}, not a count")),
         }
     };
-    let number = |k: &str| -> Result<Option<f64>, String> {
-        match a.get(k) {
-            None | Some(Value::Null) => Ok(None),
-            Some(v) => v
-                .as_f64()
-                .filter(|x| x.is_finite())
-                .map(Some)
-                .ok_or(format!("`aggregated_metrics.{k}` is {v}, not a number")),
-        }
-    };
+    let number = |k: &str| finite_at(a.get(k), &format!("aggregated_metrics.{k}"));
     let ok = count("num_completed_requests")?;
     let failed = count("num_error_requests")?;
     let stats = a.get("stats").and_then(Value::as_object);
     let stat = |metric: &str, which: &str, scale: f64| -> Result<Option<f64>, String> {
-        let Some(m) = stats.and_then(|s| s.get(metric)).filter(|m| !m.is_null()) else {
-            return Ok(None);
-        };
-        match m.get(which) {
-            None | Some(Value::Null) => Ok(None),
-            Some(v) => v
-                .as_f64()
-                .filter(|x| x.is_finite())
-                .map(|x| Some(x / scale))
-                .ok_or(format!("`stats.{metric}.{which}` is {v}, not a number")),
-        }
+        let field = stats.and_then(|s| s.get(metric)).and_then(|m| m.get(which));
+        Ok(finite_at(field, &format!("stats.{metric}.{which}"))?.map(|x| x / scale))
     };
     let quantiles = |metric: &str| -> Result<Quantiles, String> {
         Ok(Quantiles {
@@ -141,7 +123,6 @@ pub(crate) fn parse(text: &str) -> Result<Vec<Run>, String> {
             unstated: None,
         })
     };
-    let whole = |v: f64| (v >= 0.0 && v.fract() == 0.0 && v < 2f64.powi(53)).then_some(v as u64);
     let (input_len, output_len) = scenario_lengths(a.get("scenario").and_then(Value::as_str));
     let mean_len = |metric: &str| -> Result<LenSource, String> {
         Ok(stat(metric, "mean", 1.0)?

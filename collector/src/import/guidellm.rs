@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 
 use llmsweep_shared::bundle::{Api, Arrival, Imported, Quantiles};
 
-use super::bench::{LenSource, OpenLoop, Run};
+use super::bench::{LenSource, OpenLoop, Run, whole};
 
 /// The runs of a `benchmarks.json` report, in the report's order.
 pub(crate) fn parse(text: &str) -> Result<Vec<Run>, String> {
@@ -180,7 +180,6 @@ fn run(n: usize, b: &Map<String, Value>, asked_output: Option<u64>) -> Result<Ru
         p99: ok_stat(metric, &["percentiles", "p99"]).map(|v| v / per_s),
         unstated: None,
     };
-    let whole = |v: f64| (v >= 0.0 && v.fract() == 0.0 && v < 2f64.powi(53)).then_some(v as u64);
     let input_tokens = ok_stat("prompt_token_count", &["total_sum"]).and_then(whole);
     let output_tokens = ok_stat("output_token_count", &["total_sum"]).and_then(whole);
     let mean_len = |metric: &str| {
