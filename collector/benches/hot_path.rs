@@ -187,6 +187,7 @@ fn level_summary(c: &mut Criterion) {
                 output_asked: None,
                 reasoning: None,
                 turn: None,
+                spec: None,
             }
         })
         .collect();

@@ -20,7 +20,8 @@ use std::collections::BTreeSet;
 
 use crate::bundle::{Bundle, FlagKind, Point, PointStatus, SweepKind};
 use crate::charts::axis::fixed;
-use crate::curves::{Metric, sweep_of};
+use crate::curves::Metric;
+use crate::shapes::{self, Shape, sweep_at};
 
 pub use interval::{Change, Estimate, RESOLUTION_S, Spread};
 pub use rate::rate_text;
@@ -121,6 +122,9 @@ pub struct Mismatch {
 #[derive(Debug, Clone, PartialEq)]
 pub struct SweepComparison {
     pub kind: SweepKind,
+    /// The shape of the throughput sweeps compared, when a run has several (`--shapes`): the
+    /// sweeps of that shape are paired; `None` pairs each run's first sweep of the kind.
+    pub shape: Option<Shape>,
     /// Runs compared, as indices into the input; the baseline first.
     pub runs: Vec<usize>,
     pub levels: Vec<Level>,
@@ -211,7 +215,8 @@ pub fn compare(runs: &[RunInput], baseline: usize) -> Comparison {
     let baseline = baseline.min(runs.len().saturating_sub(1));
     let sweeps = [SweepKind::Throughput, SweepKind::Context, SweepKind::Rate]
         .into_iter()
-        .filter_map(|kind| compare_sweep(runs, baseline, kind))
+        .flat_map(|kind| sweep_keys(runs, baseline, kind))
+        .filter_map(|(kind, shape)| compare_sweep(runs, baseline, kind, shape))
         .collect();
     let mut cmp = Comparison {
         baseline,
@@ -237,10 +242,38 @@ pub fn compare(runs: &[RunInput], baseline: usize) -> Comparison {
     cmp
 }
 
-fn compare_sweep(runs: &[RunInput], baseline: usize, kind: SweepKind) -> Option<SweepComparison> {
-    let base_sweep = runs.get(baseline).and_then(|r| sweep_of(r.bundle, kind));
+/// The sweeps to compare of `kind`: one per shape of the baseline's throughput sweeps when a
+/// run has several (`--shapes`), else the first sweep of the kind.
+fn sweep_keys(
+    runs: &[RunInput],
+    baseline: usize,
+    kind: SweepKind,
+) -> Vec<(SweepKind, Option<Shape>)> {
+    let shaped = kind == SweepKind::Throughput && runs.iter().any(|r| shapes::shaped(r.bundle));
+    let base = runs.get(baseline).map(|r| r.bundle);
+    let shapes: Vec<Shape> = base
+        .filter(|_| shaped)
+        .map(|b| b.sweeps.iter().filter_map(Shape::of).collect())
+        .unwrap_or_default();
+    if shapes.is_empty() {
+        vec![(kind, None)]
+    } else {
+        shapes.into_iter().map(|s| (kind, Some(s))).collect()
+    }
+}
+
+fn compare_sweep(
+    runs: &[RunInput],
+    baseline: usize,
+    kind: SweepKind,
+    shape: Option<Shape>,
+) -> Option<SweepComparison> {
+    let base_sweep = runs
+        .get(baseline)
+        .and_then(|r| sweep_at(r.bundle, kind, shape));
     let mut out = SweepComparison {
         kind,
+        shape,
         runs: Vec::new(),
         levels: Vec::new(),
         mismatched: Vec::new(),
@@ -248,7 +281,7 @@ fn compare_sweep(runs: &[RunInput], baseline: usize, kind: SweepKind) -> Option<
         only_in: Vec::new(),
     };
     for (i, r) in runs.iter().enumerate() {
-        match (sweep_of(r.bundle, kind), base_sweep) {
+        match (sweep_at(r.bundle, kind, shape), base_sweep) {
             (None, _) => out.absent.push(i),
             // A sweep the baseline lacks is not compared, and not a different workload either.
             (Some(_), None) => {}
@@ -267,11 +300,20 @@ fn compare_sweep(runs: &[RunInput], baseline: usize, kind: SweepKind) -> Option<
     }
     out.runs.sort_by_key(|&i| (i != baseline, i));
     if base_sweep.is_some() {
-        let (levels, only_in) = levels(runs, &out.runs, kind);
+        let (levels, only_in) = levels(runs, &out.runs, kind, shape);
         out.levels = levels;
         out.only_in = only_in;
     }
     Some(out)
+}
+
+/// A compared sweep's name in text: its kind's, with its shape when it is one of several
+/// (`throughput 128×128`).
+pub fn sweep_name(kind: SweepKind, shape: Option<Shape>) -> String {
+    match shape {
+        Some(s) => format!("{} {}", kind_name(kind), s.name()),
+        None => kind_name(kind).to_string(),
+    }
 }
 
 /// "throughput" or "context".
@@ -305,18 +347,19 @@ fn levels(
     runs: &[RunInput],
     compared: &[usize],
     kind: SweepKind,
+    shape: Option<Shape>,
 ) -> (Vec<Level>, Vec<(usize, Vec<u64>)>) {
-    let metrics = table_metrics(runs, compared, kind);
+    let metrics = table_metrics(runs, compared, kind, shape);
     let keys: Vec<BTreeSet<u64>> = compared
         .iter()
-        .map(|&i| level_keys(runs[i].bundle, kind))
+        .map(|&i| level_keys(runs[i].bundle, kind, shape))
         .collect();
     let table = table_keys(&keys);
     let only_in = compared
         .iter()
         .zip(&keys)
         .filter_map(|(&i, k)| {
-            let left = left_out_levels(runs[i].bundle, kind, k, &table);
+            let left = left_out_levels(runs[i].bundle, kind, shape, k, &table);
             (!left.is_empty()).then_some((i, left))
         })
         .collect();
@@ -324,14 +367,16 @@ fn levels(
         .into_iter()
         .map(|key| Level {
             key,
-            peaks: level_peaks(runs, compared, kind, key),
-            stalls: level_stalls(runs, compared, kind, key),
-            cut_off: level_flagged(runs, compared, kind, key, FlagKind::CutOff),
+            peaks: level_peaks(runs, compared, kind, shape, key),
+            stalls: level_stalls(runs, compared, kind, shape, key),
+            cut_off: level_flagged(runs, compared, kind, shape, key, FlagKind::CutOff),
             rows: metrics
                 .iter()
                 .map(|&m| MetricRow {
                     metric: m,
-                    cells: row_cells(runs, compared, kind, m, |p| level_key(kind, p) == key),
+                    cells: row_cells(runs, compared, kind, shape, m, |p| {
+                        level_key(kind, p) == key
+                    }),
                 })
                 .collect(),
         })
@@ -341,7 +386,12 @@ fn levels(
 
 /// The metrics a table of `kind` has a row for. A rate table has goodput rows only when every
 /// compared run counted it: a run without --goodput has nothing to set beside them.
-fn table_metrics(runs: &[RunInput], compared: &[usize], kind: SweepKind) -> Vec<Metric> {
+fn table_metrics(
+    runs: &[RunInput],
+    compared: &[usize],
+    kind: SweepKind,
+    shape: Option<Shape>,
+) -> Vec<Metric> {
     match kind {
         SweepKind::Context => Metric::CONTEXT.to_vec(),
         SweepKind::Rate => Metric::RATE
@@ -349,7 +399,7 @@ fn table_metrics(runs: &[RunInput], compared: &[usize], kind: SweepKind) -> Vec<
             .filter(|m| {
                 !matches!(m, Metric::GoodputFraction | Metric::GoodRps)
                     || compared.iter().all(|&i| {
-                        sweep_of(runs[i].bundle, kind)
+                        sweep_at(runs[i].bundle, kind, shape)
                             .is_some_and(|s| s.points.iter().any(|p| p.goodput.is_some()))
                     })
             })
@@ -360,7 +410,7 @@ fn table_metrics(runs: &[RunInput], compared: &[usize], kind: SweepKind) -> Vec<
             .filter(|m| {
                 *m != Metric::AcceptLength
                     || compared.iter().any(|&i| {
-                        sweep_of(runs[i].bundle, kind)
+                        sweep_at(runs[i].bundle, kind, shape)
                             .is_some_and(|s| s.points.iter().any(|p| m.of(p).is_some()))
                     })
             })
@@ -369,8 +419,8 @@ fn table_metrics(runs: &[RunInput], compared: &[usize], kind: SweepKind) -> Vec<
 }
 
 /// The level keys of a bundle's sweep of `kind`; none without that sweep.
-fn level_keys(b: &Bundle, kind: SweepKind) -> BTreeSet<u64> {
-    sweep_of(b, kind)
+fn level_keys(b: &Bundle, kind: SweepKind, shape: Option<Shape>) -> BTreeSet<u64> {
+    sweep_at(b, kind, shape)
         .map(|s| s.points.iter().map(|p| level_key(kind, p)).collect())
         .unwrap_or_default()
 }
@@ -392,11 +442,12 @@ fn table_keys(keys: &[BTreeSet<u64>]) -> BTreeSet<u64> {
 fn left_out_levels(
     b: &Bundle,
     kind: SweepKind,
+    shape: Option<Shape>,
     keys: &BTreeSet<u64>,
     table: &BTreeSet<u64>,
 ) -> Vec<u64> {
     let measured = |k: u64| {
-        sweep_of(b, kind).is_some_and(|s| {
+        sweep_at(b, kind, shape).is_some_and(|s| {
             s.points
                 .iter()
                 .any(|p| level_key(kind, p) == k && p.status != PointStatus::Skipped)
@@ -413,12 +464,13 @@ fn level_peaks(
     runs: &[RunInput],
     compared: &[usize],
     kind: SweepKind,
+    shape: Option<Shape>,
     key: u64,
 ) -> Vec<ServerPeaks> {
     compared
         .iter()
         .map(|&i| {
-            sweep_of(runs[i].bundle, kind)
+            sweep_at(runs[i].bundle, kind, shape)
                 .and_then(|s| s.points.iter().find(|p| level_key(kind, p) == key))
                 .filter(|p| p.status != PointStatus::Skipped)
                 .map(ServerPeaks::of)
@@ -432,12 +484,13 @@ fn level_stalls(
     runs: &[RunInput],
     compared: &[usize],
     kind: SweepKind,
+    shape: Option<Shape>,
     key: u64,
 ) -> Vec<Option<String>> {
     compared
         .iter()
         .map(|&i| {
-            let p = sweep_of(runs[i].bundle, kind)?
+            let p = sweep_at(runs[i].bundle, kind, shape)?
                 .points
                 .iter()
                 .find(|p| level_key(kind, p) == key)?;
@@ -462,13 +515,14 @@ fn level_flagged(
     runs: &[RunInput],
     compared: &[usize],
     kind: SweepKind,
+    shape: Option<Shape>,
     key: u64,
     flag: FlagKind,
 ) -> Vec<bool> {
     compared
         .iter()
         .map(|&i| {
-            sweep_of(runs[i].bundle, kind)
+            sweep_at(runs[i].bundle, kind, shape)
                 .and_then(|s| s.points.iter().find(|p| level_key(kind, p) == key))
                 .is_some_and(|p| p.flags.iter().any(|f| f.kind == flag))
         })
@@ -479,6 +533,7 @@ fn row_cells(
     runs: &[RunInput],
     compared: &[usize],
     kind: SweepKind,
+    shape: Option<Shape>,
     metric: Metric,
     at: impl Fn(&Point) -> bool,
 ) -> Vec<Cell> {
@@ -486,7 +541,7 @@ fn row_cells(
     let values: Vec<Found> = compared
         .iter()
         .map(|&i| {
-            let sweep = sweep_of(runs[i].bundle, kind);
+            let sweep = sweep_at(runs[i].bundle, kind, shape);
             let point = sweep.and_then(|s| s.points.iter().find(|p| at(p)));
             // A cut-off row lacks the cells after the cut, not the columns its table never had.
             let reported = sweep.is_some_and(|s| s.points.iter().any(|q| metric.of(q).is_some()));
@@ -579,6 +634,11 @@ pub fn verdict_at(metric: Metric, change: Option<&Change>, threshold_pct: f64) -
 }
 
 impl SweepComparison {
+    /// The sweep's name in text: `throughput`, or `throughput 128×128` for one of several.
+    pub fn name(&self) -> String {
+        sweep_name(self.kind, self.shape)
+    }
+
     /// Whether any compared run has a peak queue (the first) or a peak KV-cache usage (the
     /// second) at any level: the tables show those rows only then.
     pub fn has_peaks(&self) -> (bool, bool) {

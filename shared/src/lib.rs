@@ -17,6 +17,7 @@ pub mod hash;
 pub mod headline;
 pub mod metrics;
 pub mod selftest;
+pub mod shapes;
 pub mod shorten;
 pub mod text;
 

@@ -34,6 +34,11 @@ fn sample() -> Bundle {
         output_asked: None,
         reasoning: None,
         turn: None,
+        spec: Some(RequestSpec {
+            steps: 4,
+            accepted: 6,
+            drafted: Some(12),
+        }),
     };
     let failed = RequestRecord {
         ttft_s: None,

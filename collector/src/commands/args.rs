@@ -98,7 +98,7 @@ pub struct TargetArgs {
     /// A JSON object merged into every generation request, e.g. sampling parameters or
     /// '{"chat_template_kwargs":{"enable_thinking":false}}'; recorded in the bundle. It may not
     /// set the fields llmsweep measures with (model, prompt, messages, stream, max_tokens).
-    #[arg(long, value_name = "JSON", value_parser = parse_extra_body, help_heading = WORKLOAD, display_order = 212)]
+    #[arg(long, value_name = "JSON", value_parser = parse_extra_body, help_heading = WORKLOAD, display_order = 212, hide_short_help = true)]
     pub extra_body: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
@@ -203,6 +203,13 @@ pub struct ThroughputOpts {
     /// Enforced with ignore_eos and min_tokens, then checked.
     #[arg(long, default_value_t = 500, value_name = "TOKENS", help_heading = WORKLOAD, display_order = 201)]
     pub output_len: u64,
+    /// One sweep per input×output shape, e.g. 128x128,1000x1000
+    ///
+    /// Runs the concurrency levels once per shape (input×output tokens), in the order given,
+    /// into one bundle, instead of --input-len and --output-len; compare, the viewer and the
+    /// report pair the sweeps by shape.
+    #[arg(long, value_name = "IxO,..", value_parser = llmsweep_shared::shapes::parse_shape_list, conflicts_with_all = ["input_len", "output_len"], help_heading = WORKLOAD, display_order = 202)]
+    pub shapes: Option<llmsweep_shared::shapes::ShapeList>,
     /// Requests per level [default: max(8, 2 × concurrency)].
     #[arg(long, conflicts_with = "duration", help_heading = LOAD, display_order = 301)]
     pub requests: Option<u64>,
@@ -341,7 +348,7 @@ pub struct ContextOpts {
     /// Send lengths beyond the server's context anyway.
     ///
     /// Lengths longer than the server's context are sent anyway, and its error recorded.
-    #[arg(long, help_heading = LOAD, display_order = 307)]
+    #[arg(long, help_heading = LOAD, display_order = 307, hide_short_help = true)]
     pub force: bool,
 }
 

@@ -102,6 +102,7 @@ fn demo_plan(url: &str, a: &DemoArgs) -> anyhow::Result<RunPlan> {
         concurrency: vec![1, 2, 4, 8, 16, 32, 64],
         input_len: 512,
         output_len: 128,
+        shapes: Vec::new(),
         requests: None,
         duration: None,
         repeats: 1,

@@ -14,18 +14,26 @@ use crate::output::terminal::inert;
   # Every point of a run, one row each, into a spreadsheet
   llmsweep export --csv results/kpro5-run-20261201T192003Z.json --out kpro5.csv
 
-  # To stdout, for a script to read
-  llmsweep export --csv results/kpro5-run-20261201T192003Z.json")]
+  # To stdout, for a script to read, with the percentiles vLLM's bench prints
+  llmsweep export --csv results/kpro5-run-20261201T192003Z.json --percentiles 25,50,99")]
 pub struct ExportArgs {
     /// Write CSV: one row per point of every sweep, with a header row.
     ///
     /// Write CSV (RFC 4180): a header row, then one row per point of every sweep: label, sweep,
     /// status, concurrency, input and output tokens, offered and achieved requests/s, requests
-    /// ok and failed, steady tok/s and its ±%, aggregate tok/s, the mean, p50, p90 and p99 of
-    /// TTFT, TPOT, ITL and e2e (seconds), and the point's flags joined by ';'. Numbers at full
-    /// precision; an empty field where the point has none.
+    /// ok and failed, steady tok/s and its ±%, aggregate tok/s, the mean and the percentiles
+    /// (--percentiles) of TTFT, TPOT, ITL and e2e (seconds), and the point's flags joined by
+    /// ';'. Numbers at full precision; an empty field where the point has none.
     #[arg(long)]
     pub csv: bool,
+    /// Percentiles of each latency, e.g. 50,90,99 (the default) or 25,50,95,99.9.
+    ///
+    /// Percentiles of each latency: numbers above 0 and below 100, separated by commas; a
+    /// column each (ttft_p99.9_s). TTFT, TPOT and e2e come from each point's requests; ITL
+    /// keeps p50, p90 and p99 only (the bundle stores a summary of the per-token gaps); an
+    /// imported point gives only the percentiles its source stated.
+    #[arg(long, value_name = "LIST", value_parser = llmsweep_shared::export::parse_percentiles)]
+    pub percentiles: Option<llmsweep_shared::export::Percentiles>,
     /// The bundle to export (.json or .json.gz).
     #[arg(value_name = "BUNDLE")]
     pub bundle: PathBuf,
@@ -43,7 +51,11 @@ pub(crate) fn run(a: ExportArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let b = crate::store::read_bundle(&a.bundle)?;
-    let csv = llmsweep_shared::export::bundle_csv(&b);
+    let qs = a
+        .percentiles
+        .as_ref()
+        .map_or(&llmsweep_shared::export::DEFAULT_PERCENTILES[..], |p| &p.0);
+    let csv = llmsweep_shared::export::bundle_csv_with(&b, qs);
     match &a.out {
         Some(path) => {
             crate::store::write_file_atomic(path, csv.as_bytes())

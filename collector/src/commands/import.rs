@@ -32,6 +32,10 @@ pub enum FromArg {
     /// experiment_metadata.json.
     #[value(name = "genai-bench")]
     GenaiBench,
+    /// inference-perf's stage_N_lifecycle_metrics.json, one per stage (its config.yaml beside
+    /// them is read for the model, the API, the arrivals and the lengths asked).
+    #[value(name = "inference-perf")]
+    InferencePerf,
 }
 
 impl FromArg {
@@ -45,6 +49,7 @@ impl FromArg {
             FromArg::Guidellm => Some(ImportFormat::Guidellm),
             FromArg::Aiperf => Some(ImportFormat::Aiperf),
             FromArg::GenaiBench => Some(ImportFormat::GenaiBench),
+            FromArg::InferencePerf => Some(ImportFormat::InferencePerf),
         }
     }
 }

@@ -68,11 +68,19 @@ pub(crate) fn throughput(a: &ThroughputOpts) -> anyhow::Result<ThroughputPlan> {
             cap: Duration::from_secs_f64(a.max_level_time),
             running: None,
         });
+    let shapes = a.shapes.as_ref().map(|s| s.0.clone()).unwrap_or_default();
+    if !shapes.is_empty() && (!a.rates.is_empty() || a.find_max_rate) {
+        bail!(
+            "--shapes runs a concurrency sweep per shape; --rates and --find-max-rate run one open loop: run them once per shape with --input-len and --output-len"
+        );
+    }
+    let first = shapes.first().copied();
     let plan = ThroughputPlan {
         precision,
         concurrency: a.concurrency.clone(),
-        input_len: a.input_len,
-        output_len: a.output_len,
+        input_len: first.map_or(a.input_len, |s| s.input),
+        output_len: first.map_or(a.output_len, |s| s.output),
+        shapes,
         requests: a.requests,
         duration,
         repeats: a.repeats as u32,
@@ -91,6 +99,16 @@ pub(crate) fn throughput(a: &ThroughputOpts) -> anyhow::Result<ThroughputPlan> {
     };
     check_rate_points(&plan)?;
     Ok(plan)
+}
+
+/// Refuses `--shapes` with `--dataset`, whose prompts and outputs have their own lengths.
+pub(crate) fn check_shapes(t: &ThroughputPlan, o: &OutputPlan) -> anyhow::Result<()> {
+    if !t.shapes.is_empty() && o.dataset.is_some() {
+        bail!(
+            "--shapes sets each sweep's lengths and --dataset takes them from its lines: give one of them"
+        );
+    }
+    Ok(())
 }
 
 /// Refuses a rate whose point would send for longer than [`MAX_RATE_POINT_S`] (its requests /

@@ -446,6 +446,16 @@ fn settings(p: &RunPlan, command: &str) -> Vec<(&'static str, String)> {
             ("--concurrency", list(&t.concurrency)),
             ("--input-len", t.input_len.to_string()),
             ("--output-len", t.output_len.to_string()),
+            (
+                "--shapes",
+                opt((!t.shapes.is_empty()).then(|| {
+                    t.shapes
+                        .iter()
+                        .map(|s| format!("{}x{}", s.input, s.output))
+                        .collect::<Vec<_>>()
+                        .join(",")
+                })),
+            ),
             ("--requests", opt(t.requests.map(|n| n.to_string()))),
             (
                 "--duration",

@@ -92,6 +92,12 @@ impl RunArgs {
             Some(OnlyArg::Context) => Sweeps::Context(context()?),
             None => Sweeps::Both(throughput()?, context()?),
         };
+        if let Some(t) = match &sweeps {
+            Sweeps::Throughput(t) | Sweeps::Both(t, _) => Some(t),
+            Sweeps::Context(_) => None,
+        } {
+            plan::check_shapes(t, &output)?;
+        }
         Ok(RunPlan {
             target,
             output,

@@ -53,6 +53,14 @@ pub struct SimArgs {
     /// Speculative draft steps (kpro5: 3; 0 turns it off).
     #[arg(long, value_name = "N")]
     pub spec_steps: Option<u32>,
+    /// As vLLM's flag: `summary` states each request's acceptance in its answer.
+    ///
+    /// As vLLM 0.29's flag of the same name (with --engine vllm and speculative decoding):
+    /// `summary` puts each request's metrics.speculative_decoding (steps, drafted and accepted
+    /// tokens, acceptance length and histogram) on its last chunk when usage is asked, or on
+    /// its answer; `none` (the default) leaves answers as they are.
+    #[arg(long, value_name = "LEVEL", value_parser = ["none", "summary"])]
+    pub per_request_spec_decode_metrics: Option<String>,
     /// Seed of the generated text.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -114,6 +122,13 @@ pub struct SimArgs {
     /// Fault: end every stream after N token chunks, without finish reason, usage or [DONE].
     #[arg(long, value_name = "N", help_heading = "Fault modes")]
     pub cut_after: Option<u32>,
+    /// Fault: end every stream after N token chunks with the engine's error event, then [DONE].
+    ///
+    /// Fault: every stream ends after N token chunks (at least 1) with the error event the
+    /// engine sends once streaming has begun (data: {"error": {...}}), then [DONE], as a
+    /// server whose worker fails mid-answer.
+    #[arg(long, value_name = "N", help_heading = "Fault modes")]
+    pub error_after: Option<u32>,
     /// Fault: request N stops for S seconds after K chunks.
     ///
     /// Fault: the Nth generation request received (warm-ups counted) sends nothing for S
@@ -261,6 +276,14 @@ fn sim_config(a: &SimArgs) -> anyhow::Result<SimConfig> {
         }
         cfg.spec_accept = accept;
     }
+    if a.per_request_spec_decode_metrics.as_deref() == Some("summary") {
+        if cfg.engine != Personality::Vllm || cfg.speculative_steps.is_none() {
+            anyhow::bail!(
+                "--per-request-spec-decode-metrics is vLLM's, for speculative decoding: give --engine vllm, and --spec-steps N with a preset that has none"
+            );
+        }
+        cfg.per_request_spec_metrics = true;
+    }
     if a.tokens_per_chunk > 1 && cfg.speculative_steps.is_some() {
         anyhow::bail!(
             "--tokens-per-chunk gives every chunk the same size, which speculative decoding does not: add --spec-steps 0, or set its mean with --spec-accept"
@@ -277,6 +300,7 @@ fn sim_config(a: &SimArgs) -> anyhow::Result<SimConfig> {
     cfg.repeat_word = a.repeat_word.clone();
     cfg.no_usage = a.no_usage;
     cfg.cut_after = a.cut_after.map(|n| n.max(1));
+    cfg.error_after = a.error_after.map(|n| n.max(1));
     cfg.stall = a.stall;
     cfg.tokens_per_chunk = a.tokens_per_chunk.max(1);
     cfg.no_tokenize = a.no_tokenize;

@@ -46,11 +46,13 @@ impl ThroughputArgs {
     pub fn plan(&self) -> anyhow::Result<RunPlan> {
         let target = plan::target(&self.target)?;
         let output = plan::output(&self.output, &target)?;
+        let throughput = plan::throughput(&self.sweep)?;
+        plan::check_shapes(&throughput, &output)?;
         Ok(RunPlan {
             target,
             output,
             warmup: self.warmup,
-            sweeps: Sweeps::Throughput(plan::throughput(&self.sweep)?),
+            sweeps: Sweeps::Throughput(throughput),
             resume: None,
         })
     }

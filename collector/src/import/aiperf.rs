@@ -100,10 +100,9 @@ pub(crate) fn parse(text: &str) -> Result<Vec<Run>, String> {
             .filter(|&l| l > 0)
     };
     let mean_len = |metric: &str| -> Result<LenSource, String> {
-        Ok(metrics
-            .stat(metric, "avg", 1.0)?
-            .filter(|&m| ok > 0 && m >= 0.0)
-            .map_or(LenSource::Unknown, |m| LenSource::Mean(m.round() as u64)))
+        Ok(LenSource::mean(
+            metrics.stat(metric, "avg", 1.0)?.filter(|_| ok > 0),
+        ))
     };
     let input_len = match asked("isl") {
         Some(l) => LenSource::Asked(l),

@@ -41,6 +41,8 @@ pub(crate) enum Bench {
     Aiperf,
     /// genai-bench's run files ([`super::genai`]).
     Genai,
+    /// inference-perf's lifecycle reports ([`super::inference_perf`]).
+    InferencePerf,
 }
 
 impl Bench {
@@ -51,6 +53,7 @@ impl Bench {
             Bench::Guidellm => "GuideLLM",
             Bench::Aiperf => "AIPerf",
             Bench::Genai => "genai-bench",
+            Bench::InferencePerf => "inference-perf",
         }
     }
 
@@ -58,7 +61,11 @@ impl Bench {
     fn e2e(self) -> &'static str {
         match self {
             Bench::Vllm => "e2el",
-            Bench::Sglang | Bench::Guidellm | Bench::Aiperf | Bench::Genai => "e2e_latency",
+            Bench::Sglang
+            | Bench::Guidellm
+            | Bench::Aiperf
+            | Bench::Genai
+            | Bench::InferencePerf => "e2e_latency",
         }
     }
 }
@@ -115,6 +122,7 @@ impl OpenLoop {
         let arrival = match self.arrival {
             Arrival::Poisson => "Poisson arrivals (burstiness 1)".to_string(),
             Arrival::Constant => "evenly spaced arrivals (burstiness Infinity)".to_string(),
+            Arrival::Unknown => "arrivals not stated".to_string(),
             _ => format!("gamma arrivals of burstiness {}", self.burstiness),
         };
         let cap = self
@@ -137,6 +145,12 @@ pub(crate) enum LenSource {
 }
 
 impl LenSource {
+    /// A mean over the run's requests, rounded; unknown when absent or negative.
+    pub(crate) fn mean(m: Option<f64>) -> LenSource {
+        m.filter(|m| *m >= 0.0)
+            .map_or(LenSource::Unknown, |m| LenSource::Mean(m.round() as u64))
+    }
+
     pub(crate) fn value(self) -> Option<u64> {
         match self {
             LenSource::Asked(v) | LenSource::Mean(v) => Some(v),
@@ -246,6 +260,7 @@ pub(crate) fn parse(bench: Bench, text: &str) -> Result<Vec<Run>, String> {
         Bench::Guidellm => return super::guidellm::parse(text),
         Bench::Aiperf => return super::aiperf::parse(text),
         Bench::Genai => return super::genai::parse(text),
+        Bench::InferencePerf => return super::inference_perf::parse(text, None),
         Bench::Vllm | Bench::Sglang => {}
     }
     let mut runs = Vec::new();
@@ -398,7 +413,7 @@ fn run(
                 Bench::Sglang => {
                     format!("run {n}: SGLang's benchmark draws exponential gaps: Poisson arrivals")
                 }
-                Bench::Guidellm | Bench::Aiperf | Bench::Genai => {
+                Bench::Guidellm | Bench::Aiperf | Bench::Genai | Bench::InferencePerf => {
                     format!("run {n}: no burstiness; read as Poisson")
                 }
             });

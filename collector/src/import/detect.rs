@@ -54,6 +54,7 @@ pub(crate) fn describe(format: ImportFormat) -> &'static str {
         ImportFormat::Guidellm => "GuideLLM's benchmarks.json",
         ImportFormat::Aiperf => "AIPerf's profile_export_aiperf.json",
         ImportFormat::GenaiBench => "a result of genai-bench",
+        ImportFormat::InferencePerf => "a lifecycle report of inference-perf",
         ImportFormat::Unknown => "a format this llmsweep does not know",
     }
 }
@@ -105,7 +106,16 @@ fn of_object(o: &Map<String, Value>) -> Kind {
     // inference-perf's lifecycle report: what succeeded and what failed, each with its own
     // latency and throughput summaries.
     if has("successes") && has("failures") && (has("load_summary") || metric_free(o)) {
-        return Kind::Peer("a report of inference-perf");
+        // Its Prometheus report has the same keys, and no latency of the requests.
+        let lifecycle = o
+            .get("successes")
+            .and_then(|s| s.get("latency"))
+            .is_some_and(Value::is_object);
+        return if lifecycle {
+            Kind::Format(ImportFormat::InferencePerf)
+        } else {
+            Kind::Peer("a Prometheus report of inference-perf")
+        };
     }
     if has("duration") && has("completed") {
         // Each names its e2e latency its own way; then what only one of them writes.
@@ -164,6 +174,14 @@ mod tests {
                 "genai-bench-0.0.5/ms/experiment_metadata.json",
                 ImportFormat::GenaiBench,
             ),
+            (
+                "inference-perf-0.7.0/completion-constant/stage_0_lifecycle_metrics.json",
+                ImportFormat::InferencePerf,
+            ),
+            (
+                "inference-perf-0.7.0/completion-concurrent/summary_lifecycle_metrics.json",
+                ImportFormat::InferencePerf,
+            ),
         ] {
             assert_eq!(detect(&fixture(name)), Kind::Format(want), "{name}");
         }
@@ -183,8 +201,10 @@ mod tests {
             Kind::Format(ImportFormat::GenaiBench)
         );
         assert_eq!(
-            detect(r#"{"load_summary": {"count": 10}, "successes": {}, "failures": {}}"#),
-            Kind::Peer("a report of inference-perf")
+            detect(
+                r#"{"benchmark_time_seconds": 0.0, "load_summary": {}, "successes": {"rate": 1.0}, "failures": {}}"#
+            ),
+            Kind::Peer("a Prometheus report of inference-perf")
         );
         // Python's literals, as both benchmarks write them, do not hide what the file is.
         assert_eq!(

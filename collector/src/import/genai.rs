@@ -125,9 +125,7 @@ pub(crate) fn parse(text: &str) -> Result<Vec<Run>, String> {
     };
     let (input_len, output_len) = scenario_lengths(a.get("scenario").and_then(Value::as_str));
     let mean_len = |metric: &str| -> Result<LenSource, String> {
-        Ok(stat(metric, "mean", 1.0)?
-            .filter(|m| *m >= 0.0)
-            .map_or(LenSource::Unknown, |m| LenSource::Mean(m.round() as u64)))
+        Ok(LenSource::mean(stat(metric, "mean", 1.0)?))
     };
     let input_len = match input_len {
         Some(n) => LenSource::Asked(n),

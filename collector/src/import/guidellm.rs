@@ -182,11 +182,7 @@ fn run(n: usize, b: &Map<String, Value>, asked_output: Option<u64>) -> Result<Ru
     };
     let input_tokens = ok_stat("prompt_token_count", &["total_sum"]).and_then(whole);
     let output_tokens = ok_stat("output_token_count", &["total_sum"]).and_then(whole);
-    let mean_len = |metric: &str| {
-        ok_stat(metric, &["mean"])
-            .filter(|&m| ok > 0 && m >= 0.0)
-            .map_or(LenSource::Unknown, |m| LenSource::Mean(m.round() as u64))
-    };
+    let mean_len = |metric: &str| LenSource::mean(ok_stat(metric, &["mean"]).filter(|_| ok > 0));
     let values = Imported {
         requests: errored.map(|e| e + ok),
         ok: Some(ok),

@@ -17,6 +17,7 @@ pub(crate) mod bench;
 pub(crate) mod detect;
 pub(crate) mod genai;
 pub(crate) mod guidellm;
+pub(crate) mod inference_perf;
 #[cfg(test)]
 mod prop;
 pub(crate) mod table;
@@ -92,10 +93,11 @@ pub fn import(req: &Request) -> anyhow::Result<Bundle> {
         ImportFormat::Guidellm => Some(Bench::Guidellm),
         ImportFormat::Aiperf => Some(Bench::Aiperf),
         ImportFormat::GenaiBench => Some(Bench::Genai),
+        ImportFormat::InferencePerf => Some(Bench::InferencePerf),
         ImportFormat::Unknown => {
             bail!(
                 "cannot import this format; --from takes auto, table, vllm, sglang, guidellm, \
-                 aiperf or genai-bench"
+                 aiperf, genai-bench or inference-perf"
             )
         }
     };
@@ -124,7 +126,7 @@ pub fn import(req: &Request) -> anyhow::Result<Bundle> {
 }
 
 /// What the formats llmsweep imports are, for a message that names them.
-const IMPORTS: &str = "vllm bench serve's JSON, sglang.bench_serving's JSON lines, GuideLLM's benchmarks.json, AIPerf's profile_export_aiperf.json, genai-bench's run files and text tables";
+const IMPORTS: &str = "vllm bench serve's JSON, sglang.bench_serving's JSON lines, GuideLLM's benchmarks.json, AIPerf's profile_export_aiperf.json, genai-bench's run files, inference-perf's stage reports and text tables";
 
 /// The format to read `text` as: the one its content shows when `--from` was left out; the
 /// one `--from` named unless the content shows another tool's (then the refusal names it).
@@ -223,7 +225,25 @@ impl Collected {
             self.facts.tool_version = self.facts.tool_version.take().or(e.tool_version);
             return Ok(());
         }
-        let runs = bench::parse(b, text).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+        let runs = if b == Bench::InferencePerf {
+            let config = inference_perf_config(name);
+            if config.is_none() {
+                self.notes.push(format!(
+                    "{name}: no inference-perf config.yaml beside it: the model, the API and how \
+                     arrivals were drawn are not known"
+                ));
+            }
+            inference_perf::parse(text, config.as_ref())
+        } else {
+            bench::parse(b, text)
+        }
+        .map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+        if b == Bench::InferencePerf && runs.is_empty() {
+            self.notes.push(format!(
+                "{name} is inference-perf's summary over every stage and the pauses between \
+                 them, not a level: its stage_N files are the levels"
+            ));
+        }
         for r in runs {
             self.notes
                 .extend(r.notes.iter().map(|n| format!("{name} {n}")));
@@ -356,7 +376,35 @@ impl Facts {
     }
 }
 
+/// The `config.yaml` inference-perf wrote beside the report `name`, when it is there and small.
+fn inference_perf_config(name: &str) -> Option<inference_perf::Config> {
+    let dir = Path::new(name).parent()?;
+    let path = dir.join("config.yaml");
+    let meta = std::fs::metadata(&path).ok()?;
+    if !meta.is_file() || meta.len() > inference_perf::CONFIG_MAX_BYTES as u64 {
+        return None;
+    }
+    let text = std::fs::read_to_string(&path).ok()?;
+    Some(inference_perf::config(&text))
+}
+
+/// Most bytes of one file `import` reads: the peers' result files are kilobytes to a few
+/// hundred megabytes (GuideLLM's with every request's record); a larger one is refused before it
+/// is read, rather than filling the memory with it and its parsed tree.
+const MAX_IMPORT_BYTES: u64 = 256 * 1024 * 1024;
+
 fn read_text(file: &Path) -> anyhow::Result<String> {
+    let size = std::fs::metadata(file)
+        .with_context(|| format!("cannot read {}", file.display()))?
+        .len();
+    if size > MAX_IMPORT_BYTES {
+        bail!(
+            "{} is {} MB, more than the {} MB one imported file may be: import the tool's summary file, not its per-request dump",
+            file.display(),
+            size / (1024 * 1024),
+            MAX_IMPORT_BYTES / (1024 * 1024)
+        );
+    }
     let bytes = std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
     String::from_utf8(bytes)
         .map_err(|_| anyhow::anyhow!("{} is not a text file (not UTF-8)", file.display()))
@@ -950,6 +998,48 @@ pub fn definitions(format: ImportFormat) -> BTreeMap<String, String> {
             "genai-bench's --num-concurrency: requests kept in flight",
         ),
     ];
+    let iperf: &[(&str, &str)] = &[
+        (
+            "source",
+            "inference-perf's lifecycle reports: its own summary of one load stage per stage_N file (successes and failures), statistics over its successful requests (numpy's linear percentiles, `median` for p50); llmsweep keeps the summary, not the per-request records",
+        ),
+        (
+            "ttft_s",
+            "request start → first streamed chunk with content text, as inference-perf times it (time_to_first_token); mean, p50, p90, p99; seconds",
+        ),
+        (
+            "tpot_s",
+            "inference-perf's time_per_output_token: (last token − first token) / (output tokens − 1) per request, output tokens counted by its tokenizer: llmsweep's tpot formula",
+        ),
+        (
+            "itl_s",
+            "inference-perf's inter_token_latency: every gap between consecutive streamed tokens of every successful request, pooled",
+        ),
+        (
+            "decode_tok_s",
+            "computed by llmsweep as 1 / inference-perf's median time_per_output_token",
+        ),
+        (
+            "e2e_s",
+            "inference-perf's request_latency: just before the request → the end of its stream; seconds",
+        ),
+        (
+            "agg_tok_s",
+            "inference-perf's output_tokens_per_sec: the stage's output tokens / benchmark_time_seconds (its first request's start → its last request's end): comparable to llmsweep's agg_tok_s, not to its steady_tok_s",
+        ),
+        (
+            "request_s",
+            "inference-perf's requests_per_sec: successful requests / benchmark_time_seconds",
+        ),
+        (
+            "concurrency",
+            "inference-perf's concurrency_level of a `load.type: concurrent` stage: requests kept in flight",
+        ),
+        (
+            "offered_rps",
+            "inference-perf's stage rate: requests per second offered, evenly spaced (`load.type: constant`) or Poisson (`poisson`), as its config.yaml says",
+        ),
+    ];
     let pick = match format {
         ImportFormat::Table => table,
         ImportFormat::Vllm => vllm,
@@ -957,6 +1047,7 @@ pub fn definitions(format: ImportFormat) -> BTreeMap<String, String> {
         ImportFormat::Guidellm => guidellm,
         ImportFormat::Aiperf => aiperf,
         ImportFormat::GenaiBench => genai,
+        ImportFormat::InferencePerf => iperf,
         ImportFormat::Unknown => &[],
     };
     pick.iter()
@@ -966,6 +1057,18 @@ pub fn definitions(format: ImportFormat) -> BTreeMap<String, String> {
 
 #[cfg(test)]
 mod tests {
+    /// A file past the import cap is refused by its size before a byte of it is read (a sparse
+    /// gigabyte here, so the test writes nothing).
+    #[test]
+    fn a_gigabyte_file_is_refused_before_it_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("huge.json");
+        let f = std::fs::File::create(&path).unwrap();
+        f.set_len(1 << 30).unwrap();
+        let e = read_text(&path).unwrap_err().to_string();
+        assert!(e.contains("is 1024 MB, more than the 256 MB"), "{e}");
+    }
+
     use super::*;
 
     fn req(format: ImportFormat, files: Vec<PathBuf>) -> Request {

@@ -19,6 +19,8 @@ pub enum Event<'a> {
     SweepStarted {
         kind: SweepKind,
         after_another: bool,
+        /// The sweep's shape when it is one of a `--shapes` run's.
+        shape: Option<llmsweep_shared::shapes::Shape>,
     },
     /// A point of the running sweep is done: measured, skipped, failed, or already in the
     /// bundle being resumed.

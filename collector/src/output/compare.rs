@@ -12,7 +12,7 @@ use llmsweep_shared::compare::gate::{GateResult, gate};
 use llmsweep_shared::compare::verdict::{change_text, level_cell, level_list, level_name};
 use llmsweep_shared::compare::{
     Comparison, NEUTRAL_PCT, RunInput, SweepComparison, Verdict, compare, definition, interval,
-    kind_name, verdict_at, verdicts,
+    verdict_at, verdicts,
 };
 use llmsweep_shared::curves::Metric;
 
@@ -160,7 +160,7 @@ fn nothing_in_common(cmp: &Comparison) -> Option<String> {
     let base = &cmp.labels[cmp.baseline];
     let mut why = Vec::new();
     for s in &cmp.sweeps {
-        let name = kind_name(s.kind);
+        let name = s.name();
         for &i in &s.absent {
             why.push(format!("{} has no {name} sweep", cmp.labels[i]));
         }
@@ -228,7 +228,7 @@ fn render_verdicts(out: &mut String, cmp: &Comparison, threshold: f64) {
 /// least `threshold` %, as the verdict counts it.
 fn render_sweep(out: &mut String, cmp: &Comparison, s: &SweepComparison, threshold: f64) {
     let base = &cmp.labels[cmp.baseline];
-    let _ = writeln!(out, "{} sweep, baseline {base}", kind_name(s.kind));
+    let _ = writeln!(out, "{} sweep, baseline {base}", s.name());
     for m in &s.mismatched {
         let _ = writeln!(
             out,
@@ -238,12 +238,7 @@ fn render_sweep(out: &mut String, cmp: &Comparison, s: &SweepComparison, thresho
         );
     }
     for &i in &s.absent {
-        let _ = writeln!(
-            out,
-            "  {} has no {} sweep",
-            cmp.labels[i],
-            kind_name(s.kind)
-        );
+        let _ = writeln!(out, "  {} has no {} sweep", cmp.labels[i], s.name());
     }
     for (i, keys) in &s.only_in {
         let _ = writeln!(

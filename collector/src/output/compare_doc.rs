@@ -45,6 +45,9 @@ pub(crate) struct Document {
 #[derive(Debug, Serialize)]
 pub(crate) struct VerdictDoc {
     pub sweep: &'static str,
+    /// `--shapes` runs: the shape of the sweeps judged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shape: Option<ShapeDoc>,
     pub run: String,
     /// `faster`, `slower`, `mixed`, `no significant change`, `cannot tell` or `not compared`.
     pub outcome: &'static str,
@@ -68,10 +71,29 @@ pub(crate) struct WorkloadDoc {
     pub line: String,
 }
 
-/// One kind of sweep's table.
+/// The input and output tokens of a `--shapes` run's sweep.
+#[derive(Debug, Serialize)]
+pub(crate) struct ShapeDoc {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+impl ShapeDoc {
+    fn of(s: Option<llmsweep_shared::shapes::Shape>) -> Option<ShapeDoc> {
+        s.map(|s| ShapeDoc {
+            input_tokens: s.input,
+            output_tokens: s.output,
+        })
+    }
+}
+
+/// A compared sweep's table.
 #[derive(Debug, Serialize)]
 pub(crate) struct SweepDoc {
     pub kind: &'static str,
+    /// `--shapes` runs: the shape of the sweeps in the table.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shape: Option<ShapeDoc>,
     /// What a level is: `concurrency`, `input_tokens` or `offered_rps`.
     pub level_unit: &'static str,
     /// The runs in the table, the baseline first.
@@ -215,11 +237,7 @@ fn not_compared(cmp: &Comparison, s: &SweepComparison) -> Vec<String> {
         ));
     }
     for &i in &s.absent {
-        out.push(format!(
-            "{} has no {} sweep",
-            cmp.labels[i],
-            kind_name(s.kind)
-        ));
+        out.push(format!("{} has no {} sweep", cmp.labels[i], s.name()));
     }
     for (i, keys) in &s.only_in {
         out.push(format!(
@@ -258,6 +276,7 @@ pub(crate) fn document(c: &Compared, pct: Option<f64>) -> Document {
         .iter()
         .map(|v| VerdictDoc {
             sweep: kind_name(v.kind),
+            shape: ShapeDoc::of(v.shape),
             run: cmp.labels[v.run].clone(),
             outcome: v.outcome.word(),
             headline: v.headline(&cmp.labels, base),
@@ -278,6 +297,7 @@ pub(crate) fn document(c: &Compared, pct: Option<f64>) -> Document {
         .iter()
         .map(|s| SweepDoc {
             kind: kind_name(s.kind),
+            shape: ShapeDoc::of(s.shape),
             level_unit: level_unit(s.kind),
             runs: s.runs.iter().map(|&i| cmp.labels[i].clone()).collect(),
             levels: s
@@ -434,7 +454,7 @@ fn markdown_sweep(out: &mut String, cmp: &Comparison, s: &SweepComparison, sd: &
         let _ = writeln!(
             out,
             "### {} sweep: {} against {}\n",
-            sd.kind,
+            s.name(),
             md(&cmp.labels[run]),
             md(base)
         );

@@ -66,11 +66,37 @@ pub(crate) struct Written {
     pub left_out: Vec<String>,
 }
 
+/// The runs as charts draw them: a `--shapes` run as one run per shape, labelled with it.
+fn by_shape(
+    loaded: Vec<(String, llmsweep_shared::Bundle)>,
+) -> Vec<(String, llmsweep_shared::Bundle)> {
+    loaded
+        .into_iter()
+        .flat_map(|(label, b)| {
+            if !llmsweep_shared::shapes::shaped(&b) {
+                return vec![(label, b)];
+            }
+            llmsweep_shared::shapes::split(&b)
+                .into_iter()
+                .map(|part| {
+                    let shape = part
+                        .sweeps
+                        .iter()
+                        .find_map(llmsweep_shared::shapes::Shape::of)
+                        .map(|s| s.name())
+                        .unwrap_or_default();
+                    (format!("{label} {shape}"), part)
+                })
+                .collect()
+        })
+        .collect()
+}
+
 /// Reads the bundles, draws the chart and writes it atomically; nothing is written on an error.
 pub(crate) fn run(a: &PlotRequest) -> anyhow::Result<Written> {
     let format = ImageFormat::of(&a.output)?;
     let size = a.size;
-    let loaded = crate::output::compare::load_runs(&a.files)?;
+    let loaded = by_shape(crate::output::compare::load_runs(&a.files)?);
     let kind = a.kind;
     let sweep = kind.sweep();
     // Colors by the viewer's rule over every run given, so a run left out keeps the others'

@@ -170,15 +170,21 @@ fn static_part(html: &mut String, embedded: &[Embedded], title: &str) {
 
 /// The runs' verdict, charts and tables.
 fn runs_part(html: &mut String, runs: &[&Embedded]) {
-    let bundles: Vec<&Bundle> = runs.iter().map(|r| &r.bundle).collect();
-    // The viewer's rule, so a run has the same color in both halves of the page.
-    let chart_runs: Vec<ChartRun> = runs
+    // A `--shapes` run is charted and tabled as one run per shape, as the viewer shows it;
+    // the comparison pairs the runs' sweeps by shape.
+    let split: Vec<Vec<Bundle>> = runs
         .iter()
-        .zip(color_slots(&bundles))
-        .map(|(r, slot)| ChartRun {
-            label: &r.bundle.label,
+        .map(|r| llmsweep_shared::shapes::split(&r.bundle))
+        .collect();
+    let parts: Vec<&Bundle> = split.iter().flatten().collect();
+    // The viewer's rule, so a run has the same color in both halves of the page.
+    let chart_runs: Vec<ChartRun> = parts
+        .iter()
+        .zip(color_slots(&parts))
+        .map(|(b, slot)| ChartRun {
+            label: &b.label,
             color: run_color(slot),
-            bundle: &r.bundle,
+            bundle: b,
         })
         .collect();
     if runs.len() >= 2 {
@@ -189,7 +195,16 @@ fn runs_part(html: &mut String, runs: &[&Embedded]) {
                 bundle: &r.bundle,
             })
             .collect();
-        let colors: Vec<Rgb> = chart_runs.iter().map(|r| r.color).collect();
+        // Each run in the color of its first part.
+        let mut first = 0;
+        let colors: Vec<Rgb> = split
+            .iter()
+            .map(|s| {
+                let c = chart_runs.get(first).map_or(run_color(0), |r| r.color);
+                first += s.len();
+                c
+            })
+            .collect();
         comparison_part(html, &compare(&inputs, 0), &colors);
     }
     for (kind, charts) in [
@@ -229,20 +244,19 @@ fn runs_part(html: &mut String, runs: &[&Embedded]) {
                 let _ = writeln!(html, "<figure>{picture}</figure>");
             }
         }
-        for r in runs {
-            if let Some(h) = sweep_of(&r.bundle, kind).and_then(llmsweep_shared::headline::headline)
-            {
+        for b in &parts {
+            if let Some(h) = sweep_of(b, kind).and_then(llmsweep_shared::headline::headline) {
                 let _ = writeln!(
                     html,
                     "<p class=\"headline\">{}: {}</p>",
-                    escape(&llmsweep_shared::shorten::label(&r.bundle.label)),
+                    escape(&llmsweep_shared::shorten::label(&b.label)),
                     escape(&h)
                 );
             }
             if kind == SweepKind::Rate {
-                rate_table(html, &r.bundle);
+                rate_table(html, b);
             } else {
-                summary_table(html, &r.bundle, kind);
+                summary_table(html, b, kind);
             }
         }
     }
@@ -376,7 +390,7 @@ fn delta_table(html: &mut String, cmp: &Comparison, s: &SweepComparison) {
         caption: format!(
             "Changes against {} — {} sweep",
             escape(&cmp.labels[cmp.baseline]),
-            kind_name(s.kind)
+            s.name()
         ),
         headers,
         rows,

@@ -21,10 +21,12 @@ enum Show {
     Always,
     /// In the narrow table only when the GPUs are read (tokens per joule).
     WithGpu,
+    /// In the narrow table only when the server says it decodes speculatively (acceptance).
+    WithSpec,
     WideOnly,
 }
 
-use Show::{Always, WideOnly, WithGpu};
+use Show::{Always, WideOnly, WithGpu, WithSpec};
 
 const THROUGHPUT: &[Col] = &[
     Col("C", 4, Always),
@@ -32,13 +34,13 @@ const THROUGHPUT: &[Col] = &[
     Col("agg tok/s", 10, WideOnly),
     Col("steady tok/s", 14, Always),
     Col("per-user tok/s", 14, Always),
-    Col("TTFT p50/p99 s", 15, Always),
+    Col("TTFT p50/p99 s", 14, Always),
     Col("ITL p50 ms", 11, WideOnly),
     Col("TTFT mean/p90 s", 15, WideOnly),
     Col("TPOT mean/p90 ms", 16, WideOnly),
     Col("e2e mean/p90 s", 14, WideOnly),
     Col("peak queue", 10, WideOnly),
-    Col("accept", 6, WideOnly),
+    Col("accept", 6, WithSpec),
     Col("tokens got/asked", 17, WideOnly),
     Col("wall s", 6, Always),
     Col("tok/J", 6, WithGpu),
@@ -73,35 +75,49 @@ const RATE: &[Col] = &[
 ];
 
 /// Which columns the live tables show: the narrow table fits a 100-column terminal.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Width {
-    #[default]
-    Narrow,
-    /// The narrow table and tokens per joule, when the GPUs are read.
-    NarrowWithGpu,
+    /// The columns that fit 100 characters, with tokens per joule when the GPUs are read
+    /// (`gpu`) and the acceptance length when the server decodes speculatively (`spec`).
+    Narrow { gpu: bool, spec: bool },
     /// Every column (`--wide`, or a terminal wide enough for them).
     Wide,
 }
 
+impl Default for Width {
+    fn default() -> Width {
+        Width::NARROW
+    }
+}
+
 impl Width {
+    /// The narrow table with no optional column.
+    pub(crate) const NARROW: Width = Width::Narrow {
+        gpu: false,
+        spec: false,
+    };
+
     /// Wide when asked, or when standard output is a terminal wide enough for every column;
-    /// `gpu`: the GPUs are read, so tokens per joule is worth a column.
-    pub(crate) fn choose(wide: bool, gpu: bool) -> Width {
+    /// `gpu`: the GPUs are read, so tokens per joule is worth a column; `spec`: the server
+    /// decodes speculatively, so its acceptance length is.
+    pub(crate) fn choose(wide: bool, gpu: bool, spec: bool) -> Width {
         let fits = console::Term::stdout()
             .size_checked()
             .is_some_and(|(_, cols)| usize::from(cols) >= table_width(THROUGHPUT, Width::Wide));
-        match (wide || fits, gpu) {
-            (true, _) => Width::Wide,
-            (false, true) => Width::NarrowWithGpu,
-            (false, false) => Width::Narrow,
+        if wide || fits {
+            Width::Wide
+        } else {
+            Width::Narrow { gpu, spec }
         }
     }
 
     fn shows(self, c: &Col) -> bool {
-        matches!(
-            (self, c.2),
-            (Width::Wide, _) | (_, Always) | (Width::NarrowWithGpu, WithGpu)
-        )
+        match (self, c.2) {
+            (Width::Wide, _) | (_, Always) => true,
+            (Width::Narrow { gpu, .. }, WithGpu) => gpu,
+            (Width::Narrow { spec, .. }, WithSpec) => spec,
+            (Width::Narrow { .. }, WideOnly) => false,
+        }
     }
 }
 
@@ -263,7 +279,9 @@ fn throughput_cells(p: &Point, s: &Summary) -> Vec<String> {
         p.concurrency.to_string(),
         format!("{}/{}", s.ok, s.failed),
         fixed(s.agg_tok_s, 1),
+        // A level with no successful request served nothing to measure a rate of.
         s.steady_tok_s
+            .filter(|_| s.ok > 0)
             .map_or("-".into(), |v| steady_cell(v, s.steady_pm_pct)),
         s.decode_tok_s.map_or("-".into(), |d| fixed(d.p50, 1)),
         ttft,
@@ -545,13 +563,15 @@ impl Sink for Printer {
     fn event(&self, event: Event<'_>) {
         match event {
             Event::Target { bundle, gpus_read } => {
-                self.with(|s| s.width = Width::choose(self.wide, gpus_read));
+                let spec = llmsweep_shared::deploy::speculative(bundle).is_some();
+                self.with(|s| s.width = Width::choose(self.wide, gpus_read, spec));
                 print_target(bundle);
             }
             Event::Note(line) => note_line(line),
             Event::SweepStarted {
                 kind,
                 after_another,
+                shape,
             } => {
                 let w = self.with(|s| s.width);
                 let header = match kind {
@@ -561,6 +581,9 @@ impl Sink for Printer {
                 };
                 if after_another {
                     say("");
+                }
+                if let Some(shape) = shape {
+                    say(&format!("{} tokens (input × output)", shape.name()));
                 }
                 say(&header);
             }
@@ -811,7 +834,7 @@ mod tests {
 
     #[test]
     fn the_narrow_table_fits_100_columns_and_the_wide_one_has_every_column() {
-        let narrow = ThroughputTable(Width::Narrow);
+        let narrow = ThroughputTable(Width::NARROW);
         let row = narrow.row(&point());
         let first = row.lines().next().unwrap();
         assert!(
@@ -821,11 +844,21 @@ mod tests {
         );
         assert!(first.chars().count() <= 100, "{first}");
         assert!(!narrow.header().contains("tok/J"));
+        assert!(!narrow.header().contains("accept"));
+        // With every optional column (GPUs read, a speculative server) it still fits.
+        let all = ThroughputTable(Width::Narrow {
+            gpu: true,
+            spec: true,
+        });
+        assert!(all.header().chars().count() <= 100, "{}", all.header());
+        assert!(all.header().contains("| accept |") && all.header().contains("tok/J"));
+        let first = all.row(&point()).lines().next().unwrap().to_string();
+        assert!(first.chars().count() <= 100, "{first}");
         let wide = ThroughputTable(Width::Wide);
         for c in THROUGHPUT {
             assert!(wide.header().contains(c.0), "{}", c.0);
         }
-        let ctx = ContextTable(Width::Narrow);
+        let ctx = ContextTable(Width::NARROW);
         assert!(ctx.header().chars().count() <= 100, "{}", ctx.header());
     }
 
@@ -854,7 +887,13 @@ mod tests {
         assert_eq!(cell("TTFT mean/p90 s"), "0.550/0.910", "{header}\n{row}");
         assert_eq!(cell("TPOT mean/p90 ms"), "10.1/10.1", "{header}\n{row}");
         assert_eq!(cell("e2e mean/p90 s"), "1.55/1.91", "{header}\n{row}");
-        for narrow in [Width::Narrow, Width::NarrowWithGpu] {
+        for narrow in [
+            Width::NARROW,
+            Width::Narrow {
+                gpu: true,
+                spec: true,
+            },
+        ] {
             let t = ThroughputTable(narrow);
             assert!(!t.header().contains("mean") && !t.row(&p).contains("0.550/0.910"));
             assert!(!ContextTable(narrow).header().contains("mean"));
@@ -889,5 +928,27 @@ mod tests {
         let w = wrap(&long, 100);
         assert!(w.lines().all(|l| l.chars().count() <= 100));
         assert_eq!(w.split_whitespace().count(), 200_000);
+    }
+
+    /// A level whose every request failed shows no steady rate, not "0.0".
+    #[test]
+    fn a_level_with_no_successful_request_shows_no_steady_rate() {
+        let requests: Vec<llmsweep_shared::bundle::RequestRecord> = (0..4)
+            .map(|i| llmsweep_shared::bundle::RequestRecord::test_failed(f64::from(i), 0.5))
+            .collect();
+        let mut p = Point::empty(2, 1000, 100);
+        p.summary = Some(summarize(&requests, 2, 100, &[]));
+        p.requests = requests;
+        let t = ThroughputTable(Width::Wide);
+        let (header, row) = (t.header(), t.row(&p));
+        let at = header
+            .split(" | ")
+            .position(|h| h.trim() == "steady tok/s")
+            .unwrap();
+        assert_eq!(
+            row.split(" | ").nth(at).unwrap().trim(),
+            "-",
+            "{header}\n{row}"
+        );
     }
 }

@@ -169,6 +169,12 @@ pub struct SimConfig {
     /// Fault: every stream ends after this many token chunks (at least 1), without a finish
     /// reason, usage or `[DONE]`, as when a proxy or a crashing worker closes the response.
     pub cut_after: Option<u32>,
+    /// Fault: every stream ends after this many token chunks (at least 1) with the engine's
+    /// error event, then `[DONE]`.
+    pub error_after: Option<u32>,
+    /// vLLM's `--per-request-spec-decode-metrics summary`: each answer states its request's
+    /// speculative decoding (`metrics.speculative_decoding`).
+    pub per_request_spec_metrics: bool,
     /// Fault: one request stops streaming for a while (see [`Stall`]).
     pub stall: Option<Stall>,
     /// Fault: never report usage (as llama-cpp-python's server), and stream some chunks with
@@ -256,6 +262,8 @@ impl SimConfig {
             overshoot: 0,
             fail_every: None,
             cut_after: None,
+            error_after: None,
+            per_request_spec_metrics: false,
             stall: None,
             reject_all: None,
             html_answers: false,

@@ -395,6 +395,12 @@ fn admit(
         keepalive: cfg.keepalive,
         no_usage: cfg.no_usage,
         cut_after: cfg.cut_after,
+        error_after: cfg.error_after,
+        engine: cfg.engine,
+        spec: cfg
+            .speculative_steps
+            .filter(|_| cfg.per_request_spec_metrics)
+            .map(wire::SpecTally::new),
         stall: cfg
             .stall
             .filter(|st| st.request == arrival)
@@ -453,17 +459,20 @@ fn plan(cfg: &SimConfig, api: Api, req: &GenRequest) -> Result<Plan, SimError> {
             "min_tokens must be less than or equal to max_tokens={max_tokens}, got {min}."
         )));
     }
-    if prompt_tokens + max_tokens > cfg.max_context {
-        return Err(match cfg.engine {
-            Personality::Vllm => {
-                SimError::context_too_long(cfg.max_context, prompt_tokens, max_tokens)
-            }
-            Personality::Sglang => SimError::SglangBadRequest(sglang::context_too_long(
+    match cfg.engine {
+        Personality::Vllm if prompt_tokens + max_tokens > cfg.max_context => {
+            return Err(SimError::context_too_long(
                 cfg.max_context,
                 prompt_tokens,
                 max_tokens,
-            )),
-        });
+            ));
+        }
+        Personality::Sglang => {
+            if let Some(message) = sglang::check_context(cfg, prompt_tokens, max_tokens) {
+                return Err(SimError::SglangBadRequest(message));
+            }
+        }
+        Personality::Vllm => {}
     }
     let (completion_tokens, finish) = match cfg.early_stop_after.map(|k| u64::from(k.max(1))) {
         Some(stop_at) if stop_at < max_tokens => (stop_at, "stop"),
@@ -503,6 +512,12 @@ struct Generation {
     keepalive: bool,
     no_usage: bool,
     cut_after: Option<u32>,
+    error_after: Option<u32>,
+    /// Whose error event `error_after` sends.
+    engine: Personality,
+    /// Counts each step's accepted drafts, to state them in the answer (vLLM's
+    /// `--per-request-spec-decode-metrics summary`); `None` when not asked.
+    spec: Option<wire::SpecTally>,
     /// Fault: after this many token chunks, nothing is sent for this long.
     stall: Option<(u32, std::time::Duration)>,
 }
@@ -513,9 +528,16 @@ impl Generation {
         let mut out = String::new();
         while let Some(p) = self.ticket.next().await {
             out.push_str(&self.text.next_tokens(p.tokens));
+            if let Some(t) = self.spec.as_mut() {
+                t.add(p.tokens);
+            }
             if p.done {
                 let usage = (!self.no_usage).then_some(self.plan.usage);
-                return Ok(Json(self.shape.full(&out, self.plan.finish, usage)).into_response());
+                let mut body = self.shape.full(&out, self.plan.finish, usage);
+                if let Some(t) = &self.spec {
+                    body["metrics"] = serde_json::json!({"speculative_decoding": t.to_json()});
+                }
+                return Ok(Json(body).into_response());
             }
         }
         Err(SimError::Api {
@@ -595,6 +617,9 @@ impl SseState {
 
     fn on_progress(&mut self, p: Progress) {
         let g = &mut self.generation;
+        if let Some(t) = g.spec.as_mut() {
+            t.add(p.tokens);
+        }
         let mut text = std::mem::take(&mut self.held_text);
         text.push_str(&g.text.next_tokens(p.tokens));
         self.token_chunks += 1;
@@ -629,9 +654,20 @@ impl SseState {
             self.finished = true;
             return;
         }
+        if !p.done && g.error_after.is_some_and(|n| self.token_chunks >= n) {
+            // Fault: the engine's own error event, then the end of the stream.
+            let message = format!("simulated failure after {} token chunks", self.token_chunks);
+            self.pending
+                .push_back(wire::stream_error(g.engine, &message));
+            self.pending.push_back(wire::DONE);
+            self.finished = true;
+            return;
+        }
         if p.done {
             if g.plan.include_usage && !g.no_usage {
-                self.pending.push_back(g.shape.usage_chunk(g.plan.usage));
+                let spec = g.spec.as_ref().map(wire::SpecTally::to_json);
+                self.pending
+                    .push_back(g.shape.usage_chunk(g.plan.usage, spec));
             }
             self.pending.push_back(wire::DONE);
             self.finished = true;

@@ -1,24 +1,33 @@
 //! The SGLang personality ([`Personality::Sglang`](super::Personality)): what SGLang 0.5 says
 //! about itself, and its metric names, filled with the simulator's true values.
 //!
-//! Every name comes from SGLang's own source (sgl-project/sglang, 0.5 series):
+//! Every name comes from SGLang's own source (sgl-project/sglang, the 0.5.11 wheel on PyPI, with
+//! 0.5.3 where they differ):
 //!
 //! - routes and their bodies: `python/sglang/srt/entrypoints/http_server.py` (commit
 //!   `0025436e`): `GET /get_server_info` returns the launch arguments (`ServerArgs`) merged with
 //!   the scheduler's info, `internal_states` (one per data-parallel rank) and `version`;
 //!   `GET /get_model_info` returns `model_path`, `tokenizer_path`, `is_generation`,
 //!   `preferred_sampling_params` and `weight_version`; `/v1/models` cards are owned by `sglang`.
-//!   Newer servers answer the same at `/server_info` and `/model_info`, so both are served.
+//!   0.5.11 answers the same at `/server_info` and `/model_info` (the old paths still answer,
+//!   deprecated), so both are served.
 //!   SGLang has no `/version`: it answers 404 as FastAPI does, `{"detail":"Not Found"}`.
 //! - internal state fields (`last_gen_throughput`, `memory_usage.token_capacity`,
-//!   `effective_max_running_requests_per_dp`, `avg_spec_accept_length`): the scheduler's
-//!   `get_internal_state` (`python/sglang/srt/managers/scheduler.py`).
+//!   `effective_max_running_requests_per_dp`, new in 0.5.11; `avg_spec_accept_length`, absent
+//!   until the first speculative step is logged): the scheduler's `get_internal_state`
+//!   (`python/sglang/srt/managers/scheduler.py`).
 //! - metric names and help texts: `python/sglang/srt/metrics/collector.py` (commit `00ae9c15`):
 //!   `SchedulerMetricsCollector` gauges, labelled `model_name`, `engine_type`, `tp_rank`,
 //!   `pp_rank`; `TokenizerMetricsCollector` counters, labelled `model_name`.
-//! - the context error: `TokenizerManager._validate_one_request`
-//!   (`python/sglang/srt/managers/tokenizer_manager.py`), returned by the OpenAI layer as
+//! - the context errors: `TokenizerManager._validate_one_request`
+//!   (`python/sglang/srt/managers/tokenizer_manager.py`): the input counts the tokens an
+//!   EAGLE-style drafter (NEXTN is one) reserves, `max(topk × steps, draft tokens)`; an input
+//!   that reaches the context is "longer than the model's context length", one whose
+//!   `max_new_tokens` do not fit "exceeds the model's maximum context length". The OpenAI layer
+//!   (`entrypoints/openai/serving_base.py`) turns that `ValueError` into HTTP 400
 //!   `{"object":"error","message",…,"type":"BadRequest","param":null,"code":400}`.
+//! - an error once streaming has begun (`serving_chat.py`, `serving_completions.py`): one event
+//!   `{"error": {"object":"error","message",…,"type","param":null,"code"}}`, then `[DONE]`.
 //!
 //! The simulator still says what it is: `version` carries `+serve-sim`, the server info a
 //! `simulator` field SGLang does not have, and `/metrics` opens with a comment.
@@ -29,20 +38,42 @@ use super::SimConfig;
 use super::model::Snapshot;
 
 /// The SGLang release whose shapes the personality follows.
-pub(super) const SGLANG_VERSION: &str = "0.5.3";
+pub(super) const SGLANG_VERSION: &str = "0.5.11";
 
 /// `version` as the server info reports it: SGLang's, marked as the simulator's.
 pub(super) fn version() -> String {
     format!("{SGLANG_VERSION}+serve-sim")
 }
 
+/// Drafts per step SGLang's EAGLE-style drafter keeps (`speculative_eagle_topk`).
+const EAGLE_TOPK: u32 = 1;
+
 /// SGLang's algorithm name for multi-token-prediction drafting.
 const SPECULATIVE_ALGORITHM: &str = "NEXTN";
 
 /// Accepted tokens per decode step and request over the recent steps, as SGLang's scheduler
-/// reports it (over its last decode log interval); 0 before any step, as SGLang starts.
+/// reports it (over its last decode log interval); 0 before any step, as SGLang's gauge starts.
 fn accept_length(s: &Snapshot) -> f64 {
     s.recent_accept_length().unwrap_or(0.0)
+}
+
+/// Tokens SGLang adds to every input when an EAGLE-style drafter runs (NEXTN is one): the
+/// drafts are stored in the output's slots, `max(topk × steps, draft tokens)`; 0 without one.
+pub(super) fn reserved_tokens(cfg: &SimConfig) -> u64 {
+    cfg.speculative_steps
+        .map_or(0, |steps| u64::from((EAGLE_TOPK * steps).max(steps + 1)))
+}
+
+/// SGLang's check of a request's lengths: `None` when it fits, else the error's message.
+pub(super) fn check_context(cfg: &SimConfig, prompt: u64, max_new: u64) -> Option<String> {
+    let input = prompt + reserved_tokens(cfg);
+    if input >= cfg.max_context {
+        return Some(format!(
+            "The input ({input} tokens) is longer than the model's context length ({} tokens).",
+            cfg.max_context
+        ));
+    }
+    (input + max_new > cfg.max_context).then(|| context_too_long(cfg.max_context, input, max_new))
 }
 
 /// `GET /get_server_info` (and `/server_info`).
@@ -53,8 +84,9 @@ pub(super) fn server_info(cfg: &SimConfig, snap: &Snapshot) -> Value {
         "memory_usage": {"token_capacity": cfg.kv_cache_tokens},
         "effective_max_running_requests_per_dp": cfg.max_running,
     });
-    if spec.is_some() {
-        state["avg_spec_accept_length"] = json!(accept_length(snap));
+    // Absent until the first speculative step is logged, as SGLang's scheduler has it.
+    if let (Some(_), Some(a)) = (spec, snap.recent_accept_length()) {
+        state["avg_spec_accept_length"] = json!(a);
     }
     json!({
         "model_path": cfg.model,
@@ -70,7 +102,7 @@ pub(super) fn server_info(cfg: &SimConfig, snap: &Snapshot) -> Value {
         "enable_metrics": true,
         "speculative_algorithm": spec.map(|_| SPECULATIVE_ALGORITHM),
         "speculative_num_steps": spec,
-        "speculative_eagle_topk": spec.map(|_| 1),
+        "speculative_eagle_topk": spec.map(|_| EAGLE_TOPK),
         "speculative_num_draft_tokens": spec.map(|s| s + 1),
         "max_total_num_tokens": cfg.kv_cache_tokens,
         "max_req_input_len": cfg.max_context.min(cfg.kv_cache_tokens.max(1)).saturating_sub(1),
@@ -302,7 +334,7 @@ mod tests {
         assert_eq!(info["speculative_num_draft_tokens"], 4);
         assert_eq!(info["max_total_num_tokens"], 131_072);
         assert_eq!(info["max_req_input_len"], 32_767);
-        assert_eq!(info["version"], "0.5.3+serve-sim");
+        assert_eq!(info["version"], "0.5.11+serve-sim");
         assert_eq!(info["internal_states"][0]["last_gen_throughput"], 240.0);
         assert_eq!(
             info["internal_states"][0]["effective_max_running_requests_per_dp"],
@@ -316,6 +348,31 @@ mod tests {
             "{}",
             info["simulator"]
         );
+    }
+
+    /// SGLang 0.5.11 counts NEXTN's reserved draft slots (4 with 3 steps) in the input: an input
+    /// that reaches the context is refused as too long, one whose output does not fit as
+    /// exceeding it, each in SGLang's words.
+    #[test]
+    fn the_context_checks_count_the_drafts_reserved_slots() {
+        let cfg = SimConfig::preset(Preset::Kpro5);
+        assert_eq!(reserved_tokens(&cfg), 4);
+        assert_eq!(check_context(&cfg, 32_000, 764), None);
+        assert_eq!(
+            check_context(&cfg, 32_764, 1).as_deref(),
+            Some(
+                "The input (32768 tokens) is longer than the model's context length (32768 tokens)."
+            )
+        );
+        assert!(
+            check_context(&cfg, 32_000, 765)
+                .is_some_and(|m| m.contains("total of 32769 tokens: 32004 tokens from the input"))
+        );
+        let plain = SimConfig {
+            speculative_steps: None,
+            ..cfg
+        };
+        assert_eq!(check_context(&plain, 32_000, 768), None);
     }
 
     #[test]

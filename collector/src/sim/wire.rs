@@ -215,6 +215,69 @@ pub(super) const PING: Bytes = Bytes::from_static(b": ping\n\n");
 /// The stream terminator.
 pub(super) const DONE: Bytes = Bytes::from_static(b"data: [DONE]\n\n");
 
+/// One request's speculative steps, as vLLM 0.29 states them with
+/// `--per-request-spec-decode-metrics summary` (`docs/features/speculative_decoding/
+/// acceptance_metrics.md`): the histogram of drafts accepted per step (0 to k), from which the
+/// steps, accepted tokens, acceptance length and rate follow.
+#[derive(Debug, Clone)]
+pub(super) struct SpecTally {
+    /// Draft tokens per step (`num_spec_tokens`).
+    k: u32,
+    /// Steps by drafts accepted; the first token (from prefill) is no step.
+    histogram: Vec<u64>,
+    seen_first: bool,
+}
+
+impl SpecTally {
+    pub(super) fn new(k: u32) -> Self {
+        SpecTally {
+            k,
+            histogram: vec![0; k as usize + 1],
+            seen_first: false,
+        }
+    }
+
+    /// Counts what the engine handed over: the first token, then one step of `tokens`.
+    pub(super) fn add(&mut self, tokens: u32) {
+        if !self.seen_first {
+            self.seen_first = true;
+            return;
+        }
+        let accepted = tokens.saturating_sub(1).min(self.k) as usize;
+        self.histogram[accepted] += 1;
+    }
+
+    pub(super) fn to_json(&self) -> Value {
+        let steps: u64 = self.histogram.iter().sum();
+        let accepted: u64 = (0u64..).zip(&self.histogram).map(|(j, n)| j * n).sum();
+        let drafted = steps * u64::from(self.k);
+        let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+        json!({
+            "mean_acceptance_length": 1.0 + ratio(accepted, steps),
+            "draft_acceptance_rate": ratio(accepted, drafted),
+            "acceptance_histogram": self.histogram,
+            "num_spec_steps": steps,
+            "num_accepted_draft_tokens": accepted,
+            "num_draft_tokens": drafted,
+            "num_spec_tokens": self.k,
+        })
+    }
+}
+
+/// The error event an engine sends once streaming has begun. SGLang 0.5.11
+/// (`serving_chat.py`, `create_streaming_error_response`):
+/// `{"error": {"object":"error","message",…,"type":"BadRequestError","param":null,"code":400}}`;
+/// vLLM (`serving_engine.py`): the same without `object`.
+pub(super) fn stream_error(engine: super::Personality, message: &str) -> Bytes {
+    let mut error = json!({
+        "message": message, "type": "BadRequestError", "param": null, "code": 400,
+    });
+    if engine == super::Personality::Sglang {
+        error["object"] = json!("error");
+    }
+    sse(&json!({ "error": error }))
+}
+
 /// One `data:` frame.
 fn sse(value: &Value) -> Bytes {
     Bytes::from(format!("data: {value}\n\n"))
@@ -278,9 +341,14 @@ impl Shape {
     }
 
     /// The final usage chunk of `stream_options.include_usage`: no choices, only usage.
-    pub(super) fn usage_chunk(&self, usage: Usage) -> Bytes {
+    /// The last chunk: no choices, the whole usage and, with vLLM's
+    /// `--per-request-spec-decode-metrics`, the request's `metrics.speculative_decoding`.
+    pub(super) fn usage_chunk(&self, usage: Usage, spec: Option<Value>) -> Bytes {
         let mut v = self.envelope(self.chunk_object(), json!([]));
         v["usage"] = usage.to_json();
+        if let Some(spec) = spec {
+            v["metrics"] = json!({ "speculative_decoding": spec });
+        }
         sse(&v)
     }
 
@@ -415,6 +483,26 @@ pub(super) fn escape_label(v: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    /// The identities vLLM's acceptance_metrics.md states: the histogram sums to the steps,
+    /// its weighted sum is the accepted tokens, the length is `1 + accepted / steps`, the rate
+    /// `accepted / drafted`, and the histogram has k + 1 bins.
+    #[test]
+    fn a_requests_spec_tally_holds_vllms_identities() {
+        let mut t = SpecTally::new(3);
+        // The first token (prefill), then steps of 4, 1, 2, 4 and a last one cut to 1 token.
+        for tokens in [1, 4, 1, 2, 4, 1] {
+            t.add(tokens);
+        }
+        let v = t.to_json();
+        assert_eq!(v["acceptance_histogram"], json!([2, 1, 0, 2]));
+        assert_eq!(v["num_spec_steps"], 5);
+        assert_eq!(v["num_accepted_draft_tokens"], 7);
+        assert_eq!(v["num_draft_tokens"], 15);
+        assert_eq!(v["num_spec_tokens"], 3);
+        assert_eq!(v["mean_acceptance_length"], 2.4);
+        assert_eq!(v["draft_acceptance_rate"], 7.0 / 15.0);
+    }
+
     use super::*;
 
     fn shape(api: Api) -> Shape {
@@ -454,7 +542,7 @@ mod tests {
             cached_tokens: 2,
             reasoning_tokens: 0,
         };
-        let c = parse(&shape(Api::Chat).usage_chunk(usage));
+        let c = parse(&shape(Api::Chat).usage_chunk(usage, None));
         assert_eq!(c["choices"], json!([]));
         assert_eq!(
             c["usage"],
@@ -467,7 +555,7 @@ mod tests {
             reasoning_tokens: 2,
             ..usage
         };
-        let c = parse(&shape(Api::Chat).usage_chunk(reasoned));
+        let c = parse(&shape(Api::Chat).usage_chunk(reasoned, None));
         assert_eq!(
             c["usage"]["completion_tokens_details"],
             json!({"reasoning_tokens": 2})

@@ -1014,3 +1014,87 @@ fn compare_markdown_puts_the_verdict_first_and_escapes_labels() {
         "{md}"
     );
 }
+
+/// `--shapes` runs one concurrency sweep per input×output pair into one bundle, each table
+/// headed by its shape; `compare` pairs the sweeps by shape whatever their order in the run,
+/// and a run without a shape says so for that shape alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shapes_are_swept_into_one_bundle_and_compared_shape_by_shape() {
+    use llmsweep::sim::SimServer;
+    let dir = tempfile::tempdir().unwrap();
+    let sim = SimServer::start(paced(0.4, 0.025), 0).await.unwrap();
+    let url = sim.url();
+    let out = dir.path().to_str().unwrap().to_string();
+    let run = |label: &str, shape: &[&str]| {
+        let mut args = vec![
+            "throughput",
+            "--url",
+            &url,
+            "--label",
+            label,
+            "--out",
+            &out,
+            "--concurrency",
+            "1,2",
+            "--requests",
+            "6",
+            "--warmup",
+            "0",
+        ];
+        args.extend_from_slice(shape);
+        let o = llmsweep(&args);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        (written(dir.path(), label), text(&o.stdout))
+    };
+    let (a, shown) = run("first", &["--shapes", "64x16,128x8"]);
+    let (b, _) = run("again", &["--shapes", "128x8,64x16"]);
+    let (one, _) = run("single", &["--input-len", "64", "--output-len", "16"]);
+    sim.shutdown().await;
+
+    let first = shown.find("64×16 tokens (input × output)").expect(&shown);
+    let second = shown.find("128×8 tokens (input × output)").expect(&shown);
+    assert!(first < second, "{shown}");
+    let bundle = Bundle::from_json(&std::fs::read_to_string(&a).unwrap()).unwrap();
+    let shapes: Vec<(Vec<u64>, u64)> = bundle
+        .sweeps
+        .iter()
+        .map(|s| (s.input_lens.clone(), s.output_len))
+        .collect();
+    assert_eq!(shapes, [(vec![64], 16), (vec![128], 8)]);
+    for s in &bundle.sweeps {
+        for p in &s.points {
+            assert!(p.requests.iter().all(|r| r.output_tokens == s.output_len));
+        }
+    }
+
+    let (a, b, one) = (
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        one.to_str().unwrap(),
+    );
+    let o = llmsweep(&["compare", a, b]);
+    let text_out = text(&o.stdout);
+    assert!(o.status.success(), "{text_out}{}", text(&o.stderr));
+    for shape in ["64×16", "128×8"] {
+        assert!(
+            text_out.contains(&format!("throughput {shape} sweep, baseline first")),
+            "{text_out}"
+        );
+    }
+    assert!(!text_out.contains("different workload"), "{text_out}");
+
+    let o = llmsweep(&["compare", a, one, "--format", "json"]);
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let sweeps = doc["sweeps"].as_array().unwrap();
+    assert_eq!(sweeps.len(), 2, "{doc}");
+    assert_eq!(sweeps[0]["shape"]["input_tokens"], 64);
+    assert_eq!(sweeps[0]["shape"]["output_tokens"], 16);
+    assert_eq!(sweeps[0]["runs"].as_array().unwrap().len(), 2, "{doc}");
+    assert_eq!(sweeps[1]["shape"]["input_tokens"], 128);
+    assert_eq!(sweeps[1]["runs"].as_array().unwrap().len(), 1, "{doc}");
+    let text_out = text(&llmsweep(&["compare", a, one]).stdout);
+    assert!(
+        text_out.contains("single has no throughput 128×8 sweep"),
+        "{text_out}"
+    );
+}

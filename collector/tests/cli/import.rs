@@ -397,8 +397,8 @@ fn without_from_peers_mixes_and_the_undecidable_are_refused_by_name() {
         p.display().to_string()
     };
     let peer = write(
-        "inference-perf.json",
-        r#"{"load_summary": {"count": 10}, "successes": {"count": 10}, "failures": {"count": 0}}"#,
+        "inference-perf-prometheus.json",
+        r#"{"benchmark_time_seconds": 0.0, "load_summary": {}, "successes": {"rate": 1.0}, "failures": {}}"#,
     );
     let either = write(
         "either.json",
@@ -409,7 +409,7 @@ fn without_from_peers_mixes_and_the_undecidable_are_refused_by_name() {
         (
             peer.as_str(),
             format!(
-                "error: {peer}: this is a report of inference-perf, which llmsweep cannot import yet (it imports vllm bench serve's JSON, sglang.bench_serving's JSON lines, GuideLLM's benchmarks.json, AIPerf's profile_export_aiperf.json, genai-bench's run files and text tables)"
+                "error: {peer}: this is a Prometheus report of inference-perf, which llmsweep cannot import yet (it imports vllm bench serve's JSON, sglang.bench_serving's JSON lines, GuideLLM's benchmarks.json, AIPerf's profile_export_aiperf.json, genai-bench's run files, inference-perf's stage reports and text tables)"
             ),
         ),
         (
@@ -421,7 +421,7 @@ fn without_from_peers_mixes_and_the_undecidable_are_refused_by_name() {
         (
             other.as_str(),
             format!(
-                "error: {other}: JSON of no format llmsweep knows: not a file llmsweep imports (vllm bench serve's JSON, sglang.bench_serving's JSON lines, GuideLLM's benchmarks.json, AIPerf's profile_export_aiperf.json, genai-bench's run files and text tables); give --from to read it as one of them and be told what it lacks"
+                "error: {other}: JSON of no format llmsweep knows: not a file llmsweep imports (vllm bench serve's JSON, sglang.bench_serving's JSON lines, GuideLLM's benchmarks.json, AIPerf's profile_export_aiperf.json, genai-bench's run files, inference-perf's stage reports and text tables); give --from to read it as one of them and be told what it lacks"
             ),
         ),
     ] {
@@ -458,7 +458,7 @@ fn without_from_peers_mixes_and_the_undecidable_are_refused_by_name() {
     assert_eq!(
         text(&o.stderr).trim(),
         format!(
-            "error: {peer}: this is a report of inference-perf, not a result of vllm bench serve: llmsweep cannot import a report of inference-perf yet"
+            "error: {peer}: this is a Prometheus report of inference-perf, not a result of vllm bench serve: llmsweep cannot import a Prometheus report of inference-perf yet"
         )
     );
     let vllm = fixture("vllm-c1.json");
@@ -890,5 +890,110 @@ fn genai_bench_runs_become_points_holding_the_files_own_numbers() {
             "error: tests/fixtures/import/{}: this is a result of genai-bench, not AIPerf's profile_export_aiperf.json: use --from genai-bench or leave --from out",
             names[0]
         )
+    );
+}
+
+/// Real lifecycle reports of inference-perf 0.7.0 against serve-sim (see the fixture's README):
+/// a closed-loop run's stages become a throughput sweep at their concurrency levels, an open-loop
+/// run's a rate sweep at their rates, each point holding the report's own numbers; the summary
+/// over every stage is passed over with a note; the config.yaml beside them gives the lengths,
+/// the API and the arrivals; a stage file given under another --from is named.
+#[test]
+fn inference_perf_stages_become_points_holding_the_reports_own_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    let names = [
+        "inference-perf-0.7.0/completion-concurrent/stage_1_lifecycle_metrics.json",
+        "inference-perf-0.7.0/completion-concurrent/stage_0_lifecycle_metrics.json",
+        "inference-perf-0.7.0/completion-concurrent/summary_lifecycle_metrics.json",
+    ];
+    let paths: Vec<String> = names.iter().map(|n| fixture(n)).collect();
+    let args: Vec<&str> = paths.iter().map(String::as_str).collect();
+    let (path, o) = import_auto(dir.path(), &args, &["--model", "sim-fast"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stdout).contains("throughput sweep: 2 points (C 1,4)"),
+        "{}",
+        text(&o.stdout)
+    );
+    let b = read(&path);
+    let src = b.source.as_ref().unwrap();
+    assert_eq!(
+        (src.tool.as_str(), src.format.as_str()),
+        ("inference-perf", "inference-perf")
+    );
+    assert!(
+        src.notes
+            .iter()
+            .any(|n| n.contains("summary over every stage")),
+        "{:?}",
+        src.notes
+    );
+    assert_eq!(b.target.api, llmsweep_shared::bundle::Api::Completions);
+    assert!(b.definitions["itl_s"].contains("pooled"));
+    let s = &b.sweeps[0];
+    assert_eq!(
+        (
+            s.concurrency.as_slice(),
+            s.input_lens.as_slice(),
+            s.output_len
+        ),
+        (&[1, 4][..], &[100][..], 50)
+    );
+    let file = |name: &str| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(fixture(name)).unwrap()).unwrap()
+    };
+    for (p, name) in [(&s.points[0], names[1]), (&s.points[1], names[0])] {
+        let f = file(name);
+        assert_eq!(
+            u64::from(p.concurrency),
+            f["load_summary"]["concurrency"].as_u64().unwrap()
+        );
+        let v = p.imported.as_ref().unwrap();
+        let q = |q: &llmsweep_shared::bundle::Quantiles| (q.mean, q.p50, q.p90, q.p99);
+        let stats = |k: &str| {
+            let m = &f["successes"]["latency"][k];
+            (
+                m["mean"].as_f64(),
+                m["median"].as_f64(),
+                m["p90"].as_f64(),
+                m["p99"].as_f64(),
+            )
+        };
+        assert_eq!(q(&v.ttft_s), stats("time_to_first_token"));
+        assert_eq!(q(&v.tpot_s), stats("time_per_output_token"));
+        assert_eq!(q(&v.itl_s), stats("inter_token_latency"));
+        assert_eq!(q(&v.e2e_s), stats("request_latency"));
+        let t = &f["successes"]["throughput"];
+        assert_eq!(v.output_tok_s, t["output_tokens_per_sec"].as_f64());
+        assert_eq!(v.request_s, t["requests_per_sec"].as_f64());
+        assert_eq!(v.ok, f["successes"]["count"].as_u64());
+    }
+
+    // An open-loop run's stages are a rate sweep at their offered rates, evenly spaced as
+    // its config says.
+    let names = [
+        "inference-perf-0.7.0/completion-constant/stage_0_lifecycle_metrics.json",
+        "inference-perf-0.7.0/completion-constant/stage_1_lifecycle_metrics.json",
+    ];
+    let paths: Vec<String> = names.iter().map(|n| fixture(n)).collect();
+    let args: Vec<&str> = paths.iter().map(String::as_str).collect();
+    let open = tempfile::tempdir().unwrap();
+    let (path, o) = import_auto(open.path(), &args, &[]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let b = read(&path);
+    let s = &b.sweeps[0];
+    assert_eq!(s.kind, llmsweep_shared::bundle::SweepKind::Rate);
+    let plan = s.rate.as_ref().unwrap();
+    assert_eq!(plan.rates, [2.0, 4.0]);
+    assert_eq!(plan.arrival, llmsweep_shared::bundle::Arrival::Constant);
+
+    let o =
+        crate::support::llmsweep(&["import", "--from", "genai-bench", &paths[0], "--label", "x"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr)
+            .contains("this is a lifecycle report of inference-perf, not a result of genai-bench"),
+        "{}",
+        text(&o.stderr)
     );
 }

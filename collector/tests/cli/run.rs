@@ -196,6 +196,22 @@ fn bad_flags_get_clear_messages() {
             "cannot be used with",
         ),
         (
+            vec!["throughput", "--shapes", "128"],
+            "\"128\" is not a shape: give input×output tokens separated by commas, e.g. 128x128,1000x1000,4000x500",
+        ),
+        (
+            vec!["run", "--shapes", "64x16", "--input-len", "100"],
+            "cannot be used with",
+        ),
+        (
+            vec!["throughput", "--shapes", "64x16", "--rates", "1"],
+            "--shapes runs a concurrency sweep per shape; --rates and --find-max-rate run one open loop",
+        ),
+        (
+            vec!["export", "--csv", "x.json", "--percentiles", "50,100"],
+            "100 is not a percentile: each must be above 0 and below 100",
+        ),
+        (
             vec!["run", "--only", "both"],
             "possible values: throughput, context",
         ),

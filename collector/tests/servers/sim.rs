@@ -323,14 +323,22 @@ async fn the_sglang_personality_answers_as_sglang() {
             ..fast()
         })
         .await;
-        let body = json!({"prompt": words(32768), "max_tokens": 256});
+        let body = json!({"prompt": words(32000), "max_tokens": 1024});
         let (status, v) = post_json(&server, "/v1/completions", &body).await;
         assert_eq!(status, StatusCode::BAD_REQUEST);
         assert_eq!(
             v,
             json!({"object": "error",
-                   "message": "Requested token count exceeds the model's maximum context length of 32768 tokens. You requested a total of 33024 tokens: 32768 tokens from the input messages and 256 tokens for the completion. Please reduce the number of tokens in the input messages or the completion to fit within the limit.",
+                   "message": "Requested token count exceeds the model's maximum context length of 32768 tokens. You requested a total of 33024 tokens: 32000 tokens from the input messages and 1024 tokens for the completion. Please reduce the number of tokens in the input messages or the completion to fit within the limit.",
                    "type": "BadRequest", "param": null, "code": 400})
+        );
+        // An input that alone reaches the context is refused in SGLang's other words.
+        let body = json!({"prompt": words(32768), "max_tokens": 256});
+        let (status, v) = post_json(&server, "/v1/completions", &body).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        assert_eq!(
+            v["message"],
+            "The input (32768 tokens) is longer than the model's context length (32768 tokens)."
         );
         let (status, version) = get_text(&server, "/version").await;
         assert_eq!((status, version.as_str()), (StatusCode::NOT_FOUND, r#"{"detail":"Not Found"}"#));

@@ -157,9 +157,10 @@ async fn force_sends_it_anyway_and_records_the_server_error() {
     let e = p.requests[0].error.as_ref().unwrap();
     assert_eq!((e.kind, e.status), (ErrorKind::Http, Some(400)));
     assert!(
-        // kpro5 speaks as SGLang: its wording.
-        e.message
-            .contains("exceeds the model's maximum context length of 4096 tokens"),
+        // kpro5 speaks as SGLang 0.5.11: its wording, counting NEXTN's 4 reserved slots.
+        e.message.contains(
+            "The input (8004 tokens) is longer than the model's context length (4096 tokens)."
+        ),
         "{}",
         e.message
     );
@@ -167,7 +168,7 @@ async fn force_sends_it_anyway_and_records_the_server_error() {
         p.reason
             .as_deref()
             .unwrap()
-            .contains("maximum context length of 4096 tokens")
+            .contains("longer than the model's context length (4096 tokens)")
     );
 }
 

@@ -307,6 +307,52 @@ async fn early_stop_is_flagged_short() {
     );
 }
 
+/// An engine's error event after streaming began (SGLang's and vLLM's shapes, each followed by
+/// `[DONE]`) fails the request with the server's own words, whichever engine sent it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_error_event_mid_stream_fails_the_request_with_the_servers_words() {
+    for engine in [
+        llmsweep::sim::Personality::Sglang,
+        llmsweep::sim::Personality::Vllm,
+    ] {
+        let cfg = SimConfig {
+            error_after: Some(3),
+            engine,
+            ..fast()
+        };
+        let s = sweep(
+            cfg,
+            &[
+                "--concurrency",
+                "2",
+                "--requests",
+                "4",
+                "--input-len",
+                "50",
+                "--output-len",
+                "20",
+            ],
+        )
+        .await;
+        let p = &s.bundle.sweeps[0].points[0];
+        assert_eq!(p.status, PointStatus::Failed, "{engine:?}");
+        let sum = p.summary.as_ref().unwrap();
+        assert_eq!((sum.ok, sum.failed), (0, 4), "{engine:?}");
+        for r in &p.requests {
+            let e = r.error.as_ref().unwrap();
+            assert_eq!(
+                (e.kind, e.message.as_str()),
+                (ErrorKind::Stream, "simulated failure after 3 token chunks"),
+                "{engine:?}"
+            );
+            assert!(
+                r.output_tokens > 0,
+                "{engine:?}: the tokens before it are kept"
+            );
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stream_cut_before_its_end_is_a_failure_not_an_early_stop() {
     let cfg = SimConfig {
@@ -1096,6 +1142,48 @@ async fn a_client_host_too_busy_to_keep_time_is_flagged_with_how_late_it_woke() 
     assert!(q.client_lateness.unwrap().p99_s < 0.02);
 }
 
+/// A level stopped by its time cap cuts what waits in the server's queue too, rather than
+/// waiting it out: 12 slots against a server running 2 requests of about 1 s each would take
+/// 5 s more to drain; the level ends about one request after its 1 s cap.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_level_at_its_cap_cuts_what_waits_in_the_queue() {
+    let cfg = SimConfig {
+        max_running: 2,
+        decode_d0_s: 0.025,
+        ..fast()
+    };
+    let s = sweep(
+        cfg,
+        &[
+            "--concurrency",
+            "12",
+            "--input-len",
+            "16",
+            "--output-len",
+            "40",
+            "--precision",
+            "0.1",
+            "--max-level-time",
+            "1",
+        ],
+    )
+    .await;
+    let p = &s.bundle.sweeps[0].points[0];
+    assert!(kinds(p).contains(&FlagKind::Capped), "{:?}", p.flags);
+    let cut: Vec<_> = p
+        .requests
+        .iter()
+        .filter(|r| {
+            r.error
+                .as_ref()
+                .is_some_and(|e| e.message.contains("reached its time cap"))
+        })
+        .collect();
+    assert!((8..=10).contains(&cut.len()), "{} cut", cut.len());
+    let wall = p.summary.as_ref().unwrap().wall_s;
+    assert!(wall < 3.5, "the level took {wall} s");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_precise_level_cuts_what_waits_in_the_queue_and_counts_a_prefix_of_what_it_sent() {
     // 8 slots against a server that runs 2 at a time: once the level is precise, up to 6
@@ -1343,7 +1431,7 @@ async fn the_sglang_personality_is_probed_and_sampled_as_sglang_with_exact_mtp_c
     .await;
     let t = &s.bundle.target;
     assert_eq!(t.engine.as_deref(), Some("sglang"));
-    assert_eq!(t.engine_version.as_deref(), Some("0.5.3+serve-sim"));
+    assert_eq!(t.engine_version.as_deref(), Some("0.5.11+serve-sim"));
     assert_eq!(t.max_running_requests, Some(32));
     assert_eq!(t.max_context, Some(32768));
     assert!(t.simulated, "still labelled as the simulator");
@@ -1446,4 +1534,56 @@ async fn mtp_chunks_of_one_to_four_tokens_average_the_acceptance_the_gauge_repor
         (gauge - mean).abs() < 0.15,
         "gauge {gauge} against chunks {mean}"
     );
+}
+
+/// vLLM with `--per-request-spec-decode-metrics summary` states each request's steps and
+/// accepted drafts on its last chunk. Ground truth: every chunk after the first is one step, so
+/// a request's steps are its chunks − 1 and its accepted drafts its tokens − chunks; the level's
+/// acceptance is theirs, pooled, and comes from the requests rather than the counters.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn vllms_per_request_acceptance_is_read_from_each_answer() {
+    let cfg = SimConfig {
+        engine: llmsweep::sim::Personality::Vllm,
+        speculative_steps: Some(3),
+        spec_accept: 2.6,
+        per_request_spec_metrics: true,
+        decode_d0_s: 0.005,
+        ..fast()
+    };
+    let s = sweep(
+        cfg,
+        &[
+            "--concurrency",
+            "4",
+            "--input-len",
+            "50",
+            "--output-len",
+            "120",
+            "--requests",
+            "8",
+            "--warmup",
+            "0",
+        ],
+    )
+    .await;
+    let p = &s.bundle.sweeps[0].points[0];
+    let (mut steps, mut accepted) = (0, 0);
+    for r in &p.requests {
+        let spec = r.spec.expect("each answer states its acceptance");
+        assert_eq!(spec.steps, r.chunks - 1, "{r:?}");
+        assert_eq!(spec.accepted, r.output_tokens - r.chunks, "{r:?}");
+        assert_eq!(spec.drafted, Some(3 * spec.steps));
+        steps += spec.steps;
+        accepted += spec.accepted;
+    }
+    let a = llmsweep_shared::metrics::acceptance(p).expect("speculative");
+    let pooled = 1.0 + accepted as f64 / steps as f64;
+    assert_eq!(a.per_request, Some(pooled));
+    assert_eq!(a.length(), Some(pooled));
+    assert!(
+        a.length_source().contains("each request"),
+        "{}",
+        a.length_source()
+    );
+    assert_eq!(a.draft_rate, Some(accepted as f64 / (3 * steps) as f64));
 }

@@ -176,6 +176,10 @@ pub enum ImportFormat {
     #[serde(rename = "genai-bench")]
     #[cfg_attr(feature = "clap", value(name = "genai-bench"))]
     GenaiBench,
+    /// inference-perf's per-stage lifecycle reports (`stage_N_lifecycle_metrics.json`).
+    #[serde(rename = "inference-perf")]
+    #[cfg_attr(feature = "clap", value(name = "inference-perf"))]
+    InferencePerf,
     /// A format a newer llmsweep knows (read, never written).
     #[default]
     #[serde(other)]
@@ -192,6 +196,7 @@ impl ImportFormat {
             ImportFormat::Guidellm => "guidellm",
             ImportFormat::Aiperf => "aiperf",
             ImportFormat::GenaiBench => "genai-bench",
+            ImportFormat::InferencePerf => "inference-perf",
             ImportFormat::Unknown => "unknown",
         }
     }
@@ -1014,6 +1019,28 @@ pub struct RequestRecord {
     /// how long of the wait from then to `start_s` it spent queued for `max_concurrency`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub due: Option<Due>,
+    /// The request's speculative decoding as the server stated it in its answer (vLLM 0.29 and
+    /// later with `--per-request-spec-decode-metrics`); absent when it did not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec: Option<RequestSpec>,
+}
+
+/// One request's speculative decoding, as the server counted it: its verification steps
+/// (vLLM's `num_spec_steps`), the draft tokens it accepted over them, and the draft tokens
+/// proposed when stated. Its acceptance length is `1 + accepted / steps`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RequestSpec {
+    pub steps: u64,
+    pub accepted: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drafted: Option<u64>,
+}
+
+impl RequestSpec {
+    /// Tokens per step: `1 + accepted / steps`.
+    pub fn length(&self) -> f64 {
+        1.0 + self.accepted as f64 / self.steps.max(1) as f64
+    }
 }
 
 #[cfg(any(test, feature = "test-support"))]
@@ -1043,6 +1070,7 @@ impl RequestRecord {
             output_asked: None,
             reasoning: None,
             turn: None,
+            spec: None,
         }
     }
 

@@ -10,11 +10,41 @@ use super::axis::{AxisKind, format_tokens};
 use super::plot::{Band, ErrorBar, LegendEntry, Line, Mark, MarkStyle, Plot, Rgb};
 use crate::bundle::SweepKind;
 use crate::compare::verdict::change_text;
-use crate::compare::{Change, Comparison, SweepComparison, Verdict, kind_name};
+use crate::compare::{Change, Comparison, SweepComparison, Verdict};
 use crate::curves::Metric;
 
 /// Changes (and interval ends) beyond ± this many percent are drawn at the edge and say so.
 pub const CLAMP_PCT: f64 = 300.0;
+
+/// The metrics the delta chart of `s` draws: [`delta_metrics`], with a throughput sweep's
+/// capacity as the gate judges it: steady tok/s where both runs have it, else the aggregate (an
+/// imported run has only that), so the chart shows whatever the gate failed on.
+pub fn drawn_metrics(s: &SweepComparison) -> Vec<Metric> {
+    let mut metrics = delta_metrics(s.kind).to_vec();
+    if s.kind != SweepKind::Throughput {
+        return metrics;
+    }
+    let compared = |m: Metric, level: &crate::compare::Level| {
+        level
+            .rows
+            .iter()
+            .find(|r| r.metric == m)
+            .is_some_and(|r| r.cells.iter().skip(1).any(|c| c.change.is_some()))
+    };
+    let steady_somewhere = s.levels.iter().any(|l| compared(Metric::SteadyTokS, l));
+    let aggregate_instead = s
+        .levels
+        .iter()
+        .any(|l| !compared(Metric::SteadyTokS, l) && compared(Metric::AggTokS, l));
+    if aggregate_instead {
+        let at = usize::from(steady_somewhere);
+        metrics.insert(at, Metric::AggTokS);
+        if !steady_somewhere {
+            metrics.retain(|&m| m != Metric::SteadyTokS);
+        }
+    }
+    metrics
+}
 
 /// The metrics the delta chart draws, per sweep kind.
 pub fn delta_metrics(kind: SweepKind) -> &'static [Metric] {
@@ -95,11 +125,11 @@ pub fn delta_chart(
     colors: &[Rgb],
     threshold_pct: f64,
 ) -> DeltaChart {
-    let metrics = delta_metrics(s.kind);
+    let metrics = &drawn_metrics(s)[..];
     let candidates: Vec<(usize, usize)> = s.runs.iter().copied().enumerate().skip(1).collect();
     let slots = (candidates.len() * metrics.len()).max(1);
     let mut out = DeltaChart {
-        plot: empty_plot(cmp, s.kind),
+        plot: empty_plot(cmp, s),
         points: Vec::new(),
         levels: Vec::new(),
         left_out: 0,
@@ -129,7 +159,8 @@ pub fn delta_chart(
 
 /// The chart before anything is drawn on it: its title, its axes for the sweep's kind, and
 /// what it says when it stays empty.
-fn empty_plot(cmp: &Comparison, kind: SweepKind) -> Plot {
+fn empty_plot(cmp: &Comparison, s: &SweepComparison) -> Plot {
+    let kind = s.kind;
     let base = cmp.labels.get(cmp.baseline).map_or("?", String::as_str);
     let (x_kind, x_label) = match kind {
         SweepKind::Context => (AxisKind::Tokens, "input tokens"),
@@ -137,7 +168,7 @@ fn empty_plot(cmp: &Comparison, kind: SweepKind) -> Plot {
         _ => (AxisKind::Concurrency, "concurrency"),
     };
     let mut plot = Plot::new(
-        &format!("Change against {base} — {} sweep", kind_name(kind)),
+        &format!("Change against {base} — {} sweep", s.name()),
         x_kind,
         x_label,
         "better by % (up = better for every metric)",
@@ -438,6 +469,42 @@ mod tests {
         let colors: Vec<Rgb> = (0..bs.len()).map(super::super::run_color).collect();
         let d = delta_chart(&cmp, &cmp.sweeps[0], &colors, 1.0);
         (cmp, d)
+    }
+
+    /// Against a baseline with only the aggregate rate (an imported run), the gate judges the
+    /// aggregate, so the chart draws it instead of steady tok/s.
+    #[test]
+    fn the_capacity_drawn_is_the_one_the_gate_judges() {
+        let mut base = bundle("kpro6");
+        for p in &mut base.sweeps[0].points {
+            p.summary.as_mut().unwrap().steady_tok_s = None;
+        }
+        let mut b = bundle("kpro5");
+        for p in &mut b.sweeps[0].points {
+            p.summary.as_mut().unwrap().agg_tok_s *= 0.9;
+        }
+        let (cmp, d) = chart(&[base, b]);
+        let metrics = drawn_metrics(&cmp.sweeps[0]);
+        assert_eq!(
+            metrics,
+            [
+                Metric::AggTokS,
+                Metric::TtftP50,
+                Metric::TtftP99,
+                Metric::E2eP99
+            ]
+        );
+        assert!(
+            d.points
+                .iter()
+                .any(|p| p.metric == Metric::AggTokS && (p.better_pct + 10.0).abs() < 1e-9),
+            "{:?}",
+            d.points
+        );
+        // Both runs measured: steady tok/s, as before.
+        let (cmp, _) = chart(&[bundle("kpro6"), bundle("kpro5")]);
+        assert_eq!(drawn_metrics(&cmp.sweeps[0])[0], Metric::SteadyTokS);
+        assert!(!drawn_metrics(&cmp.sweeps[0]).contains(&Metric::AggTokS));
     }
 
     #[test]

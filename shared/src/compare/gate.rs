@@ -37,7 +37,7 @@ pub struct GateError(pub String);
 pub fn gate(cmp: &Comparison, pct: f64, only: Option<SweepKind>) -> Result<GateResult, GateError> {
     let mut r = GateResult::default();
     for s in &cmp.sweeps {
-        let name = kind_name(s.kind);
+        let name = s.name();
         if only.is_some_and(|k| k != s.kind) {
             r.not_gated
                 .push(format!("{name} sweep: not gated (--gate)"));

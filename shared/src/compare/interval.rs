@@ -218,10 +218,10 @@ fn spread_of(metric: Metric, p: &Point, value: f64) -> Option<Spread> {
                 passes(&p.requests).iter().filter_map(|r| span(r)).collect();
             rate_log_se(&p.requests, &spans).map(Spread::LogSe)
         }
-        // The spread of the tokens per chunk across requests, applied to the server's number
-        // when it is the server's: both count the same steps.
+        // The spread of each request's length (the server's count of it, else its tokens per
+        // chunk), applied to the level's number whatever its source: all count the same steps.
         Metric::AcceptLength => {
-            mean_log_se(&values(&crate::metrics::request_tokens_per_chunk)).map(Spread::LogSe)
+            mean_log_se(&crate::metrics::request_accept_lengths(p)).map(Spread::LogSe)
         }
         // The level's ITL is over every gap, which the records keep only as per-request
         // summaries; requests/s moves in whole requests. Neither has an interval.

@@ -121,6 +121,15 @@ fn sweep_shape(b: &Bundle, kind: SweepKind) -> String {
     let Some(s) = sweep_of(b, kind) else {
         return "—".into();
     };
+    if kind == SweepKind::Throughput && crate::shapes::shaped(b) {
+        let shapes: Vec<String> = b
+            .sweeps
+            .iter()
+            .filter_map(crate::shapes::Shape::of)
+            .map(|s| s.name())
+            .collect();
+        return format!("C {} · shapes {}", join(&s.concurrency), shapes.join(", "));
+    }
     format!(
         "C {} · input {} · output {}",
         join(&s.concurrency),

@@ -7,7 +7,7 @@ use crate::charts::axis::fixed;
 use crate::curves::Metric;
 use crate::hash::{FNV_START, fnv1a_extend};
 
-use super::{Change, Comparison, SweepComparison, kind_name};
+use super::{Change, Comparison, SweepComparison};
 
 /// The metrics a verdict speaks of, per sweep kind (the table has more).
 pub fn headline_metrics(kind: SweepKind) -> &'static [Metric] {
@@ -132,6 +132,8 @@ impl MetricVerdict {
 #[derive(Debug, Clone, PartialEq)]
 pub struct SweepVerdict {
     pub kind: SweepKind,
+    /// The shape of the sweeps judged, when a run has several (`--shapes`).
+    pub shape: Option<crate::shapes::Shape>,
     /// Index of the run (into the comparison's labels).
     pub run: usize,
     pub outcome: Outcome,
@@ -162,6 +164,7 @@ pub fn verdicts(cmp: &Comparison, threshold_pct: f64) -> Vec<SweepVerdict> {
 fn sweep_verdict(cmp: &Comparison, s: &SweepComparison, run: usize, pct: f64) -> SweepVerdict {
     let mut v = SweepVerdict {
         kind: s.kind,
+        shape: s.shape,
         run,
         outcome: Outcome::NotCompared,
         levels: s.levels.iter().map(|l| l.key).collect(),
@@ -181,7 +184,7 @@ fn sweep_verdict(cmp: &Comparison, s: &SweepComparison, run: usize, pct: f64) ->
     if v.levels.is_empty() {
         v.notes.push(format!(
             "no {} level in common between {} and {}",
-            kind_name(s.kind),
+            s.name(),
             cmp.labels[cmp.baseline],
             cmp.labels[run]
         ));
@@ -386,7 +389,7 @@ fn per_gpu_note(
 /// Why run `run` is not compared with the baseline in sweep `s`: the sweep is missing on one
 /// side, or the run sent another workload; `None` when it is compared.
 fn why_not_compared(cmp: &Comparison, s: &SweepComparison, run: usize) -> Option<String> {
-    let name = kind_name(s.kind);
+    let name = s.name();
     let base = cmp.baseline;
     if s.absent.contains(&base) {
         return Some(format!(
@@ -578,7 +581,7 @@ impl SweepVerdict {
     /// The verdict's first line, e.g.
     /// `throughput sweep: kpro5 is faster than kpro6 at every level (C = 1, 2, 4)`.
     pub fn headline(&self, labels: &[String], baseline: usize) -> String {
-        let name = kind_name(self.kind);
+        let name = super::sweep_name(self.kind, self.shape);
         let (run, base) = (&labels[self.run], &labels[baseline]);
         let at = if self.levels.is_empty() {
             String::new()
@@ -792,7 +795,7 @@ impl PromptMatch {
         let mut m = PromptMatch::new();
         for s in cmp.sweeps.iter().filter(|s| s.runs.contains(&run)) {
             for level in &s.levels {
-                let hashes = |i: usize| prompt_hashes(runs[i].bundle, s.kind, level.key);
+                let hashes = |i: usize| prompt_hashes(runs[i].bundle, s.kind, s.shape, level.key);
                 let text = level_text(s.kind, level.key);
                 m.add_level(&text, hashes(cmp.baseline), hashes(run));
             }
@@ -896,9 +899,15 @@ impl PromptMatch {
 }
 
 /// The sorted content hashes of the prompts a bundle sent at level `key` of its sweep of
-/// `kind`; `None` without that sweep or when a prompt has no hash (an earlier llmsweep).
-fn prompt_hashes(b: &Bundle, kind: SweepKind, key: u64) -> Option<Vec<&str>> {
-    let sweep = crate::curves::sweep_of(b, kind)?;
+/// `kind` (and `shape`); `None` without that sweep or when a prompt has no hash (an earlier
+/// llmsweep).
+fn prompt_hashes(
+    b: &Bundle,
+    kind: SweepKind,
+    shape: Option<crate::shapes::Shape>,
+    key: u64,
+) -> Option<Vec<&str>> {
+    let sweep = crate::shapes::sweep_at(b, kind, shape)?;
     let mut h: Vec<&str> = sweep
         .points
         .iter()

@@ -9,6 +9,10 @@
 //!   over a point, `1 + Δaccepted / Δdrafts` is the acceptance length and
 //!   `Δaccepted / Δdraft tokens` the draft acceptance rate.
 //! - **llama.cpp** counts draft and accepted tokens only: the rate, not the length.
+//! - **Each request**, where the answer states it (vLLM 0.29 and later with
+//!   `--per-request-spec-decode-metrics`: `metrics.speculative_decoding` on the last chunk):
+//!   `1 + Σ accepted / Σ steps` over the point's successful requests, counting only this
+//!   client's requests, so it is preferred to the server-wide metrics.
 //! - **The stream**: a chunk of a speculative server carries the tokens one step accepted, so
 //!   the mean tokens per chunk after the first ([`ChunkTokens`]) is the acceptance length as the
 //!   client saw it, for any engine (exact when the server said each chunk's count, with
@@ -20,6 +24,9 @@ use crate::bundle::{ChunkTokens, MetricScheme, Point, RequestRecord};
 /// What a point says of speculative decoding.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Acceptance {
+    /// Mean tokens per decode step over the point's requests, from the server's count of each
+    /// ([`RequestRecord::spec`]).
+    pub per_request: Option<f64>,
     /// Mean tokens per decode step and request, from the server's metrics.
     pub server_length: Option<f64>,
     /// Fraction of draft tokens accepted, from the server's counters (vLLM, llama.cpp).
@@ -41,14 +48,16 @@ impl Acceptance {
     /// The acceptance length to show and compare: the server's, else the stream's when it
     /// carried several tokens per chunk.
     pub fn length(&self) -> Option<f64> {
-        self.server_length
+        self.per_request
+            .or(self.server_length)
             .or(self.per_chunk.filter(|&c| c > SEVERAL_PER_CHUNK))
     }
 
     /// Where [`Acceptance::length`] comes from, in a few words.
     pub fn length_source(&self) -> &'static str {
-        match (self.server_length, self.source) {
-            (Some(_), Some(s)) => s,
+        match (self.per_request, self.server_length, self.source) {
+            (Some(_), _, _) => "the server's count of each request (metrics.speculative_decoding)",
+            (None, Some(_), Some(s)) => s,
             _ if self.per_chunk_exact => "tokens per streamed chunk, as the server counted them",
             _ => "tokens per streamed chunk, estimated from each chunk's text",
         }
@@ -58,17 +67,50 @@ impl Acceptance {
 /// The point's acceptance, `None` when nothing in it speaks of speculative decoding: no
 /// speculative metric from the server and one token per chunk.
 pub fn acceptance(p: &Point) -> Option<Acceptance> {
-    let (server_length, draft_rate, source) = server_side(p);
+    let (server_length, server_rate, source) = server_side(p);
     let chunks = p.chunk_tokens.as_ref();
     let per_chunk = chunks.and_then(ChunkTokens::mean);
+    let (per_request, request_rate) = per_request(p);
     let a = Acceptance {
+        per_request,
         server_length,
-        draft_rate,
+        draft_rate: request_rate.or(server_rate),
         source,
         per_chunk,
         per_chunk_exact: chunks.is_some_and(|c| c.exact),
     };
-    (server_length.is_some() || draft_rate.is_some() || a.length().is_some()).then_some(a)
+    (a.draft_rate.is_some() || a.length().is_some()).then_some(a)
+}
+
+/// The pooled length `1 + Σ accepted / Σ steps` of the point's successful requests that state
+/// their speculative counts, and `Σ accepted / Σ drafted` over those that state the drafts.
+fn per_request(p: &Point) -> (Option<f64>, Option<f64>) {
+    let stated: Vec<_> = p
+        .requests
+        .iter()
+        .filter(|r| r.is_ok())
+        .filter_map(|r| r.spec)
+        .collect();
+    let sum = |f: &dyn Fn(&crate::bundle::RequestSpec) -> Option<u64>| -> u64 {
+        stated.iter().filter_map(f).fold(0, u64::saturating_add)
+    };
+    let steps = sum(&|s| Some(s.steps));
+    let length = (steps > 0).then(|| 1.0 + sum(&|s| Some(s.accepted)) as f64 / steps as f64);
+    let drafted = sum(&|s| s.drafted);
+    let rate =
+        (drafted > 0).then(|| sum(&|s| s.drafted.map(|_| s.accepted)) as f64 / drafted as f64);
+    (length, rate)
+}
+
+/// Each successful request's acceptance length for an interval: the server's count of it where
+/// the point's requests state one, else its tokens per chunk after the first.
+pub fn request_accept_lengths(p: &Point) -> Vec<f64> {
+    let ok = || p.requests.iter().filter(|r| r.is_ok());
+    if ok().any(|r| r.spec.is_some()) {
+        ok().filter_map(|r| r.spec.map(|s| s.length())).collect()
+    } else {
+        ok().filter_map(request_tokens_per_chunk).collect()
+    }
 }
 
 /// The server's length, rate and their source at the point.
@@ -232,5 +274,34 @@ mod tests {
         };
         assert_eq!(request_tokens_per_chunk(&record(11, 5)), Some(2.5));
         assert_eq!(request_tokens_per_chunk(&record(1, 1)), None);
+    }
+
+    /// Each request's own count (vLLM's `metrics.speculative_decoding`) is pooled over the
+    /// point's successful requests and preferred to the server-wide metrics, which count other
+    /// clients too.
+    #[test]
+    fn each_requests_count_is_pooled_and_preferred() {
+        use crate::bundle::RequestSpec;
+        let mut p = point(None, Some(tally(&[(2, 4)], true)));
+        let spec = |steps, accepted, drafted| RequestSpec {
+            steps,
+            accepted,
+            drafted: Some(drafted),
+        };
+        // 40 steps, 64 accepted: 1 + 64/40 = 2.6; 64 of 120 drafts accepted.
+        let mut a = RequestRecord::test_ok(0.0, 0.1, 1.0, 105);
+        a.spec = Some(spec(30, 45, 90));
+        let mut b = RequestRecord::test_ok(0.0, 0.1, 1.0, 30);
+        b.spec = Some(spec(10, 19, 30));
+        let mut failed = RequestRecord::test_failed(0.0, 1.0);
+        failed.spec = Some(spec(100, 0, 300));
+        p.requests = vec![a, b, failed];
+        let acc = acceptance(&p).expect("speaks of it");
+        assert!((acc.per_request.unwrap() - 2.6).abs() < 1e-12);
+        assert_eq!(acc.length(), acc.per_request);
+        assert!((acc.draft_rate.unwrap() - 64.0 / 120.0).abs() < 1e-12);
+        assert!(acc.length_source().contains("each request"));
+        let lengths = request_accept_lengths(&p);
+        assert_eq!(lengths, vec![2.5, 2.9]);
     }
 }

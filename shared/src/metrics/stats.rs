@@ -62,7 +62,7 @@ fn mean(v: &[f64]) -> f64 {
 
 /// Percentile of an already sorted, non-empty slice of finite values; between two ranks whose
 /// difference passes `f64::MAX` it is weighed in shares, so it stays finite.
-fn percentile_sorted(sorted: &[f64], q: f64) -> f64 {
+pub(crate) fn percentile_sorted(sorted: &[f64], q: f64) -> f64 {
     let q = q.clamp(0.0, 100.0) / 100.0;
     let rank = q * (sorted.len() - 1) as f64;
     let lo = rank.floor() as usize;

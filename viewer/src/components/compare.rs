@@ -181,8 +181,8 @@ fn sweep_section(
 ) -> impl IntoView + use<> {
     let labels = c.labels.clone();
     let csv = s.to_csv(&labels);
-    let name = kind_name(s.kind);
-    let file = format!("compare-{name}.csv");
+    let name = s.name();
+    let file = format!("compare-{}.csv", name.replace('×', "x").replace(' ', "-"));
     let notes: Vec<String> = s
         .mismatched
         .iter()
@@ -221,9 +221,9 @@ fn sweep_section(
     });
     let delta = (s.runs.len() > 1).then(|| delta_figure(ctx, c, s, colors));
     view! {
-        <section class="sweep-compare" data-kind=name>
+        <section class="sweep-compare" data-kind=kind_name(s.kind)>
             <div class="section-head">
-                <h3>{format!("{} sweep, {per}", capitalize(name))}</h3>
+                <h3>{format!("{} sweep, {per}", capitalize(&name))}</h3>
                 <button class="small" on:click=move |_| { let _ = export::text(&csv, "text/csv", &file); }>"CSV"</button>
             </div>
             {notes.into_iter().map(|n| view! { <p class="mismatch" data-testid="mismatch">{n}</p> }).collect_view()}

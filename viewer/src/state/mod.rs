@@ -21,6 +21,9 @@ pub struct Run {
     /// The file name or URL it came from.
     pub source: String,
     pub bundle: Arc<Bundle>,
+    /// The whole bundle the run came from: `bundle` itself, or for one shape of a `--shapes`
+    /// run (shown as a run of its own) the run with every shape, which comparisons pair by shape.
+    pub whole: Arc<Bundle>,
     /// The label shown; starts as the bundle's own.
     pub label: String,
     /// Index into the chart palette; the same in every chart. Chosen from the run itself among
@@ -212,9 +215,32 @@ impl ViewerState {
         }
     }
 
-    /// Adds a parsed bundle as a new, shown run; a selftest bundle becomes a selftest entry
-    /// instead, and its view is shown.
+    /// Adds a parsed bundle as a new, shown run (a `--shapes` run as one run per shape, the id
+    /// returned its first's); a selftest bundle becomes a selftest entry instead, and its view is
+    /// shown.
     pub fn add(&mut self, source: &str, bundle: Bundle) -> RunId {
+        if bundle.selftest.is_none() && llmsweep_shared::shapes::shaped(&bundle) {
+            let whole = Arc::new(bundle);
+            let mut first = None;
+            for part in llmsweep_shared::shapes::split(&whole) {
+                let id = self.take_id();
+                first.get_or_insert(id);
+                self.runs.push(Run {
+                    id,
+                    source: source.to_string(),
+                    label: shown_label(&part),
+                    bundle: Arc::new(part),
+                    whole: whole.clone(),
+                    color: 0,
+                    visible: true,
+                });
+            }
+            self.recolor();
+            if let Some(id) = first {
+                return id;
+            }
+            return self.add(source, Arc::unwrap_or_clone(whole));
+        }
         let id = self.take_id();
         if bundle.selftest.is_some() {
             self.selftests.push(SelftestEntry {
@@ -225,11 +251,13 @@ impl ViewerState {
             self.tab = Tab::Client;
             return id;
         }
+        let bundle = Arc::new(bundle);
         self.runs.push(Run {
             id,
             source: source.to_string(),
             label: shown_label(&bundle),
-            bundle: Arc::new(bundle),
+            whole: bundle.clone(),
+            bundle,
             color: 0,
             visible: true,
         });
@@ -565,6 +593,36 @@ mod tests {
         assert_eq!(s.pick_shown(0, 0, 1), Ok(()));
         assert_eq!(s.tab, Tab::Requests);
         assert_eq!(s.selection().map(|x| x.run), Some(measured));
+    }
+
+    /// A `--shapes` run loads as one run per shape, labelled with it; the comparison takes each
+    /// whole run once, so two such runs are compared shape by shape.
+    #[test]
+    fn a_shaped_run_is_a_run_per_shape_and_compared_whole() {
+        let shaped = |label: &str| {
+            let mut b = with_requests(label);
+            let mut second = b.sweeps[0].clone();
+            second.input_lens = vec![16];
+            second.output_len = 8;
+            b.sweeps.push(second);
+            b
+        };
+        let mut s = ViewerState::default();
+        let first = s.add("a.json", shaped("kpro5"));
+        s.add("b.json", shaped("kpro6"));
+        let labels: Vec<&str> = s.runs().iter().map(|r| r.label.as_str()).collect();
+        assert_eq!(
+            labels,
+            ["kpro5 8×4", "kpro5 16×8", "kpro6 8×4", "kpro6 16×8"]
+        );
+        assert_eq!(s.run(first).map(|r| r.bundle.sweeps.len()), Some(1));
+        assert_eq!(s.chart_runs().len(), 4);
+        let cmp = s.comparison().expect("two runs");
+        assert_eq!(cmp.labels, ["kpro5", "kpro6"]);
+        let shapes: Vec<String> = cmp.sweeps.iter().map(|w| w.name()).collect();
+        assert_eq!(shapes, ["throughput 8×4", "throughput 16×8"]);
+        assert!(cmp.sweeps.iter().all(|w| w.runs == [0, 1]));
+        assert_eq!(s.comparison_colors().len(), 2);
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! list's rows, the runs as charts take them and their comparison. Derived only; no action here.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use llmsweep_shared::Bundle;
 use llmsweep_shared::bundle::SweepKind;
@@ -130,6 +131,15 @@ impl FolderRow {
 }
 
 /// `512 B`, `21 KB`, `3.4 MB`.
+/// A compared run's name: its label, or for one shape of a `--shapes` run the whole run's.
+fn compared_label(r: &Run) -> String {
+    if Arc::ptr_eq(&r.whole, &r.bundle) {
+        r.label.clone()
+    } else {
+        super::shown_label(&r.whole)
+    }
+}
+
 fn human_size(bytes: u64) -> String {
     match bytes {
         b if b < 1024 => format!("{b} B"),
@@ -346,25 +356,42 @@ impl ViewerState {
 
     /// The comparison of the shown runs against the baseline; `None` with fewer than two.
     pub fn comparison(&self) -> Option<Comparison> {
-        let shown: Vec<&Run> = self.shown().collect();
-        if shown.len() < 2 {
+        let compared = self.compared();
+        if compared.len() < 2 {
             return None;
         }
         let base = self.baseline()?;
-        let index = shown.iter().position(|r| r.id == base)?;
-        let inputs: Vec<RunInput> = shown
+        let base = self.run(base)?;
+        let index = compared
             .iter()
-            .map(|r| RunInput {
-                label: &r.label,
-                bundle: &r.bundle,
+            .position(|r| Arc::ptr_eq(&r.whole, &base.whole))?;
+        let labels: Vec<String> = compared.iter().map(|r| compared_label(r)).collect();
+        let inputs: Vec<RunInput> = compared
+            .iter()
+            .zip(&labels)
+            .map(|(r, label)| RunInput {
+                label,
+                bundle: &r.whole,
             })
             .collect();
         Some(compare(&inputs, index))
     }
 
-    /// The color of each run [`ViewerState::comparison`] compares, in its order (the shown runs).
+    /// The runs a comparison takes: the shown runs, the shapes of one `--shapes` run taken once
+    /// as the whole run (at its first shown shape), since the comparison pairs them by shape.
+    fn compared(&self) -> Vec<&Run> {
+        let mut out: Vec<&Run> = Vec::new();
+        for r in self.shown() {
+            if !out.iter().any(|o| Arc::ptr_eq(&o.whole, &r.whole)) {
+                out.push(r);
+            }
+        }
+        out
+    }
+
+    /// The color of each run [`ViewerState::comparison`] compares, in its order.
     pub fn comparison_colors(&self) -> Vec<Rgb> {
-        self.shown().map(|r| run_color(r.color)).collect()
+        self.compared().iter().map(|r| run_color(r.color)).collect()
     }
 
     /// Why the shown runs' `kind` sweeps are not like for like: one line per shown run whose

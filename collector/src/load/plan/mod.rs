@@ -71,6 +71,9 @@ pub struct ThroughputPlan {
     pub concurrency: Vec<u32>,
     pub input_len: u64,
     pub output_len: u64,
+    /// `--shapes`: one sweep per input/output pair, in this order; empty for the one sweep at
+    /// `input_len` and `output_len` (which are then the first shape's).
+    pub shapes: Vec<llmsweep_shared::shapes::Shape>,
     /// Requests per level when fixed by `--requests`; `None` means the default rule.
     pub requests: Option<u64>,
     pub duration: Option<Duration>,
@@ -133,6 +136,22 @@ pub const MAX_RATE_POINT_S: f64 = 3600.0;
 pub const MAX_REPEATS: u64 = 100;
 
 impl ThroughputPlan {
+    /// The plan of each sweep: one per shape with `--shapes` (each keeping the list, so its
+    /// sweep knows it is one of several), else this one.
+    pub fn per_shape(&self) -> Vec<ThroughputPlan> {
+        if self.shapes.is_empty() {
+            return vec![self.clone()];
+        }
+        self.shapes
+            .iter()
+            .map(|s| ThroughputPlan {
+                input_len: s.input,
+                output_len: s.output,
+                ..self.clone()
+            })
+            .collect()
+    }
+
     /// The spread as the bundle records it: absent for fixed lengths.
     pub fn length_spread(&self) -> Option<f64> {
         (self.spread > 0.0).then_some(self.spread)
@@ -320,13 +339,27 @@ impl RunPlan {
         let (Some(t), Some(m)) = (self.throughput(), max_context) else {
             return Ok(());
         };
-        let needed = t.input_len.saturating_add(t.output_len);
-        if self.output.dataset.is_none() && needed > m {
+        if self.output.dataset.is_some() {
+            return Ok(());
+        }
+        for s in t.per_shape() {
+            let needed = s.input_len.saturating_add(s.output_len);
+            if needed <= m {
+                continue;
+            }
+            if t.shapes.is_empty() {
+                bail!(
+                    "--input-len {} and --output-len {} need {needed} tokens of context; the server's is {m}: use an --input-len of at most {}",
+                    s.input_len,
+                    s.output_len,
+                    m.saturating_sub(s.output_len)
+                );
+            }
             bail!(
-                "--input-len {} and --output-len {} need {needed} tokens of context; the server's is {m}: use an --input-len of at most {}",
-                t.input_len,
-                t.output_len,
-                m.saturating_sub(t.output_len)
+                "--shapes {}x{} needs {needed} tokens of context; the server's is {m}: give that shape an input of at most {}",
+                s.input_len,
+                s.output_len,
+                m.saturating_sub(s.output_len)
             );
         }
         Ok(())

@@ -234,10 +234,16 @@ impl Session {
 
     /// Adds a sweep to the bundle, writes it and tells the watcher; see
     /// [`BundleWriter::start_sweep`].
-    pub(crate) fn start_sweep(&mut self, sweep: llmsweep_shared::bundle::Sweep) -> SweepHandle {
+    /// `shape`: the sweep is one of a `--shapes` run's, and this its shape.
+    pub(crate) fn start_sweep(
+        &mut self,
+        shape: Option<llmsweep_shared::shapes::Shape>,
+        sweep: llmsweep_shared::bundle::Sweep,
+    ) -> SweepHandle {
         self.tell(Event::SweepStarted {
             kind: sweep.kind,
             after_another: self.sweeps_begun > 0,
+            shape,
         });
         self.sweeps_begun += 1;
         self.writer.start_sweep(sweep)

@@ -93,7 +93,13 @@ impl BundleWriter {
     pub(crate) fn start_sweep(&mut self, mut sweep: Sweep) -> SweepHandle {
         sweep.slo = self.slo;
         if self.resuming
-            && let Some(i) = self.bundle.sweeps.iter().position(|w| w.kind == sweep.kind)
+            && let Some(i) = self.bundle.sweeps.iter().position(|w| {
+                // A `--shapes` run's throughput sweeps are told apart by their shape.
+                w.kind == sweep.kind
+                    && (sweep.kind != SweepKind::Throughput
+                        || llmsweep_shared::shapes::Shape::of(w)
+                            == llmsweep_shared::shapes::Shape::of(&sweep))
+            })
         {
             self.bundle.sweeps[i].points.retain(|p| match p.status {
                 PointStatus::Ok => !p.flags.iter().any(|f| f.kind == FlagKind::Interrupted),

@@ -207,9 +207,10 @@ fn derive_with(probes: BTreeMap<String, Probe>, whole_models: Option<Value>) -> 
         .and_then(|v| v.get("version"))
         .and_then(Value::as_str)
         .map(String::from);
+    // SGLang 0.5.11 and later answer /server_info (the old path still answers, deprecated).
     let server_info = f
-        .probe_json("/get_server_info")
-        .or_else(|| f.probe_json("/server_info"))
+        .probe_json("/server_info")
+        .or_else(|| f.probe_json("/get_server_info"))
         .cloned();
     let props = f.probe_json("/props").cloned();
     let info = f.probe_json("/info").cloned();
@@ -382,12 +383,12 @@ mod tests {
         let sim = derive(probes(vec![(
             "/get_server_info",
             ok(
-                json!({"max_running_requests":16,"version":"0.5.3+serve-sim",
+                json!({"max_running_requests":16,"version":"0.5.11+serve-sim",
                 "simulator":"llmsweep serve-sim 0.1.0 (kpro5 preset)"}),
             ),
         )]));
         assert_eq!(sim.engine.as_deref(), Some("sglang"));
-        assert_eq!(sim.engine_version.as_deref(), Some("0.5.3+serve-sim"));
+        assert_eq!(sim.engine_version.as_deref(), Some("0.5.11+serve-sim"));
         assert_eq!(sim.max_running_requests, Some(16));
         assert!(sim.simulated);
     }

@@ -26,6 +26,9 @@ pub struct ChunkEvent<'a> {
     pub reasoning: bool,
     /// Some of `text` is the answer: from `text` or `content`.
     pub answer: bool,
+    /// The request's speculative decoding, as vLLM (0.29 and later, with
+    /// `--per-request-spec-decode-metrics`) states it on the last chunk.
+    pub spec: Option<llmsweep_shared::bundle::RequestSpec>,
 }
 
 impl ChunkEvent<'_> {
@@ -69,6 +72,7 @@ mod wire {
         #[serde(borrow)]
         pub choices: Option<FirstChoice<'a>>,
         pub usage: Option<Object<Usage>>,
+        pub metrics: Option<Object<Metrics>>,
         /// Present at all (even `null`): the tree decides what it says.
         #[serde(default, deserialize_with = "present")]
         pub error: bool,
@@ -106,6 +110,20 @@ mod wire {
         pub completion_tokens_details: Option<Object<Details>>,
     }
 
+    /// vLLM's per-request `metrics`: only its speculative decoding is read.
+    #[derive(Deserialize)]
+    pub(super) struct Metrics {
+        pub speculative_decoding: Option<Object<Spec>>,
+    }
+
+    /// `metrics.speculative_decoding`'s counts (vLLM's `acceptance_metrics.md`).
+    #[derive(Deserialize)]
+    pub(super) struct Spec {
+        pub num_spec_steps: Option<u64>,
+        pub num_accepted_draft_tokens: Option<u64>,
+        pub num_draft_tokens: Option<u64>,
+    }
+
     #[derive(Deserialize)]
     pub(super) struct Details {
         pub cached_tokens: Option<u64>,
@@ -131,6 +149,16 @@ impl<'a> wire::Chunk<'a> {
                     .completion_tokens_details
                     .and_then(|Object(d)| d.reasoning_tokens),
             }),
+            spec: self
+                .metrics
+                .and_then(|Object(m)| m.speculative_decoding)
+                .and_then(|Object(s)| {
+                    spec_counts(
+                        s.num_spec_steps,
+                        s.num_accepted_draft_tokens,
+                        s.num_draft_tokens,
+                    )
+                }),
             ..ChunkEvent::default()
         };
         let Some(FirstChoice(Some(choice))) = self.choices else {
@@ -233,6 +261,24 @@ impl<'de: 'a, 'a> Deserialize<'de> for FirstChoice<'a> {
     }
 }
 
+/// A request's speculative counts when they hold together: at least one step, and no more
+/// tokens accepted than drafted; else nothing (a count that contradicts itself is not shown).
+fn spec_counts(
+    steps: Option<u64>,
+    accepted: Option<u64>,
+    drafted: Option<u64>,
+) -> Option<llmsweep_shared::bundle::RequestSpec> {
+    let (steps, accepted) = (steps.filter(|&s| s > 0)?, accepted?);
+    if drafted.is_some_and(|d| accepted > d) {
+        return None;
+    }
+    Some(llmsweep_shared::bundle::RequestSpec {
+        steps,
+        accepted,
+        drafted,
+    })
+}
+
 /// The general reading, through a JSON tree: for error events and whatever the typed one refused.
 fn parse_chunk_tree(data: &str) -> Option<ChunkEvent<'static>> {
     let v: Value = serde_json::from_str(data).ok()?;
@@ -241,6 +287,14 @@ fn parse_chunk_tree(data: &str) -> Option<ChunkEvent<'static>> {
         error: v
             .get("error")
             .map(|e| error_text(e).unwrap_or_else(|| e.to_string())),
+        spec: v.pointer("/metrics/speculative_decoding").and_then(|s| {
+            let n = |k: &str| s.get(k).and_then(Value::as_u64);
+            spec_counts(
+                n("num_spec_steps"),
+                n("num_accepted_draft_tokens"),
+                n("num_draft_tokens"),
+            )
+        }),
         ..ChunkEvent::default()
     };
     if let Some(choice) = v
@@ -426,6 +480,27 @@ mod tests {
         assert!(!ev.token_chunk);
         let null_usage = parse_chunk(r#"{"choices":[{"text":"a"}],"usage":null}"#).unwrap();
         assert_eq!(null_usage.usage, None);
+    }
+
+    /// vLLM 0.29's last chunk with `--per-request-spec-decode-metrics summary` (the example of
+    /// its acceptance_metrics.md): the request's steps, accepted and drafted tokens, read in
+    /// both readings; a count that contradicts itself, or `null`, is no count.
+    #[test]
+    fn vllms_per_request_speculative_counts() {
+        let last = r#"{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":5,"completion_tokens":54,"total_tokens":59},"metrics":{"speculative_decoding":{"mean_acceptance_length":1.23,"draft_acceptance_rate":0.0775,"acceptance_histogram":[39,1,0,3],"num_spec_steps":43,"num_accepted_draft_tokens":10,"num_draft_tokens":129,"num_spec_tokens":3}}}"#;
+        let want = llmsweep_shared::bundle::RequestSpec {
+            steps: 43,
+            accepted: 10,
+            drafted: Some(129),
+        };
+        assert_eq!(parse_chunk(last).unwrap().spec, Some(want));
+        assert_eq!(parse_chunk_tree(last).unwrap().spec, Some(want));
+        let lying = last.replace("\"num_draft_tokens\":129", "\"num_draft_tokens\":9");
+        assert_eq!(parse_chunk(&lying).unwrap().spec, None);
+        let zero = last.replace("\"num_spec_steps\":43", "\"num_spec_steps\":0");
+        assert_eq!(parse_chunk(&zero).unwrap().spec, None);
+        let none = r#"{"choices":[],"usage":{"completion_tokens":3},"metrics":{"speculative_decoding":null}}"#;
+        assert_eq!(parse_chunk(none).unwrap().spec, None);
     }
 
     #[test]

@@ -55,6 +55,8 @@ pub struct Trace {
     /// Token chunks that carried only reasoning, and when the first answer text came.
     reasoning_chunks: u64,
     first_answer_s: Option<f64>,
+    /// The request's speculative counts, when the server stated them (the last statement).
+    spec: Option<llmsweep_shared::bundle::RequestSpec>,
 }
 
 /// One token-carrying chunk of a stream.
@@ -128,6 +130,9 @@ impl Trace {
         if let Some(e) = &ev.error {
             self.fail(ErrorKind::Stream, None, e.clone());
             return;
+        }
+        if ev.spec.is_some() {
+            self.spec = ev.spec;
         }
         if self.ttft_s.is_none() && ev.has_text() {
             self.ttft_s = Some(t);
@@ -298,6 +303,7 @@ impl Trace {
             due: None,
             output_asked: None,
             turn: None,
+            spec: self.spec,
             // A server may count reasoning tokens it did not stream (hidden reasoning).
             reasoning: (self.reasoning_chunks > 0 || reasoning_tokens.is_some_and(|t| t > 0))
                 .then_some(Reasoning {

@@ -19,27 +19,34 @@ pub(crate) async fn levels(
     if s.gave_up {
         return Ok(());
     }
-    let sweep = s.start_sweep(Sweep {
-        kind: SweepKind::Throughput,
-        concurrency: plan.concurrency.clone(),
-        input_lens: vec![plan.input_len],
-        output_len: plan.output_len,
-        requests: plan.requests,
-        duration_s: plan.duration.map(|d| d.as_secs_f64()),
-        warmup,
-        timeout_s: s.options.timeout.as_secs_f64(),
-        repeats: (plan.repeats > 1).then_some(u64::from(plan.repeats)),
-        prefill_fit: None,
-        preopened: Some(s.options.preopen),
-        rate: None,
-        slo: None,
-        length_spread: plan.length_spread(),
-        precision: plan.precision.map(|p| LevelPrecision {
-            steady_pct: p.steady_pct,
-            cap_s: p.cap.as_secs_f64(),
-        }),
-        points: Vec::new(),
+    let shape = (!plan.shapes.is_empty()).then_some(llmsweep_shared::shapes::Shape {
+        input: plan.input_len,
+        output: plan.output_len,
     });
+    let sweep = s.start_sweep(
+        shape,
+        Sweep {
+            kind: SweepKind::Throughput,
+            concurrency: plan.concurrency.clone(),
+            input_lens: vec![plan.input_len],
+            output_len: plan.output_len,
+            requests: plan.requests,
+            duration_s: plan.duration.map(|d| d.as_secs_f64()),
+            warmup,
+            timeout_s: s.options.timeout.as_secs_f64(),
+            repeats: (plan.repeats > 1).then_some(u64::from(plan.repeats)),
+            prefill_fit: None,
+            preopened: Some(s.options.preopen),
+            rate: None,
+            slo: None,
+            length_spread: plan.length_spread(),
+            precision: plan.precision.map(|p| LevelPrecision {
+                steady_pct: p.steady_pct,
+                cap_s: p.cap.as_secs_f64(),
+            }),
+            points: Vec::new(),
+        },
+    );
     let have: Vec<String> = plan
         .concurrency
         .iter()
@@ -236,16 +243,24 @@ fn prior_slowdown(running: Option<u32>, levels: &[u32]) -> f64 {
 }
 
 /// Before any level: the precise levels' time from one request's time alone (`unit`, the
-/// warm-up's), between no slowdown with batch size and twice the assumed one.
+/// warm-up's). At the low end a steady server with no slowdown with batch size; at the high end a
+/// noisy one (a speculative decoder's requests finish after different numbers of steps), whose
+/// every level runs to its cap and then waits for a wave in flight, a request taking twice the
+/// assumed slowdown. The warm-up cannot tell the two apart; the levels measured then do.
 fn precise_range(cap: f64, unit: f64, running: Option<u32>, levels: &[u32]) -> (f64, f64) {
     let prior = prior_slowdown(running, levels);
-    let sum = |slowdown: f64| -> f64 {
-        levels
-            .iter()
-            .map(|&c| precise_level_s(c, unit, slowdown, running, cap))
-            .sum()
-    };
-    (sum(0.0), sum(2.0 * prior))
+    let low = levels
+        .iter()
+        .map(|&c| precise_level_s(c, unit, 0.0, running, cap))
+        .sum();
+    let high = levels
+        .iter()
+        .map(|&c| {
+            let batch = running.map_or(c, |r| c.min(r));
+            cap + unit * (1.0 + 2.0 * prior * f64::from(batch.saturating_sub(1)))
+        })
+        .sum();
+    (low, high)
 }
 
 /// After some levels: the rest's time in the same model, with a request's time alone from the
@@ -316,6 +331,7 @@ mod tests {
             concurrency: vec![4, 8, 16],
             input_len: 1000,
             output_len: 500,
+            shapes: Vec::new(),
             requests: None,
             duration: None,
             repeats: 1,
@@ -348,12 +364,13 @@ mod tests {
 
     #[test]
     fn precise_levels_take_a_few_waves_of_a_batch_slowing_with_its_size_plus_the_queue_fill() {
-        // Alone a request takes 1 s; the server runs 16. Before any level: no slowdown at the
-        // low end; at the high end a request takes 3 s in a full batch (twice the prior).
+        // Alone a request takes 1 s; the server runs 16. Before any level: a steady server with
+        // no slowdown at the low end; at the high end every level runs to its 120 s cap and then
+        // finishes a wave of requests taking 3 s in a full batch (twice the prior).
         let (lo, hi) = precise_range(120.0, 1.0, Some(16), &[1, 32]);
         // C=1: 4 waves of 1 s. C=32: 2.5 waves, plus one to fill the queue of 16.
         assert_eq!(lo, 4.0 + 3.5);
-        assert_eq!(hi, 4.0 + 3.0 * 3.5);
+        assert_eq!(hi, (120.0 + 1.0) + (120.0 + 3.0));
         // After C=1 (1 s a request): the prior, twice as long at 16. C=16: 4 waves of 2 s.
         let c1 = level(1, 1.0, 0.1);
         let left = precise_left(120.0, &[&c1], Some(16), &[16, 32]).unwrap();

@@ -21,24 +21,27 @@ pub(crate) async fn context(
     if s.gave_up {
         return Ok(());
     }
-    let sweep = s.start_sweep(Sweep {
-        kind: SweepKind::Context,
-        concurrency: plan.concurrency.clone(),
-        input_lens: plan.lengths.clone(),
-        output_len: plan.output_len,
-        requests: None,
-        duration_s: None,
-        warmup,
-        timeout_s: s.options.timeout.as_secs_f64(),
-        repeats: Some(plan.repeats),
-        prefill_fit: None,
-        preopened: Some(s.options.preopen),
-        rate: None,
-        slo: None,
-        length_spread: None,
-        precision: None,
-        points: Vec::new(),
-    });
+    let sweep = s.start_sweep(
+        None,
+        Sweep {
+            kind: SweepKind::Context,
+            concurrency: plan.concurrency.clone(),
+            input_lens: plan.lengths.clone(),
+            output_len: plan.output_len,
+            requests: None,
+            duration_s: None,
+            warmup,
+            timeout_s: s.options.timeout.as_secs_f64(),
+            repeats: Some(plan.repeats),
+            prefill_fit: None,
+            preopened: Some(s.options.preopen),
+            rate: None,
+            slo: None,
+            length_spread: None,
+            precision: None,
+            points: Vec::new(),
+        },
+    );
     let max_context = s.writer.bundle().target.max_context;
     let have: Vec<String> = plan
         .lengths

@@ -13,8 +13,8 @@ use crate::load::run::session::Session;
 
 pub(crate) use context::context;
 
-/// Runs a throughput plan: its concurrency levels, or its open loop's rates, or the search for
-/// the highest rate that meets the SLO.
+/// Runs a throughput plan: its concurrency levels (once per shape with `--shapes`), or its open
+/// loop's rates, or the search for the highest rate that meets the SLO.
 pub(crate) async fn throughput(
     s: &mut Session,
     plan: &ThroughputPlan,
@@ -28,6 +28,15 @@ pub(crate) async fn throughput(
             },
         ) => rate::find_max_rate(s, plan, open, *search, warmup).await,
         Some(open) => rate::rates(s, plan, open, warmup).await,
-        None => closed::levels(s, plan, warmup).await,
+        None => {
+            // The warm-up is recorded with the first shape's sweep, which it preceded.
+            for (i, shape) in plan.per_shape().iter().enumerate() {
+                if s.gave_up || s.interrupt.is_stopped() {
+                    break;
+                }
+                closed::levels(s, shape, if i == 0 { warmup } else { 0 }).await?;
+            }
+            Ok(())
+        }
     }
 }

@@ -26,7 +26,10 @@ pub(crate) async fn rates(
     if s.gave_up {
         return Ok(());
     }
-    let sweep = s.start_sweep(rate_sweep(s, plan, open, open.rates.clone(), None, warmup));
+    let sweep = s.start_sweep(
+        None,
+        rate_sweep(s, plan, open, open.rates.clone(), None, warmup),
+    );
     s.note(&sweep_estimate(plan, &open.rates));
     for (i, &rate) in open.rates.iter().enumerate() {
         let done = s
@@ -218,7 +221,7 @@ pub(crate) async fn find_max_rate(
         failed_rps: None,
     };
     let mut bounds = Bounds::new(plan, search, fastest_e2e(&closed_loop_records(s, c0)), c0);
-    let sweep = s.start_sweep(rate_sweep(s, plan, open, Vec::new(), Some(result), 0));
+    let sweep = s.start_sweep(None, rate_sweep(s, plan, open, Vec::new(), Some(result), 0));
     // A resumed search lists the rates it kept (one an interruption cut short runs again).
     let kept: Vec<f64> = s.writer.sweep(sweep).points.iter().map(rate_of).collect();
     if let Some(rp) = s.writer.sweep_mut(sweep).rate.as_mut() {
@@ -704,6 +707,7 @@ mod tests {
             concurrency: vec![1],
             input_len: 16,
             output_len: 4,
+            shapes: Vec::new(),
             requests,
             duration: duration_s.map(std::time::Duration::from_secs_f64),
             repeats: 1,
