@@ -4,9 +4,19 @@
 use clap::{Parser, Subcommand};
 
 use crate::commands::{
-    compare::CompareArgs, context::ContextArgs, demo::DemoArgs, export::ExportArgs,
-    import::ImportArgs, plot::PlotArgs, report::ReportArgs, run::RunArgs, selftest::SelftestArgs,
-    serve_sim::SimArgs, throughput::ThroughputArgs, view::ViewArgs,
+    compare::CompareArgs,
+    context::ContextArgs,
+    demo::DemoArgs,
+    export::ExportArgs,
+    history::{HistoryArgs, IndexArgs, PushArgs},
+    import::ImportArgs,
+    plot::PlotArgs,
+    report::ReportArgs,
+    run::RunArgs,
+    selftest::SelftestArgs,
+    serve_sim::SimArgs,
+    throughput::ThroughputArgs,
+    view::ViewArgs,
 };
 use crate::load::RunPlan;
 
@@ -53,6 +63,12 @@ pub enum Command {
     View(ViewArgs),
     /// Draw one of the viewer's charts as an SVG or PNG image, for slides and documents.
     Plot(PlotArgs),
+    /// A metric across a label's runs in a folder or a bucket, changes beyond the noise marked.
+    History(HistoryArgs),
+    /// Copy bundles into a bucket (s3://…), where a team's runs are kept.
+    Push(PushArgs),
+    /// Rebuild the index that lists a folder's or a bucket's runs without reading them.
+    Index(IndexArgs),
     /// Run the simulated server (a test instrument with known timing, not a real engine).
     ServeSim(SimArgs),
     /// Start the simulated server on loopback, sweep it briefly, and write a bundle.
@@ -250,7 +266,7 @@ mod tests {
                 .filter(|c| c.get_name() != "help")
                 .cloned(),
         );
-        assert_eq!(commands.len(), 13);
+        assert_eq!(commands.len(), 16);
         for cmd in commands {
             let name = cmd.get_name().to_string();
             let long = cmd.term_width(100).render_long_help().to_string();

@@ -35,7 +35,7 @@ pub mod load;
 pub mod output;
 pub(crate) mod selftest;
 pub mod sim;
-pub(crate) mod store;
+pub mod store;
 pub mod telemetry;
 
 #[cfg(test)]

@@ -220,6 +220,66 @@ impl Metric {
         v.is_finite().then_some(v)
     }
 
+    /// Every metric, in [`Metric::key`]'s order.
+    pub const ALL: [Metric; 22] = [
+        Metric::SteadyTokS,
+        Metric::AggTokS,
+        Metric::DecodeTokSP50,
+        Metric::TtftP50,
+        Metric::TtftP99,
+        Metric::E2eP50,
+        Metric::ItlP50,
+        Metric::PrefillTokSP50,
+        Metric::RequestS,
+        Metric::TpotP50,
+        Metric::E2eP99,
+        Metric::AchievedRps,
+        Metric::GoodputFraction,
+        Metric::GoodRps,
+        Metric::LagP99,
+        Metric::TtftMean,
+        Metric::TtftP90,
+        Metric::TpotMean,
+        Metric::TpotP90,
+        Metric::E2eMean,
+        Metric::E2eP90,
+        Metric::AcceptLength,
+    ];
+
+    /// The metric's name in files and on the command line, after the bundle's definitions:
+    /// `steady_tok_s`, `ttft_p50_s`, `decode_tok_s_p50`, ….
+    pub fn key(self) -> &'static str {
+        match self {
+            Metric::SteadyTokS => "steady_tok_s",
+            Metric::AggTokS => "agg_tok_s",
+            Metric::DecodeTokSP50 => "decode_tok_s_p50",
+            Metric::TtftP50 => "ttft_p50_s",
+            Metric::TtftP99 => "ttft_p99_s",
+            Metric::E2eP50 => "e2e_p50_s",
+            Metric::ItlP50 => "itl_p50_s",
+            Metric::PrefillTokSP50 => "prefill_tok_s_p50",
+            Metric::RequestS => "request_s",
+            Metric::TpotP50 => "tpot_p50_s",
+            Metric::E2eP99 => "e2e_p99_s",
+            Metric::AchievedRps => "achieved_rps",
+            Metric::GoodputFraction => "goodput_fraction",
+            Metric::GoodRps => "good_rps",
+            Metric::LagP99 => "schedule_lag_p99_s",
+            Metric::TtftMean => "ttft_mean_s",
+            Metric::TtftP90 => "ttft_p90_s",
+            Metric::TpotMean => "tpot_mean_s",
+            Metric::TpotP90 => "tpot_p90_s",
+            Metric::E2eMean => "e2e_mean_s",
+            Metric::E2eP90 => "e2e_p90_s",
+            Metric::AcceptLength => "accept_length",
+        }
+    }
+
+    /// The metric a [`Metric::key`] names.
+    pub fn from_key(key: &str) -> Option<Metric> {
+        Metric::ALL.into_iter().find(|m| m.key() == key)
+    }
+
     /// Short name with unit, as a table row or an axis says it.
     pub fn label(self) -> &'static str {
         match self {

@@ -51,6 +51,14 @@ pub struct FolderEntry {
     /// Why the file is not a readable bundle (the same words the viewer would show).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The object's version tag in a store (its ETag), when the listing came from one: with the
+    /// size, what an index entry is checked against.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub etag: Option<String>,
+    /// The run's key numbers, for a history without reading the bundle (see
+    /// [`crate::history`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<crate::history::RunSummary>,
 }
 
 /// What a listing says about a readable bundle.
@@ -104,6 +112,7 @@ pub fn is_bundle_name(name: &str) -> bool {
     stem.is_some_and(|s| !s.is_empty())
         && !name.starts_with('.')
         && !name.contains(['/', '\\', '\0'])
+        && name != crate::history::INDEX_NAME
 }
 
 /// The URL of bundle `name`, relative to the page: [`BUNDLE_PREFIX`] and the name with every
@@ -163,6 +172,7 @@ mod tests {
             "a\\b.json",
             ".json.gz",
             "a.gz",
+            "llmsweep-index.json",
         ] {
             assert!(!is_bundle_name(no), "{no}");
         }

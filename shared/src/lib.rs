@@ -15,6 +15,7 @@ pub mod export;
 pub mod folder;
 pub mod hash;
 pub mod headline;
+pub mod history;
 pub mod metrics;
 pub mod selftest;
 pub mod shapes;

@@ -5,7 +5,7 @@ use leptos::task::spawn_local;
 use llmsweep_shared::folder::FolderListing;
 use web_sys::File;
 
-use crate::components::{EmptyState, ErrorList, FolderList, Main, OpenButton};
+use crate::components::{EmptyState, ErrorList, FolderList, HistoryView, Main, OpenButton};
 use crate::state::{Folder, Tab, ViewerState};
 use crate::web::{files, panic, theme};
 
@@ -124,6 +124,7 @@ fn App() -> impl IntoView {
         {move || {
             if empty.get() && has_folder.get() {
                 view! {
+                    <HistoryView ctx=ctx wide=true />
                     <FolderList ctx=ctx wide=true />
                     <EmptyState ctx=ctx />
                 }

@@ -91,6 +91,7 @@ fn demo_plan(url: &str, a: &DemoArgs) -> anyhow::Result<RunPlan> {
         notes: [("server".into(), "llmsweep serve-sim (simulated)".into())].into(),
         gpus: None,
         out: a.out.clone(),
+        store: None,
         seed: 1,
         prefix_seed: random_prefix_seed(),
         wide: false,

@@ -6,6 +6,7 @@ pub(crate) mod compare;
 pub(crate) mod context;
 pub(crate) mod demo;
 pub(crate) mod export;
+pub(crate) mod history;
 pub(crate) mod import;
 pub(crate) mod plan;
 pub(crate) mod plot;
@@ -42,6 +43,9 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::Export(a) => export::run(a),
         Command::View(a) => view::run(a).await,
         Command::Plot(a) => plot::run(a),
+        Command::History(a) => history::run(a).await,
+        Command::Push(a) => history::push(a).await,
+        Command::Index(a) => history::index(a).await,
         Command::Demo(a) => demo::run(a).await,
         Command::ServeSim(a) => serve_sim::run(a).await,
         Command::Selftest(a) => selftest::run(a).await,
@@ -84,14 +88,28 @@ async fn sweep(plan: RunPlan) -> anyhow::Result<ExitCode> {
 /// Says where the bundle is. Exit status: 128 + the signal's number when interrupted (130 for
 /// Ctrl-C, 143 for SIGTERM), 1 when a level could not be measured, else 0.
 fn report(o: &Outcome) -> ExitCode {
+    use crate::store::upload::Copy;
+    let copy = match &o.copy {
+        Some(Copy::Uploaded(url)) => format!(" and {url}"),
+        Some(Copy::Missing { .. }) | None => String::new(),
+    };
+    if let Some(Copy::Missing { url, why }) = &o.copy {
+        eprintln!(
+            "warning: the bundle is not in the bucket ({}); it is in {} only: `llmsweep push {} --to {}` copies it there",
+            crate::output::terminal::inert(why),
+            o.path.display(),
+            o.path.display(),
+            url.rsplit_once('/').map_or(url.as_str(), |(p, _)| p)
+        );
+    }
     if o.interrupted {
         eprintln!(
-            "interrupted: the results so far are in {} (\"complete\": false)",
+            "interrupted: the results so far are in {}{copy} (\"complete\": false)",
             o.path.display()
         );
         return ExitCode::from(o.signal.map_or(130, Signal::exit_code));
     }
-    println!("\nbundle: {}", o.path.display());
+    println!("\nbundle: {}{copy}", o.path.display());
     if o.points_ok == 0 {
         eprintln!(
             "error: no level had a successful request; the server's errors are in the table above and in the bundle"

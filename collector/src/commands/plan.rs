@@ -2,6 +2,7 @@
 //! the flag to fix, before any request is sent. The load engine (`crate::load`) sees only the
 //! plans, never a flag.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
@@ -428,11 +429,28 @@ pub(crate) fn output(a: &OutputArgs, target: &TargetPlan) -> anyhow::Result<Outp
         None if target.is_loopback() => crate::load::server::host::hostname(),
         None => target.host.clone(),
     };
+    // A bucket gets a copy of every checkpoint; the bundle is written locally first, so a store
+    // that cannot be reached never costs a measurement.
+    let (out, store) = match a
+        .out
+        .to_str()
+        .filter(|o| crate::store::bucket::is_bucket_url(o))
+    {
+        Some(url) => (
+            PathBuf::from("results"),
+            Some(
+                crate::store::bucket::Bucket::open(url)
+                    .map_err(|e| anyhow::anyhow!("--out: {e:#}"))?,
+            ),
+        ),
+        None => (a.out.clone(), None),
+    };
     Ok(OutputPlan {
         label,
         notes: a.notes.iter().cloned().collect(),
         gpus: a.gpus,
-        out: a.out.clone(),
+        out,
+        store,
         seed: a.seed,
         prefix_seed: random_prefix_seed(),
         wide: a.wide,

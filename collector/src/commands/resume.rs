@@ -17,6 +17,9 @@ use crate::store;
 /// The plan that finishes `path`: the bundle's own, reached the way `now` (this command line,
 /// `--resume` and all) says. Every refusal names the flag or the file to fix.
 pub fn plan(path: &Path, now: &[String]) -> anyhow::Result<RunPlan> {
+    if let Some(url) = path.to_str().filter(|p| store::bucket::is_bucket_url(p)) {
+        return plan_from_bucket(url, now);
+    }
     let bundle = store::read_bundle(path)?;
     let shown = path.display();
     if bundle.is_imported() {
@@ -87,6 +90,39 @@ pub fn plan(path: &Path, now: &[String]) -> anyhow::Result<RunPlan> {
         path: path.to_path_buf(),
         bundle,
     });
+    Ok(plan)
+}
+
+/// `--resume s3://bucket/prefix/NAME.json`: the bucket's copy taken into `results/NAME.json`
+/// (or the local copy there, when it is the same bytes), resumed there, and each checkpoint put
+/// back into the bucket.
+fn plan_from_bucket(url: &str, now: &[String]) -> anyhow::Result<RunPlan> {
+    let Some((prefix, name)) = store::bucket::split_object(url) else {
+        bail!("--resume {url}: name the bundle, s3://BUCKET/PREFIX/NAME.json");
+    };
+    let bucket = store::bucket::Bucket::open(&prefix)?;
+    let owned = url.to_string();
+    let (bytes, _) =
+        store::bucket::block_on(async move { store::bucket::read_object(&owned).await })
+            .map_err(|e| anyhow::anyhow!("--resume {url}: {e:#}"))?;
+    let dir = Path::new("results");
+    let local = dir.join(&name);
+    match std::fs::read(&local) {
+        Ok(held) if held == bytes.as_ref() => {}
+        Ok(_) => bail!(
+            "--resume {url}: {} is there already and is not the bucket's copy; resume it with --resume {} (its checkpoints then go to the bucket again), or move it away",
+            local.display(),
+            local.display()
+        ),
+        Err(_) => {
+            store::check_out_dir(dir)?;
+            store::write_file_atomic(&local, &bytes).map_err(|e| {
+                anyhow::anyhow!("--resume {url}: cannot write {}: {e}", local.display())
+            })?;
+        }
+    }
+    let mut plan = plan(&local, now)?;
+    plan.output.store = Some(bucket);
     Ok(plan)
 }
 

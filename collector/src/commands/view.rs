@@ -19,9 +19,10 @@ use crate::output::view;
   # Shared with the lab network, reached as http://kpro5.lan:8484
   llmsweep view --bind 0.0.0.0 --allow-host kpro5.lan")]
 pub struct ViewArgs {
-    /// Folder of bundles (.json, .json.gz).
+    /// Folder of bundles (.json, .json.gz), or a bucket prefix s3://BUCKET/PREFIX.
     ///
-    /// Folder of bundles (.json, .json.gz); bundles added later appear when the page is reloaded.
+    /// Folder of bundles (.json, .json.gz), or a bucket prefix s3://BUCKET/PREFIX; bundles added
+    /// later appear when the page is reloaded.
     #[arg(default_value = "results", value_name = "DIR")]
     pub dir: PathBuf,
     /// Port to listen on [default: 8484, or a free port when 8484 is taken].
@@ -84,7 +85,20 @@ fn access(a: &ViewArgs) -> anyhow::Result<view::Access> {
 
 /// `llmsweep view`: check the folder, listen, say where, serve until Ctrl-C.
 pub(crate) async fn run(a: ViewArgs) -> anyhow::Result<ExitCode> {
-    let folder = std::sync::Arc::new(view::Folder::open(&a.dir)?);
+    let folder = std::sync::Arc::new(
+        match a
+            .dir
+            .to_str()
+            .filter(|d| crate::store::bucket::is_bucket_url(d))
+        {
+            Some(url) => {
+                let b = crate::store::bucket::Bucket::open(url)?;
+                b.check().await?;
+                view::Folder::bucket(b)
+            }
+            None => view::Folder::open(&a.dir)?,
+        },
+    );
     let (listener, note) = view::listen(view::Listen {
         bind: a.bind,
         port: a.port,
@@ -110,12 +124,10 @@ pub(crate) async fn run(a: ViewArgs) -> anyhow::Result<ExitCode> {
     if let Some(note) = note {
         eprintln!("note: {note}");
     }
-    let listing = {
-        let f = std::sync::Arc::clone(&folder);
-        tokio::task::spawn_blocking(move || f.listing())
-            .await?
-            .with_context(|| format!("cannot read the folder {}", folder.shown()))?
-    };
+    let listing = std::sync::Arc::clone(&folder)
+        .listing_any()
+        .await
+        .with_context(|| format!("cannot read {}", folder.shown()))?;
     let url = view::page_url(addr);
     let unreadable = listing.bundles.iter().filter(|b| b.error.is_some()).count();
     println!("llmsweep view: {url}");

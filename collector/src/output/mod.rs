@@ -5,6 +5,7 @@
 pub(crate) mod compare;
 pub(crate) mod compare_doc;
 pub(crate) mod dist;
+pub(crate) mod history;
 pub(crate) mod html_table;
 pub(crate) mod plot;
 pub mod report;

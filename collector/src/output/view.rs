@@ -14,12 +14,10 @@
 //! served under a Content-Security-Policy that lets it run only its own scripts and fetch only
 //! from this server, unless remote bundles are allowed.
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
-use std::time::SystemTime;
+use std::sync::Arc;
 
 use anyhow::Context;
 use axum::Router;
@@ -36,8 +34,7 @@ use axum::routing::get;
 use futures_util::StreamExt;
 use llmsweep_shared::bundle::MAX_INFLATED_BYTES;
 use llmsweep_shared::folder::{
-    BundleFacts, FOLDER_META, FolderEntry, FolderListing, LISTING_PATH, REMOTE_BUNDLES_META,
-    bundle_url, is_bundle_name,
+    FOLDER_META, FolderListing, LISTING_PATH, REMOTE_BUNDLES_META, is_bundle_name,
 };
 use tokio::io::AsyncReadExt;
 use tokio::net::TcpListener;
@@ -54,24 +51,18 @@ pub const DEFAULT_PORT: u16 = 8484;
 /// working, and a waiting request holds no file and no buffer — only its connection.
 pub const MAX_FILE_READS: usize = 8;
 
-/// The folder being served, and what is known about its files.
+/// The folder (or bucket prefix) being served.
 #[derive(Debug)]
 pub struct Folder {
-    /// The real path (symlinks resolved) every served file must be directly inside.
+    /// The real path (symlinks resolved) every served file must be directly inside; for a
+    /// bucket, nothing local.
     root: PathBuf,
+    /// A bucket prefix served instead of a local folder (`llmsweep view s3://…`).
+    bucket: Option<crate::store::bucket::Bucket>,
     /// The folder as the user named it, for messages and the page.
     shown: String,
-    /// File name → (size, modification time, facts or error) of its last reading.
-    cache: Mutex<HashMap<String, Cached>>,
     /// One permit per file being streamed ([`MAX_FILE_READS`]).
     reads: Arc<Semaphore>,
-}
-
-#[derive(Debug, Clone)]
-struct Cached {
-    size: u64,
-    modified: Option<SystemTime>,
-    facts: Result<BundleFacts, String>,
 }
 
 impl Folder {
@@ -94,10 +85,21 @@ impl Folder {
             .with_context(|| format!("cannot resolve the folder {shown}"))?;
         Ok(Folder {
             root,
+            bucket: None,
             shown,
-            cache: Mutex::new(HashMap::new()),
             reads: Arc::new(Semaphore::new(MAX_FILE_READS)),
         })
+    }
+
+    /// A bucket prefix, served as a folder: its listing from its index, each bundle fetched from
+    /// the store when the page asks for it.
+    pub(crate) fn bucket(bucket: crate::store::bucket::Bucket) -> Folder {
+        Folder {
+            root: PathBuf::new(),
+            shown: bucket.url().to_string(),
+            bucket: Some(bucket),
+            reads: Arc::new(Semaphore::new(MAX_FILE_READS)),
+        }
     }
 
     /// The folder as the user named it.
@@ -119,61 +121,27 @@ impl Folder {
         meta.is_file().then_some((real, meta))
     }
 
-    /// Reads the folder: every bundle in it, newest first, each parsed once per change.
-    pub fn listing(&self) -> std::io::Result<FolderListing> {
-        let mut names: Vec<String> = std::fs::read_dir(&self.root)?
-            .flatten()
-            .filter_map(|e| e.file_name().into_string().ok())
-            .filter(|n| is_bundle_name(n))
-            .collect();
-        names.sort();
-        let mut entries: Vec<(Option<SystemTime>, FolderEntry)> = Vec::new();
-        let mut seen = HashMap::new();
-        for name in names {
-            let Some((path, meta)) = self.resolve(&name) else {
-                continue;
-            };
-            let cached = self.facts(&name, &path, &meta);
-            entries.push((cached.modified, entry(&name, &cached)));
-            seen.insert(name, cached);
-        }
-        // Forget files that are gone, so the cache never outgrows the folder.
-        if let Ok(mut cache) = self.cache.lock() {
-            *cache = seen;
-        }
-        entries.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.name.cmp(&b.1.name)));
+    /// Reads the folder: every bundle in it, newest first, from the folder's index where the
+    /// bundle has not changed since (see [`crate::store::index`]).
+    pub fn listing(&self) -> anyhow::Result<FolderListing> {
+        let (index, _) = crate::store::index::refresh_local(&self.root)?;
         Ok(FolderListing {
             folder: self.shown.clone(),
-            bundles: entries.into_iter().map(|(_, e)| e).collect(),
+            ..index.listing
         })
     }
 
-    /// The facts of a file, from the cache while its size and modification time are unchanged.
-    fn facts(&self, name: &str, path: &Path, meta: &std::fs::Metadata) -> Cached {
-        let (size, modified) = (meta.len(), meta.modified().ok());
-        let hit = self.cache.lock().ok().and_then(|c| c.get(name).cloned());
-        if let Some(c) = hit.filter(|c| c.size == size && c.modified == modified) {
-            return c;
+    /// [`Folder::listing`] of a local folder or a bucket.
+    pub(crate) async fn listing_any(self: Arc<Self>) -> anyhow::Result<FolderListing> {
+        match &self.bucket {
+            Some(b) => {
+                let place = crate::store::index::Place::Bucket(b.clone());
+                Ok(crate::store::index::refresh(&place).await?.0.listing)
+            }
+            None => tokio::task::spawn_blocking(move || self.listing())
+                .await
+                .map_err(|e| anyhow::anyhow!("listing failed: {e}"))?,
         }
-        Cached {
-            size,
-            modified,
-            facts: crate::store::read_bundle_plain(path).map(|b| BundleFacts::of(&b)),
-        }
-    }
-}
-
-fn entry(name: &str, c: &Cached) -> FolderEntry {
-    FolderEntry {
-        name: name.to_string(),
-        url: bundle_url(name),
-        size_bytes: c.size,
-        modified: c.modified.map(|t| {
-            chrono::DateTime::<chrono::Utc>::from(t)
-                .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-        }),
-        bundle: c.facts.as_ref().ok().cloned(),
-        error: c.facts.as_ref().err().cloned(),
     }
 }
 
@@ -359,8 +327,8 @@ fn asset(content_type: &'static str, body: impl Into<Body>) -> Response {
 
 async fn listing(State(folder): State<Arc<Folder>>) -> Response {
     let shown = folder.shown().to_string();
-    match tokio::task::spawn_blocking(move || folder.listing()).await {
-        Ok(Ok(listing)) => (
+    match folder.listing_any().await {
+        Ok(listing) => (
             [
                 (CONTENT_TYPE, "application/json"),
                 (CACHE_CONTROL, "no-store"),
@@ -368,13 +336,9 @@ async fn listing(State(folder): State<Arc<Folder>>) -> Response {
             serde_json::to_string(&listing).unwrap_or_default(),
         )
             .into_response(),
-        Ok(Err(e)) => error(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            format!("cannot read the folder {shown}: {e}"),
-        ),
         Err(e) => error(
             StatusCode::INTERNAL_SERVER_ERROR,
-            format!("listing failed: {e}"),
+            format!("cannot read {shown}: {e:#}"),
         ),
     }
 }
@@ -382,6 +346,9 @@ async fn listing(State(folder): State<Arc<Folder>>) -> Response {
 /// A bundle's bytes as they are on disk, streamed; `.json.gz` stays compressed (the viewer
 /// inflates it). A file the listing calls too big is refused (413) without being read.
 async fn bundle(State(folder): State<Arc<Folder>>, UrlPath(name): UrlPath<String>) -> Response {
+    if let Some(b) = &folder.bucket {
+        return bucket_bundle(b, &name).await;
+    }
     let Some((path, meta)) = folder.resolve(&name) else {
         return error(
             StatusCode::NOT_FOUND,
@@ -424,6 +391,37 @@ async fn bundle(State(folder): State<Arc<Folder>>, UrlPath(name): UrlPath<String
         body,
     )
         .into_response()
+}
+
+/// A bundle of a bucket, fetched whole (within the size a bundle may have) and served.
+async fn bucket_bundle(b: &crate::store::bucket::Bucket, name: &str) -> Response {
+    if !is_bundle_name(name) {
+        return error(
+            StatusCode::NOT_FOUND,
+            format!(
+                "no bundle named {name:?} in {}: only .json and .json.gz objects directly under the prefix are served",
+                b.url()
+            ),
+        );
+    }
+    match b.get(name, MAX_INFLATED_BYTES as u64).await {
+        Ok((bytes, _)) => {
+            let content_type = if name.ends_with(".gz") {
+                "application/gzip"
+            } else {
+                "application/json"
+            };
+            (
+                [(CONTENT_TYPE, content_type), (CACHE_CONTROL, "no-store")],
+                Body::from(bytes),
+            )
+                .into_response()
+        }
+        Err(e) => error(
+            StatusCode::NOT_FOUND,
+            format!("{name} cannot be read: {e:#}"),
+        ),
+    }
 }
 
 async fn not_found(uri: Uri) -> Response {

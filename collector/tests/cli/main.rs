@@ -8,10 +8,12 @@
 mod compare;
 mod export;
 mod finite;
+mod history;
 mod import;
 mod plot;
 mod resume;
 mod run;
 mod secrets;
 mod signals;
+mod store;
 mod support;

@@ -459,7 +459,7 @@ pub enum Calibration {
 }
 
 /// The kind of sweep.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SweepKind {
     /// Concurrency varies at fixed input and output length.

@@ -11,6 +11,7 @@ pub mod axis;
 pub mod build;
 pub mod delta;
 mod draw;
+pub mod history;
 pub mod plot;
 mod server;
 
@@ -20,6 +21,7 @@ pub use axis::AxisKind;
 pub use build::{ChartKind, ChartRun, build, requests_plot};
 pub use delta::{DeltaChart, DeltaPoint, delta_chart};
 pub use draw::{Hit, draw, nearest, step, svg};
+pub use history::history_plot;
 pub use server::{ServerPlots, server_plots};
 
 pub use plot::{Band, ErrorBar, LegendEntry, Line, Mark, MarkStyle, Plot, PointRef, Rgb, Rule};

@@ -351,7 +351,7 @@ pub fn order_ranks(n: usize, q: f64) -> Option<(usize, usize, f64)> {
 }
 
 /// The standard normal quantile (Abramowitz and Stegun 26.2.23; error below 4.5e-4).
-fn normal_quantile(p: f64) -> f64 {
+pub(crate) fn normal_quantile(p: f64) -> f64 {
     if !(0.0 < p && p < 1.0) {
         return f64::NAN;
     }

@@ -6,6 +6,7 @@ use llmsweep_shared::charts::ChartKind;
 use super::chart::ChartGrid;
 use super::compare::CompareView;
 use super::folder::FolderList;
+use super::history::HistoryView;
 use super::requests::RequestsView;
 use super::runs::RunList;
 use super::selftest::{ClientView, SelftestList};
@@ -44,6 +45,7 @@ pub fn Main(ctx: Ctx) -> impl IntoView {
                         Tab::Requests => view! { <RequestsView ctx=ctx /> }.into_any(),
                         Tab::Compare => view! { <CompareView ctx=ctx /> }.into_any(),
                         Tab::Client => view! { <ClientView ctx=ctx /> }.into_any(),
+                        Tab::History => view! { <HistoryView ctx=ctx /> }.into_any(),
                     }}
                 </div>
             </main>

@@ -9,6 +9,7 @@
 mod chart;
 mod compare;
 mod folder;
+mod history;
 mod layout;
 mod open;
 mod requests;
@@ -17,5 +18,6 @@ mod runs;
 mod selftest;
 
 pub use folder::FolderList;
+pub use history::HistoryView;
 pub use layout::Main;
 pub use open::{EmptyState, ErrorList, OpenButton};

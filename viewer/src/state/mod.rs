@@ -80,16 +80,20 @@ pub enum Tab {
     Compare,
     /// The client's capacity (selftests); there only while one is loaded.
     Client,
+    /// A metric across a label's runs; there while two runs of one label (loaded, or in the
+    /// served folder) can make a history.
+    History,
 }
 
 impl Tab {
-    pub const ALL: [Tab; 6] = [
+    pub const ALL: [Tab; 7] = [
         Tab::Throughput,
         Tab::Context,
         Tab::Rate,
         Tab::Requests,
         Tab::Compare,
         Tab::Client,
+        Tab::History,
     ];
 
     /// The tab a `?tab=` value names (`throughput`, `context`, `rate`, `requests`, `compare`,
@@ -108,6 +112,7 @@ impl Tab {
             Tab::Requests => "Requests",
             Tab::Compare => "Compare",
             Tab::Client => "Client",
+            Tab::History => "History",
         }
     }
 }
@@ -165,6 +170,7 @@ impl ViewerState {
             .into_iter()
             .filter(|t| match t {
                 Tab::Client => !self.selftests.is_empty(),
+                Tab::History => self.has_history(),
                 Tab::Rate => self.runs.iter().any(|r| {
                     r.bundle
                         .sweeps
@@ -177,6 +183,56 @@ impl ViewerState {
     }
 
     /// The view shown: the chosen one while it has something to show, else the first that has.
+    /// What a history is made of: the served folder's listing (its runs' summaries), else the
+    /// loaded runs summed up the same way.
+    pub fn history_listing(&self) -> FolderListing {
+        if let Some(Folder::Listed(l)) = &self.folder {
+            return l.clone();
+        }
+        let mut seen = std::collections::HashSet::new();
+        FolderListing {
+            folder: "the runs open".into(),
+            bundles: self
+                .runs
+                .iter()
+                .filter(|r| seen.insert(Arc::as_ptr(&r.whole)))
+                .map(|r| llmsweep_shared::folder::FolderEntry {
+                    name: r.source.clone(),
+                    url: String::new(),
+                    size_bytes: 0,
+                    modified: None,
+                    bundle: Some(llmsweep_shared::folder::BundleFacts::of(&r.whole)),
+                    error: None,
+                    etag: None,
+                    summary: Some(llmsweep_shared::history::RunSummary::of(&r.whole)),
+                })
+                .collect(),
+        }
+    }
+
+    /// Whether some label has two runs to make a history of (see [`Self::history_listing`]).
+    pub fn has_history(&self) -> bool {
+        let mut labels = std::collections::HashMap::<&str, usize>::new();
+        match &self.folder {
+            Some(Folder::Listed(l)) => {
+                for f in l.bundles.iter().filter_map(|e| e.bundle.as_ref()) {
+                    *labels.entry(f.label.as_str()).or_default() += 1;
+                }
+            }
+            _ => {
+                let mut seen = std::collections::HashSet::new();
+                for r in self
+                    .runs
+                    .iter()
+                    .filter(|r| seen.insert(Arc::as_ptr(&r.whole)))
+                {
+                    *labels.entry(r.whole.label.as_str()).or_default() += 1;
+                }
+            }
+        }
+        labels.values().any(|&n| n >= 2)
+    }
+
     pub fn shown_tab(&self) -> Tab {
         let tabs = self.tabs();
         if tabs.contains(&self.tab) {

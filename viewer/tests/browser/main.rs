@@ -11,6 +11,7 @@
 mod bundles;
 mod finite;
 mod harness;
+mod history;
 mod imported;
 mod long_text;
 mod rate;

@@ -50,6 +50,9 @@ pub struct OutputPlan {
     /// `--gpus`: GPUs serving the model, for numbers per GPU.
     pub gpus: Option<u32>,
     pub out: PathBuf,
+    /// `--out s3://…`: the bucket every checkpoint is copied into (the local copy is in `out`,
+    /// then `results`).
+    pub store: Option<crate::store::bucket::Bucket>,
     /// Seed of the prompts' content: fixed by default, so two hosts send the same work.
     pub seed: u64,
     /// Seed of the words each prompt starts with, new every run, so a rerun finds nothing in

@@ -35,7 +35,12 @@ pub struct Outcome {
     pub points_ok: usize,
     /// Points that could not be measured, as the table names them (`C=64`, `8000 tokens`).
     pub failed: Vec<String>,
+    /// `--out s3://…`: where the bucket's copy is, or why there is none.
+    pub copy: Option<crate::store::upload::Copy>,
 }
+
+/// How long the end of a run waits for its last checkpoint to reach a bucket.
+const UPLOAD_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// Opens the session, warms up, runs the plan's sweeps, and writes the final bundle.
 pub async fn run_plan(
@@ -78,14 +83,15 @@ pub async fn run_plan(
             sweep::context(&mut s, c, 0).await?;
         }
     }
-    finish(s)
+    finish(s).await
 }
 
 /// Marks the bundle complete unless interrupted and writes it.
-fn finish(mut s: Session) -> anyhow::Result<Outcome> {
+async fn finish(mut s: Session) -> anyhow::Result<Outcome> {
     let interrupted = s.interrupt.is_stopped();
     // Interrupted, or stopped because the server went away: not every level was run.
     let path = s.writer.finish(!interrupted && !s.gave_up)?;
+    let copy = s.writer.settle_upload(UPLOAD_WAIT).await;
     let bundle = s.writer.bundle();
     let points = || {
         bundle
@@ -109,5 +115,6 @@ fn finish(mut s: Session) -> anyhow::Result<Outcome> {
         interrupted,
         points_ok,
         failed,
+        copy,
     })
 }

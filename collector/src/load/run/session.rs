@@ -91,6 +91,11 @@ impl Session {
     ) -> anyhow::Result<Session> {
         let resumed_lock = resume.map(|r| RunLock::take(&r.path)).transpose()?;
         store::check_out_dir(&output.out)?;
+        if let Some(b) = &output.store {
+            b.check()
+                .await
+                .map_err(|e| anyhow::anyhow!("--out {}: {e:#}", b.url()))?;
+        }
         if let Some(limit) = crate::load::server::host::open_files_limit() {
             crate::load::server::host::check_open_files(pool as u64, limit)?;
         }
@@ -138,7 +143,13 @@ impl Session {
                 dataset: output.dataset.clone(),
                 ..PromptBuilder::new(output.seed, Some(output.prefix_seed), token_model)
             }),
-            writer: BundleWriter::new(bundle, path, lock, output.slo, events.clone()),
+            writer: {
+                let mut w = BundleWriter::new(bundle, path, lock, output.slo, events.clone());
+                if let Some(b) = &output.store {
+                    w.upload_to(store::upload::Uploader::start(b.clone(), events.clone()));
+                }
+                w
+            },
             options: RunOptions {
                 slo: output.slo,
                 timeout: target.timeout,

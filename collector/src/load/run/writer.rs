@@ -36,6 +36,8 @@ pub(crate) struct BundleWriter {
     write_failing: bool,
     /// The bundle is an interrupted one being finished (`--resume`).
     resuming: bool,
+    /// `--out s3://…`: every checkpoint written is also put into the bucket.
+    upload: Option<store::upload::Uploader>,
 }
 
 impl BundleWriter {
@@ -58,7 +60,31 @@ impl BundleWriter {
             unsaved: Vec::new(),
             write_failing: false,
             resuming: false,
+            upload: None,
         }
+    }
+
+    /// Copies every checkpoint from now on into a bucket too (`--out s3://…`).
+    pub(crate) fn upload_to(&mut self, uploader: store::upload::Uploader) {
+        self.upload = Some(uploader);
+    }
+
+    /// Waits (up to `wait`) for the last checkpoint to reach the bucket, when the run has one;
+    /// says where the copy is.
+    pub(crate) async fn settle_upload(
+        &mut self,
+        wait: std::time::Duration,
+    ) -> Option<store::upload::Copy> {
+        let name = self.file_name();
+        let mut u = self.upload.take()?;
+        Some(u.settle(&name, wait).await)
+    }
+
+    fn file_name(&self) -> String {
+        self.path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
     }
 
     pub(crate) fn bundle(&self) -> &Bundle {
@@ -172,7 +198,8 @@ impl BundleWriter {
     /// there, and the next checkpoint tries again. The sweep goes on either way.
     pub(crate) fn checkpoint(&mut self) {
         match self.write() {
-            Ok(()) => {
+            Ok(bytes) => {
+                self.share(bytes);
                 if self.write_failing {
                     self.note(&format!(
                         "the bundle is written again: {} holds every level",
@@ -197,9 +224,32 @@ impl BundleWriter {
         }
     }
 
-    fn write(&self) -> anyhow::Result<()> {
-        store::write_atomic(&self.path, &self.bundle)
-            .or_else(|_| store::write_atomic(&self.path, &self.bundle))
+    /// Writes the bundle to its path (tried twice); returns the bytes written.
+    fn write(&self) -> anyhow::Result<bytes::Bytes> {
+        let mut text = self
+            .bundle
+            .to_json()
+            .context("the bundle cannot be written as JSON")?;
+        text.push('\n');
+        let bytes = bytes::Bytes::from(text);
+        store::write_file_atomic(&self.path, &bytes)
+            .or_else(|_| store::write_file_atomic(&self.path, &bytes))
+            .with_context(|| format!("cannot write the bundle {}", self.path.display()))?;
+        Ok(bytes)
+    }
+
+    /// After a write: the bucket's copy, when the run has one. (A local folder's index is
+    /// brought up to date when the folder is listed: a run adds nothing beside its bundle.)
+    fn share(&mut self, bytes: bytes::Bytes) {
+        let name = self.file_name();
+        if let Some(u) = &mut self.upload {
+            u.offer(
+                &name,
+                bytes,
+                llmsweep_shared::folder::BundleFacts::of(&self.bundle),
+                llmsweep_shared::history::RunSummary::of(&self.bundle),
+            );
+        }
     }
 
     /// The last write, `complete` or not: to the bundle's path, else to a new file of the same
@@ -208,8 +258,12 @@ impl BundleWriter {
     pub(crate) fn finish(&mut self, complete: bool) -> anyhow::Result<PathBuf> {
         self.bundle.complete = complete;
         self.refresh_digest();
-        let Err(e) = self.write() else {
-            return Ok(self.path.clone());
+        let e = match self.write() {
+            Ok(bytes) => {
+                self.share(bytes);
+                return Ok(self.path.clone());
+            }
+            Err(e) => e,
         };
         let name = self.path.file_name().unwrap_or_default();
         // The temp folder is shared: a new file, its owner's only, never over one there.

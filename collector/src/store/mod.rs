@@ -1,6 +1,10 @@
 //! Bundles on disk: the one reader of bundle files and the one atomic writer of every file the
 //! collector writes (bundles after every point, so a crash loses nothing; reports; images).
 
+pub mod bucket;
+pub(crate) mod index;
+pub mod upload;
+
 use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -34,8 +38,15 @@ pub(crate) fn read_bundle(path: &Path) -> anyhow::Result<Bundle> {
     })
 }
 
-/// Like [`read_bundle`], the reason in the words the viewer shows beside a file's name.
+/// Like [`read_bundle`], the reason in the words the viewer shows beside a file's name. A path
+/// that is a bucket URL (`s3://bucket/prefix/NAME.json`) is read from the store.
 pub(crate) fn read_bundle_plain(path: &Path) -> Result<Bundle, String> {
+    if let Some(url) = path.to_str().filter(|p| bucket::is_bucket_url(p)) {
+        let url = url.to_string();
+        let (bytes, _) = bucket::block_on(async move { bucket::read_object(&url).await })
+            .map_err(|e| format!("cannot be read: {e:#}"))?;
+        return Bundle::from_bytes(&bytes).map_err(|e| e.to_string());
+    }
     let size = fs::metadata(path)
         .map_err(|e| format!("cannot be read: {e}"))?
         .len();

@@ -1,0 +1,495 @@
+//! Bundles in an S3-compatible object store: `s3://bucket/prefix` wherever a folder of bundles is
+//! named, `s3://bucket/prefix/NAME.json` wherever a bundle is.
+//!
+//! The storage layer is Apache Arrow's `object_store` crate: kept by the Arrow project, used by
+//! DataFusion, Polars and delta-rs, on the reqwest and ring this binary already links, and
+//! speaking S3 and everything S3-compatible (Garage, RustFS, MinIO, R2, Ceph). A bundle is one
+//! PUT of its whole bytes, which S3 makes visible at once or not at all: a reader never sees half
+//! a bundle.
+//!
+//! Credentials come from the usual AWS chain: `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY` /
+//! `AWS_SESSION_TOKEN`, then the profile `AWS_PROFILE` (or `default`) of
+//! `~/.aws/credentials` and `~/.aws/config`, then the container and web-identity variables
+//! `object_store` reads itself. The endpoint is `AWS_ENDPOINT_URL_S3`, `AWS_ENDPOINT_URL` or
+//! `AWS_ENDPOINT` (or the profile's `endpoint_url`), else AWS; the region `AWS_REGION`,
+//! `AWS_DEFAULT_REGION` or the profile's, else `us-east-1`. Without any credentials the store is
+//! asked unsigned, as a public bucket is read. Credentials go only into the signatures of
+//! requests to that endpoint; they are never written or printed (this type's `Debug` shows the
+//! URL alone).
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use bytes::{Bytes, BytesMut};
+use futures_util::StreamExt;
+use object_store::aws::{AmazonS3, AmazonS3Builder};
+use object_store::path::Path as Key;
+use object_store::{
+    BackoffConfig, ClientOptions, ObjectMeta, ObjectStore, ObjectStoreExt, PutPayload, RetryConfig,
+};
+
+/// The scheme of a bucket URL.
+pub(crate) const SCHEME: &str = "s3://";
+
+/// A prefix of a bucket: where bundles and their index are.
+#[derive(Clone)]
+pub struct Bucket {
+    /// `s3://bucket/prefix`, no trailing slash: what messages and listings show.
+    url: String,
+    /// The prefix inside the bucket, no leading or trailing slash; empty for the bucket's root.
+    prefix: String,
+    /// Where requests go, for messages: the endpoint, or "AWS".
+    endpoint: String,
+    /// No credentials were found: requests are unsigned.
+    anonymous: bool,
+    store: Arc<AmazonS3>,
+}
+
+impl std::fmt::Debug for Bucket {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Bucket").field("url", &self.url).finish()
+    }
+}
+
+/// Whether `text` names a place in a bucket.
+pub(crate) fn is_bucket_url(text: &str) -> bool {
+    text.get(..SCHEME.len())
+        .is_some_and(|s| s.eq_ignore_ascii_case(SCHEME))
+}
+
+/// `s3://bucket/prefix/NAME.json` split into the prefix's URL and the bundle's name, when its
+/// last part is a bundle's name.
+pub(crate) fn split_object(url: &str) -> Option<(String, String)> {
+    let rest = url.get(SCHEME.len()..)?;
+    let (dir, name) = rest.rsplit_once('/')?;
+    llmsweep_shared::folder::is_bundle_name(name)
+        .then(|| (format!("{SCHEME}{dir}"), name.to_string()))
+}
+
+impl Bucket {
+    /// The prefix `url` (`s3://bucket` or `s3://bucket/some/prefix`), with credentials, endpoint
+    /// and region from the environment (see the module's words). Nothing is asked of the store.
+    pub(crate) fn open(url: &str) -> anyhow::Result<Bucket> {
+        let rest = url.get(SCHEME.len()..).filter(|_| is_bucket_url(url));
+        let Some(rest) = rest else {
+            anyhow::bail!("{url} is not a bucket URL: give s3://BUCKET or s3://BUCKET/PREFIX");
+        };
+        let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+        let prefix = prefix.trim_end_matches('/');
+        let valid_bucket = (3..=63).contains(&bucket.len())
+            && bucket
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"-.".contains(&b));
+        if !valid_bucket {
+            anyhow::bail!(
+                "{url}: {bucket:?} is not a bucket name (3 to 63 lower-case letters, digits, '-' and '.'): give s3://BUCKET/PREFIX"
+            );
+        }
+        if prefix
+            .split('/')
+            .any(|p| p.is_empty() || p == "." || p == "..")
+            && !prefix.is_empty()
+        {
+            anyhow::bail!(
+                "{url}: the prefix {prefix:?} has an empty, '.' or '..' part: give s3://BUCKET/a/b"
+            );
+        }
+        let chain = Chain::read();
+        let mut b = AmazonS3Builder::from_env()
+            .with_bucket_name(bucket)
+            .with_region(chain.region.clone())
+            .with_client_options(
+                ClientOptions::new()
+                    .with_timeout(Duration::from_secs(60))
+                    .with_connect_timeout(Duration::from_secs(5)),
+            )
+            .with_retry(RetryConfig {
+                backoff: BackoffConfig {
+                    init_backoff: Duration::from_millis(200),
+                    max_backoff: Duration::from_secs(2),
+                    base: 2.0,
+                },
+                max_retries: 2,
+                retry_timeout: Duration::from_secs(15),
+            });
+        let endpoint = match &chain.endpoint {
+            Some(e) => {
+                b = b
+                    .with_endpoint(e.clone())
+                    .with_allow_http(e.starts_with("http://"))
+                    .with_virtual_hosted_style_request(false);
+                e.clone()
+            }
+            None => "AWS".to_string(),
+        };
+        let anonymous = match &chain.keys {
+            Some(k) => {
+                b = b
+                    .with_access_key_id(k.id.clone())
+                    .with_secret_access_key(k.secret.clone());
+                if let Some(t) = &k.token {
+                    b = b.with_token(t.clone());
+                }
+                false
+            }
+            None if chain.provider_in_env => false,
+            None => {
+                b = b.with_skip_signature(true);
+                true
+            }
+        };
+        let store = b.build().map_err(|e| {
+            anyhow::anyhow!("cannot use {url}: {}", explain(&e.to_string(), &endpoint))
+        })?;
+        Ok(Bucket {
+            url: format!(
+                "{SCHEME}{bucket}{}{prefix}",
+                if prefix.is_empty() { "" } else { "/" }
+            ),
+            prefix: prefix.to_string(),
+            endpoint,
+            anonymous,
+            store: Arc::new(store),
+        })
+    }
+
+    /// `s3://bucket/prefix`.
+    pub(crate) fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The URL of bundle (or index) `name` under the prefix.
+    pub(crate) fn object_url(&self, name: &str) -> String {
+        format!("{}/{name}", self.url)
+    }
+
+    fn key(&self, name: &str) -> Key {
+        match self.prefix.as_str() {
+            "" => Key::from(name),
+            p => Key::from(format!("{p}/{name}")),
+        }
+    }
+
+    /// The objects directly under the prefix (not in deeper "folders"), by name.
+    pub(crate) async fn list(&self) -> anyhow::Result<Vec<(String, ObjectMeta)>> {
+        let prefix = (!self.prefix.is_empty()).then(|| Key::from(self.prefix.as_str()));
+        let listed = self
+            .store
+            .list_with_delimiter(prefix.as_ref())
+            .await
+            .map_err(|e| self.error("cannot list", &e))?;
+        Ok(listed
+            .objects
+            .into_iter()
+            .filter_map(|m| {
+                let name = m.location.filename()?.to_string();
+                Some((name, m))
+            })
+            .collect())
+    }
+
+    /// The bytes of object `name`, refused unread when it is over `limit` bytes, and cut off
+    /// with an error when more than `limit` arrive anyway.
+    pub(crate) async fn get(&self, name: &str, limit: u64) -> anyhow::Result<(Bytes, ObjectMeta)> {
+        let got = self
+            .store
+            .get(&self.key(name))
+            .await
+            .map_err(|e| self.error("cannot read", &e).context(self.object_url(name)))?;
+        let meta = got.meta.clone();
+        if meta.size > limit {
+            anyhow::bail!(
+                "{} is {} MB, more than the {} MB allowed",
+                self.object_url(name),
+                meta.size / (1024 * 1024),
+                limit / (1024 * 1024)
+            );
+        }
+        let mut body = BytesMut::with_capacity(meta.size as usize);
+        let mut stream = got.into_stream();
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk.map_err(|e| self.error("cannot read", &e))?;
+            if (body.len() + chunk.len()) as u64 > limit {
+                anyhow::bail!(
+                    "{} sent more than the {} MB allowed",
+                    self.object_url(name),
+                    limit / (1024 * 1024)
+                );
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok((body.freeze(), meta))
+    }
+
+    /// Writes object `name` whole, in one request. Returns its version tag.
+    pub(crate) async fn put(&self, name: &str, bytes: Bytes) -> anyhow::Result<Option<String>> {
+        let r = self
+            .store
+            .put(&self.key(name), PutPayload::from_bytes(bytes))
+            .await
+            .map_err(|e| {
+                self.error("cannot write", &e)
+                    .context(self.object_url(name))
+            })?;
+        Ok(r.e_tag)
+    }
+
+    /// Checks that the prefix can be listed (the bucket exists, the credentials are taken): what
+    /// a run asks before it sends its first request.
+    pub(crate) async fn check(&self) -> anyhow::Result<()> {
+        self.list().await.map(|_| ())
+    }
+
+    fn error(&self, what: &str, e: &object_store::Error) -> anyhow::Error {
+        let mut why = explain(&e.to_string(), &self.endpoint);
+        if self.anonymous && why.contains("refused") {
+            why.push_str(
+                " (no credentials were found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE with ~/.aws/credentials)",
+            );
+        }
+        anyhow::anyhow!("{what} {}: {why}", self.url)
+    }
+}
+
+/// An object store's error, shortened to its cause and what to do about it.
+fn explain(text: &str, endpoint: &str) -> String {
+    let has = |s: &str| text.contains(s);
+    let hint = if has("NoSuchBucket") || has("bucket does not exist") {
+        Some("the bucket does not exist: check its name, or create it".to_string())
+    } else if has("InvalidAccessKeyId")
+        || has("SignatureDoesNotMatch")
+        || has("AccessDenied")
+        || has("403")
+    {
+        Some(
+            "the store refused the credentials: check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE), and that the key may use this bucket"
+                .to_string(),
+        )
+    } else if has("onnection refused") || has("error sending request") || has("dns error") {
+        Some(format!(
+            "cannot reach the store at {endpoint}: check AWS_ENDPOINT_URL, and that the store is running"
+        ))
+    } else {
+        None
+    };
+    // The store's own words, on one line and not too long.
+    let own: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let own = match own.char_indices().nth(300) {
+        Some((i, _)) => format!("{}…", &own[..i]),
+        None => own,
+    };
+    match hint {
+        Some(h) => format!("{h} (the store said: {own})"),
+        None => own,
+    }
+}
+
+/// Runs `f` to completion from synchronous code: on this runtime's blocking allowance when
+/// called from a multi-threaded runtime, else on a runtime of its own in a thread of its own.
+pub(crate) fn block_on<F>(f: F) -> F::Output
+where
+    F: Future + Send,
+    F::Output: Send,
+{
+    if let Ok(h) = tokio::runtime::Handle::try_current()
+        && h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread
+    {
+        return tokio::task::block_in_place(|| h.block_on(f));
+    }
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map(|rt| rt.block_on(f))
+        })
+        .join()
+    })
+    .unwrap_or_else(|p| std::panic::resume_unwind(p))
+    .unwrap_or_else(|e| panic!("cannot start a runtime for the store: {e}"))
+}
+
+/// Keys from the environment or a profile.
+#[derive(Clone)]
+struct Keys {
+    id: String,
+    secret: String,
+    token: Option<String>,
+}
+
+/// What the AWS chain gives: keys, region, endpoint.
+struct Chain {
+    keys: Option<Keys>,
+    region: String,
+    endpoint: Option<String>,
+    /// A credential provider object_store reads from the environment itself (containers, web
+    /// identity): then requests are signed by it.
+    provider_in_env: bool,
+}
+
+impl Chain {
+    fn read() -> Chain {
+        let env = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
+        let profile = env("AWS_PROFILE").unwrap_or_else(|| "default".into());
+        let home = env("HOME").map(std::path::PathBuf::from);
+        let file = |var: &str, rel: &str| {
+            env(var)
+                .map(std::path::PathBuf::from)
+                .or_else(|| home.as_ref().map(|h| h.join(rel)))
+                .and_then(|p| read_small(&p))
+        };
+        let creds = file("AWS_SHARED_CREDENTIALS_FILE", ".aws/credentials")
+            .map(|t| ini_section(&t, &profile))
+            .unwrap_or_default();
+        let config_section = if profile == "default" {
+            "default".to_string()
+        } else {
+            format!("profile {profile}")
+        };
+        let config = file("AWS_CONFIG_FILE", ".aws/config")
+            .map(|t| ini_section(&t, &config_section))
+            .unwrap_or_default();
+        let from = |m: &std::collections::BTreeMap<String, String>, k: &str| m.get(k).cloned();
+        let keys = match (env("AWS_ACCESS_KEY_ID"), env("AWS_SECRET_ACCESS_KEY")) {
+            (Some(id), Some(secret)) => Some(Keys {
+                id,
+                secret,
+                token: env("AWS_SESSION_TOKEN"),
+            }),
+            _ => match (
+                from(&creds, "aws_access_key_id").or_else(|| from(&config, "aws_access_key_id")),
+                from(&creds, "aws_secret_access_key")
+                    .or_else(|| from(&config, "aws_secret_access_key")),
+            ) {
+                (Some(id), Some(secret)) => Some(Keys {
+                    id,
+                    secret,
+                    token: from(&creds, "aws_session_token"),
+                }),
+                _ => None,
+            },
+        };
+        Chain {
+            keys,
+            region: env("AWS_REGION")
+                .or_else(|| env("AWS_DEFAULT_REGION"))
+                .or_else(|| from(&config, "region"))
+                .unwrap_or_else(|| "us-east-1".into()),
+            endpoint: env("AWS_ENDPOINT_URL_S3")
+                .or_else(|| env("AWS_ENDPOINT_URL"))
+                .or_else(|| env("AWS_ENDPOINT"))
+                .or_else(|| from(&config, "endpoint_url"))
+                .map(|e| e.trim_end_matches('/').to_string()),
+            provider_in_env: env("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI").is_some()
+                || env("AWS_CONTAINER_CREDENTIALS_FULL_URI").is_some()
+                || env("AWS_WEB_IDENTITY_TOKEN_FILE").is_some(),
+        }
+    }
+}
+
+/// A small text file (a profile file is never large), or `None`.
+fn read_small(p: &std::path::Path) -> Option<String> {
+    let meta = std::fs::metadata(p).ok()?;
+    (meta.len() < 1 << 20)
+        .then(|| std::fs::read_to_string(p).ok())
+        .flatten()
+}
+
+/// The `key = value` lines of section `[name]` of an INI file.
+fn ini_section(text: &str, name: &str) -> std::collections::BTreeMap<String, String> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut inside = false;
+    for line in text.lines() {
+        let line = line.trim();
+        if line.starts_with('#') || line.starts_with(';') || line.is_empty() {
+            continue;
+        }
+        if let Some(section) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            inside = section.trim() == name;
+            continue;
+        }
+        if inside && let Some((k, v)) = line.split_once('=') {
+            out.insert(k.trim().to_ascii_lowercase(), v.trim().to_string());
+        }
+    }
+    out
+}
+
+/// Reads bundle `url` (`s3://bucket/prefix/NAME.json`) whole, within the size a bundle may have.
+pub(crate) async fn read_object(url: &str) -> anyhow::Result<(Bytes, ObjectMeta)> {
+    let Some((prefix, name)) = split_object(url) else {
+        anyhow::bail!(
+            "{url} names no bundle: give s3://BUCKET/PREFIX/NAME.json (a .json or .json.gz object)"
+        );
+    };
+    let bucket = Bucket::open(&prefix)?;
+    bucket
+        .get(&name, llmsweep_shared::bundle::MAX_INFLATED_BYTES as u64)
+        .await
+        .with_context(|| format!("cannot read {url}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bucket_urls_are_split_and_checked() {
+        assert!(is_bucket_url("s3://b/x"));
+        assert!(is_bucket_url("S3://b"));
+        assert!(!is_bucket_url("results/s3:/x"));
+        assert_eq!(
+            split_object("s3://team/llm/kpro5-run-1.json"),
+            Some(("s3://team/llm".into(), "kpro5-run-1.json".into()))
+        );
+        assert_eq!(split_object("s3://team/llm"), None);
+        assert_eq!(split_object("s3://team/llm/"), None);
+        for bad in [
+            "s3://",
+            "s3://A_B/x",
+            "s3://ab",
+            "s3://team//x",
+            "s3://team/a/../b",
+        ] {
+            let e = Bucket::open(bad).unwrap_err().to_string();
+            assert!(e.contains("give s3://"), "{bad}: {e}");
+        }
+        let b = Bucket::open("s3://team/llm/nightly/").unwrap();
+        assert_eq!(b.url(), "s3://team/llm/nightly");
+        assert_eq!(b.object_url("a.json"), "s3://team/llm/nightly/a.json");
+        assert_eq!(b.key("a.json").as_ref(), "llm/nightly/a.json");
+        assert_eq!(
+            format!("{b:?}"),
+            r#"Bucket { url: "s3://team/llm/nightly" }"#
+        );
+    }
+
+    #[test]
+    fn a_profile_section_is_read() {
+        let text = "[default]\naws_access_key_id = A\n# c\n[profile team]\nregion = eu-west-1\nendpoint_url = http://127.0.0.1:3900\n";
+        assert_eq!(ini_section(text, "default")["aws_access_key_id"], "A");
+        let t = ini_section(text, "profile team");
+        assert_eq!(t["region"], "eu-west-1");
+        assert_eq!(t["endpoint_url"], "http://127.0.0.1:3900");
+        assert!(ini_section(text, "other").is_empty());
+    }
+
+    #[test]
+    fn store_errors_say_what_to_do() {
+        let e = explain(
+            "Generic S3 error: Error performing list: response error \"<Code>NoSuchBucket</Code>\"",
+            "http://127.0.0.1:3900",
+        );
+        assert!(e.starts_with("the bucket does not exist"), "{e}");
+        let e = explain(
+            "Generic S3 error: error sending request: Connection refused",
+            "http://127.0.0.1:3900",
+        );
+        assert!(
+            e.contains("cannot reach the store at http://127.0.0.1:3900"),
+            "{e}"
+        );
+    }
+}
