@@ -21,7 +21,7 @@ timed() {
     shift
     local t0 t1
     t0=$(date +%s.%N)
-    "$@" >"$work/out.txt" 2>&1
+    "$@" >"$work/out.txt" 2>&1 || echo "(exit $?)" >>"$work/out.txt"
     t1=$(date +%s.%N)
     printf '%-58s %6.2f s   %s\n' "$what" "$(echo "$t1 - $t0" | bc)" "$(head -c 110 "$work/out.txt" | head -1)"
 }

@@ -298,6 +298,14 @@ pub(crate) async fn push(a: PushArgs) -> anyhow::Result<ExitCode> {
     for f in &a.files {
         let shown = f.display().to_string();
         let name = match f.file_name().and_then(|n| n.to_str()) {
+            Some(llmsweep_shared::history::INDEX_NAME) => {
+                // `results/*.json` takes the folder's index too: it is the bucket's own to keep.
+                eprintln!(
+                    "{}: skipped: a folder's index, not a bundle (the bucket keeps its own)",
+                    inert(&shown)
+                );
+                continue;
+            }
             Some(n) if llmsweep_shared::folder::is_bundle_name(n) => n.to_string(),
             _ => {
                 eprintln!(

@@ -119,7 +119,19 @@ pub(crate) fn run(a: ImportArgs) -> anyhow::Result<ExitCode> {
     };
     let bundle = import(&req)?;
     let path = match a.output {
-        Some(p) => p,
+        Some(p) => {
+            // The folder it names is made, as --out makes its folder.
+            if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir).map_err(|e| {
+                    anyhow::anyhow!(
+                        "--output {}: cannot create the folder {}: {e}",
+                        inert(&p.display().to_string()),
+                        inert(&dir.display().to_string())
+                    )
+                })?;
+            }
+            p
+        }
         None => {
             let dir = std::path::Path::new("results");
             store::check_out_dir(dir)?;

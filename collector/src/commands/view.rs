@@ -96,7 +96,12 @@ pub(crate) async fn run(a: ViewArgs) -> anyhow::Result<ExitCode> {
                 b.check().await?;
                 view::Folder::bucket(b)
             }
-            None => view::Folder::open(&a.dir)?,
+            None => {
+                if let Some(why) = a.dir.to_str().and_then(crate::store::bucket::other_scheme) {
+                    anyhow::bail!(why);
+                }
+                view::Folder::open(&a.dir)?
+            }
         },
     );
     let (listener, note) = view::listen(view::Listen {

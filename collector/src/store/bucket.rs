@@ -21,7 +21,6 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::Context;
 use bytes::{Bytes, BytesMut};
 use futures_util::StreamExt;
 use object_store::aws::{AmazonS3, AmazonS3Builder};
@@ -57,6 +56,20 @@ impl std::fmt::Debug for Bucket {
 pub(crate) fn is_bucket_url(text: &str) -> bool {
     text.get(..SCHEME.len())
         .is_some_and(|s| s.eq_ignore_ascii_case(SCHEME))
+}
+
+/// Why `text` names a place llmsweep cannot use, when it has another store's scheme: only
+/// S3 and S3-compatible stores are spoken (GCS through its S3-compatible XML API).
+pub(crate) fn other_scheme(text: &str) -> Option<String> {
+    let lower = text.get(..8).unwrap_or(text).to_ascii_lowercase();
+    let scheme = [
+        "gs://", "gcs://", "az://", "abfs://", "azure://", "http://", "https://",
+    ]
+    .into_iter()
+    .find(|s| lower.starts_with(s))?;
+    Some(format!(
+        "{text}: {scheme} is not a place llmsweep writes or reads bundles; give a folder, or s3://BUCKET/PREFIX for S3 or an S3-compatible store (Google Cloud Storage too, through its S3-compatible API: AWS_ENDPOINT_URL=https://storage.googleapis.com and HMAC keys as AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY)"
+    ))
 }
 
 /// `s3://bucket/prefix/NAME.json` split into the prefix's URL and the bundle's name, when its
@@ -179,7 +192,7 @@ impl Bucket {
             .store
             .list_with_delimiter(prefix.as_ref())
             .await
-            .map_err(|e| self.error("cannot list", &e))?;
+            .map_err(|e| self.error("cannot list", &self.url, &e))?;
         Ok(listed
             .objects
             .into_iter()
@@ -193,16 +206,19 @@ impl Bucket {
     /// The bytes of object `name`, refused unread when it is over `limit` bytes, and cut off
     /// with an error when more than `limit` arrive anyway.
     pub(crate) async fn get(&self, name: &str, limit: u64) -> anyhow::Result<(Bytes, ObjectMeta)> {
-        let got = self
-            .store
-            .get(&self.key(name))
-            .await
-            .map_err(|e| self.error("cannot read", &e).context(self.object_url(name)))?;
+        let url = self.object_url(name);
+        let got = match self.store.get(&self.key(name)).await {
+            Ok(g) => g,
+            Err(object_store::Error::NotFound { .. }) => anyhow::bail!(
+                "there is no object {url}; `llmsweep index {}` lists the bundles there",
+                self.url
+            ),
+            Err(e) => return Err(self.error("cannot read", &url, &e)),
+        };
         let meta = got.meta.clone();
         if meta.size > limit {
             anyhow::bail!(
-                "{} is {} MB, more than the {} MB allowed",
-                self.object_url(name),
+                "{url} is {} MB, more than the {} MB allowed",
                 meta.size / (1024 * 1024),
                 limit / (1024 * 1024)
             );
@@ -210,11 +226,10 @@ impl Bucket {
         let mut body = BytesMut::with_capacity(meta.size as usize);
         let mut stream = got.into_stream();
         while let Some(chunk) = stream.next().await {
-            let chunk = chunk.map_err(|e| self.error("cannot read", &e))?;
+            let chunk = chunk.map_err(|e| self.error("cannot read", &url, &e))?;
             if (body.len() + chunk.len()) as u64 > limit {
                 anyhow::bail!(
-                    "{} sent more than the {} MB allowed",
-                    self.object_url(name),
+                    "{url} sent more than the {} MB allowed",
                     limit / (1024 * 1024)
                 );
             }
@@ -229,10 +244,7 @@ impl Bucket {
             .store
             .put(&self.key(name), PutPayload::from_bytes(bytes))
             .await
-            .map_err(|e| {
-                self.error("cannot write", &e)
-                    .context(self.object_url(name))
-            })?;
+            .map_err(|e| self.error("cannot write", &self.object_url(name), &e))?;
         Ok(r.e_tag)
     }
 
@@ -242,14 +254,14 @@ impl Bucket {
         self.list().await.map(|_| ())
     }
 
-    fn error(&self, what: &str, e: &object_store::Error) -> anyhow::Error {
+    fn error(&self, what: &str, url: &str, e: &object_store::Error) -> anyhow::Error {
         let mut why = explain(&e.to_string(), &self.endpoint);
         if self.anonymous && why.contains("refused") {
             why.push_str(
                 " (no credentials were found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE with ~/.aws/credentials)",
             );
         }
-        anyhow::anyhow!("{what} {}: {why}", self.url)
+        anyhow::anyhow!("{what} {url}: {why}")
     }
 }
 
@@ -428,7 +440,6 @@ pub(crate) async fn read_object(url: &str) -> anyhow::Result<(Bytes, ObjectMeta)
     bucket
         .get(&name, llmsweep_shared::bundle::MAX_INFLATED_BYTES as u64)
         .await
-        .with_context(|| format!("cannot read {url}"))
 }
 
 #[cfg(test)]
@@ -464,6 +475,16 @@ mod tests {
             format!("{b:?}"),
             r#"Bucket { url: "s3://team/llm/nightly" }"#
         );
+    }
+
+    #[test]
+    fn other_stores_are_named_not_taken_for_folders() {
+        for url in ["gs://b/x", "az://c/x", "https://example.com/x"] {
+            let e = other_scheme(url).unwrap();
+            assert!(e.contains("give a folder, or s3://BUCKET/PREFIX"), "{e}");
+        }
+        assert_eq!(other_scheme("results"), None);
+        assert_eq!(other_scheme("s3://b"), None);
     }
 
     #[test]

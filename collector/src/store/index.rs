@@ -34,6 +34,9 @@ pub(crate) enum Place {
 impl Place {
     /// A folder, or a bucket prefix when `text` is an `s3://` URL.
     pub(crate) fn parse(text: &Path) -> anyhow::Result<Place> {
+        if let Some(why) = text.to_str().and_then(bucket::other_scheme) {
+            anyhow::bail!(why);
+        }
         match text.to_str().filter(|t| bucket::is_bucket_url(t)) {
             Some(url) => Ok(Place::Bucket(Bucket::open(url)?)),
             None => Ok(Place::Local(text.to_path_buf())),
@@ -193,6 +196,13 @@ async fn refresh_bucket(b: &Bucket) -> anyhow::Result<(Index, Refreshed)> {
             .get(&l.name)
             .cloned()
             .unwrap_or_else(|| entry_of(l, Err("cannot be read".into())))
+    });
+    // A store's times are upload times (a `push` of a year's runs has one): newest run first,
+    // by the bundle's own date.
+    let mut entries = entries;
+    entries.sort_by(|a, b| {
+        let date = |e: &FolderEntry| e.bundle.as_ref().map(|f| f.created_at.clone());
+        date(b).cmp(&date(a)).then_with(|| a.name.cmp(&b.name))
     });
     let index = Index {
         llmsweep_index: INDEX_FORMAT,

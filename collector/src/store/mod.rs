@@ -41,6 +41,9 @@ pub(crate) fn read_bundle(path: &Path) -> anyhow::Result<Bundle> {
 /// Like [`read_bundle`], the reason in the words the viewer shows beside a file's name. A path
 /// that is a bucket URL (`s3://bucket/prefix/NAME.json`) is read from the store.
 pub(crate) fn read_bundle_plain(path: &Path) -> Result<Bundle, String> {
+    if let Some(why) = path.to_str().and_then(bucket::other_scheme) {
+        return Err(format!("cannot be read: {why}"));
+    }
     if let Some(url) = path.to_str().filter(|p| bucket::is_bucket_url(p)) {
         let url = url.to_string();
         let (bytes, _) = bucket::block_on(async move { bucket::read_object(&url).await })
@@ -75,6 +78,9 @@ pub(crate) fn too_big(size: u64) -> Option<String> {
 
 /// Makes sure `dir` exists and takes files, before any request is sent.
 pub(crate) fn check_out_dir(dir: &Path) -> anyhow::Result<()> {
+    if let Some(why) = dir.to_str().and_then(bucket::other_scheme) {
+        anyhow::bail!("--out {why}");
+    }
     fs::create_dir_all(dir)
         .with_context(|| format!("cannot create the output folder {} (--out)", dir.display()))?;
     let probe = dir.join(format!(".llmsweep-write-test-{}", std::process::id()));

@@ -610,6 +610,25 @@ async fn foreign_objects_and_a_partial_upload_are_named_not_trusted() {
         err.contains(&name) && err.contains("cannot be read"),
         "{err}"
     );
+    // A bundle that is not there: said, with where to look.
+    let o = g.run(
+        work.path(),
+        &["export", "--csv", &format!("{prefix}/nope.json")],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains(&format!("there is no object {prefix}/nope.json; `llmsweep index {prefix}` lists the bundles there")),
+        "{err}"
+    );
+    // A store's other names are not taken for local folders.
+    let o = g.run(work.path(), &["history", "gs://team/x"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("s3://BUCKET/PREFIX for S3"),
+        "{}",
+        text(&o.stderr)
+    );
     // An object that is no bundle name is refused by name.
     let o = g.run(
         work.path(),
