@@ -17,7 +17,7 @@ use llmsweep::sim::{Preset, SimConfig, SimServer};
 use llmsweep_shared::Bundle;
 use llmsweep_shared::compare::interval::{Spread, estimate};
 use llmsweep_shared::curves::Metric;
-use llmsweep_shared::metrics::level::summarize;
+use llmsweep_shared::test_support::{Normal, slowed};
 
 #[derive(Debug, Parser)]
 struct Args {
@@ -35,37 +35,12 @@ struct Args {
     out: PathBuf,
 }
 
-/// A deterministic standard normal (xorshift and Box–Muller).
-struct Normal(u64);
-impl Normal {
-    fn uniform(&mut self) -> f64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        ((self.0 >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-    }
-    fn draw(&mut self) -> f64 {
-        let (u, v) = (self.uniform(), self.uniform());
-        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
-    }
-}
-
+/// `b` as if every request had taken `factor` times as long, run `night` of host `label`.
 fn scaled(b: &Bundle, factor: f64, label: &str, night: usize) -> Bundle {
-    let mut b = b.clone();
-    let date = chrono_like(night);
-    b.created_at = date;
+    let mut b = slowed(b, factor);
+    b.created_at = chrono_like(night);
     b.label = label.to_string();
     b.id = format!("{}-{label}-{night}", b.id);
-    for s in &mut b.sweeps {
-        for p in &mut s.points {
-            for r in &mut p.requests {
-                r.start_s *= factor;
-                r.ttft_s = r.ttft_s.map(|t| t * factor);
-                r.e2e_s *= factor;
-            }
-            p.summary = Some(summarize(&p.requests, p.concurrency, s.output_len, &[]));
-        }
-    }
     b
 }
 

@@ -28,6 +28,28 @@
 //! [`cli`] and [`commands`] (parse and run a command line), [`load`] (run a plan in-process),
 //! [`output`] (the report and the view server), [`telemetry`], [`sim`] and [`import`].
 
+/// `println!` that never panics: standard output closed under a run (`| head`, a reader that
+/// went away) must not stop a sweep or a server, nor lose what it measured.
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        $crate::output::terminal::write_out(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+/// `print!` that never panics, as [`outln!`].
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::output::terminal::write_out(format_args!($($arg)*))
+    };
+}
+
+/// `eprintln!` that never panics, as [`outln!`].
+macro_rules! errln {
+    ($($arg:tt)*) => {
+        $crate::output::terminal::write_err(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
 pub mod cli;
 pub mod commands;
 pub mod import;

@@ -698,21 +698,7 @@ fn what_else(a: &HistoryRun, b: &HistoryRun) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A deterministic source of standard normal draws (xorshift and Box–Muller).
-    struct Normal(u64);
-    impl Normal {
-        fn uniform(&mut self) -> f64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            ((self.0 >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-        }
-        fn draw(&mut self) -> f64 {
-            let (u, v) = (self.uniform(), self.uniform());
-            (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
-        }
-    }
+    use crate::test_support::Normal;
 
     /// A history of `n` runs whose true value is 100 (× `factor` from run `from` on), each
     /// measured with relative standard error `se`.

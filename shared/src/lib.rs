@@ -20,6 +20,8 @@ pub mod metrics;
 pub mod selftest;
 pub mod shapes;
 pub mod shorten;
+#[cfg(any(test, feature = "test-support"))]
+pub mod test_support;
 pub mod text;
 
 pub use bundle::{Bundle, BundleError};

@@ -13,7 +13,7 @@ use crate::output::terminal::inert;
 /// `println!`, the line made inert: it holds labels and model ids from the bundles.
 macro_rules! say {
     ($($arg:tt)*) => {
-        println!("{}", crate::output::terminal::for_screen(&format!($($arg)*)))
+        outln!("{}", crate::output::terminal::for_screen(&format!($($arg)*)))
     };
 }
 
@@ -111,11 +111,11 @@ pub(crate) fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
     match a.format {
         Format::Text => {}
         Format::Json => {
-            print!("{}", compare_doc::json(&compared, a.fail_if_slower)?);
+            out!("{}", compare_doc::json(&compared, a.fail_if_slower)?);
             return Ok(ExitCode::from(compared.exit_code()));
         }
         Format::Markdown => {
-            print!("{}", compare_doc::markdown(&compared, a.fail_if_slower));
+            out!("{}", compare_doc::markdown(&compared, a.fail_if_slower));
             return Ok(ExitCode::from(compared.exit_code()));
         }
     }
@@ -125,7 +125,7 @@ pub(crate) fn run(a: CompareArgs) -> anyhow::Result<ExitCode> {
         nothing,
         ..
     } = compared;
-    print!("{}", inert(&text));
+    out!("{}", inert(&text));
     if let Some(why) = nothing {
         // The same with the gate or without: the runs cannot tell anything, which is no pass.
         say!("{why}");

@@ -38,7 +38,7 @@ pub(crate) async fn run(a: DemoArgs) -> anyhow::Result<ExitCode> {
     let sim = SimServer::start(demo_sim(), 0)
         .await
         .context("cannot start the simulated server on 127.0.0.1")?;
-    println!(
+    outln!(
         "demo: llmsweep's simulated server (a test instrument with known timing, not a real engine) on {}\n",
         sim.url()
     );
@@ -48,7 +48,7 @@ pub(crate) async fn run(a: DemoArgs) -> anyhow::Result<ExitCode> {
     sim.shutdown().await;
     let code = code?;
     if code == ExitCode::SUCCESS {
-        println!(
+        outln!(
             "\nLook at it:                llmsweep view {out} --open\n\
              Point it at a real server: llmsweep run --url http://127.0.0.1:30000 --label myhost"
         );

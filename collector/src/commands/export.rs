@@ -63,9 +63,11 @@ pub(crate) fn run(a: ExportArgs) -> anyhow::Result<ExitCode> {
         }
         None => {
             let mut out = std::io::stdout().lock();
-            out.write_all(csv.as_bytes())
-                .and_then(|()| out.flush())
-                .context("cannot write to standard output")?;
+            match out.write_all(csv.as_bytes()).and_then(|()| out.flush()) {
+                // `| head`: the reader has what it wanted.
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+                r => r.context("cannot write to standard output")?,
+            }
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -147,9 +147,9 @@ pub(crate) async fn run(a: HistoryArgs) -> anyhow::Result<ExitCode> {
     if let Some(at) = a.at {
         found.retain(|h| h.key == at.key);
     }
-    print!("{}", render(&place.shown(), &found, a.at.is_some()));
+    out!("{}", render(&place.shown(), &found, a.at.is_some()));
     if found.is_empty() {
-        eprintln!(
+        errln!(
             "no history of {} in {}{}: a history needs two runs of one label and workload that measured it{}",
             a.metric.key(),
             inert(&place.shown()),
@@ -183,13 +183,13 @@ pub(crate) async fn run(a: HistoryArgs) -> anyhow::Result<ExitCode> {
             })
             .collect();
         if !worse.is_empty() {
-            eprintln!(
+            errln!(
                 "gate: the newest run is worse beyond the noise: {}",
                 inert(&worse.join("; "))
             );
             return Ok(ExitCode::from(1));
         }
-        eprintln!("gate: passed — no newest run is worse beyond the noise");
+        errln!("gate: passed — no newest run is worse beyond the noise");
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -237,7 +237,7 @@ pub(crate) async fn index(a: IndexArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .filter(|e| e.error.is_some())
         .count();
-    println!(
+    outln!(
         "{}: {} bundle{}{}; {} read, {} from the index; {} in {:.2} s",
         inert(&place.shown()),
         index.listing.bundles.len(),
@@ -300,7 +300,7 @@ pub(crate) async fn push(a: PushArgs) -> anyhow::Result<ExitCode> {
         let name = match f.file_name().and_then(|n| n.to_str()) {
             Some(llmsweep_shared::history::INDEX_NAME) => {
                 // `results/*.json` takes the folder's index too: it is the bucket's own to keep.
-                eprintln!(
+                errln!(
                     "{}: skipped: a folder's index, not a bundle (the bucket keeps its own)",
                     inert(&shown)
                 );
@@ -308,7 +308,7 @@ pub(crate) async fn push(a: PushArgs) -> anyhow::Result<ExitCode> {
             }
             Some(n) if llmsweep_shared::folder::is_bundle_name(n) => n.to_string(),
             _ => {
-                eprintln!(
+                errln!(
                     "{}: not copied: only .json and .json.gz bundles are",
                     inert(&shown)
                 );
@@ -320,7 +320,7 @@ pub(crate) async fn push(a: PushArgs) -> anyhow::Result<ExitCode> {
         let b = match crate::store::read_bundle(f) {
             Ok(b) => b,
             Err(e) => {
-                eprintln!(
+                errln!(
                     "{}: not copied: {}",
                     inert(&shown),
                     inert(&format!("{e:#}"))
@@ -332,7 +332,7 @@ pub(crate) async fn push(a: PushArgs) -> anyhow::Result<ExitCode> {
         let bytes = match std::fs::read(f) {
             Ok(b) => bytes::Bytes::from(b),
             Err(e) => {
-                eprintln!("{}: not copied: {e}", inert(&shown));
+                errln!("{}: not copied: {e}", inert(&shown));
                 failed += 1;
                 continue;
             }
@@ -347,10 +347,10 @@ pub(crate) async fn push(a: PushArgs) -> anyhow::Result<ExitCode> {
                     facts: llmsweep_shared::folder::BundleFacts::of(&b),
                     summary: llmsweep_shared::history::RunSummary::of(&b),
                 });
-                println!("{} → {}", inert(&shown), bucket.object_url(&name));
+                outln!("{} → {}", inert(&shown), bucket.object_url(&name));
             }
             Err(e) => {
-                eprintln!(
+                errln!(
                     "{}: not copied: {}",
                     inert(&shown),
                     inert(&format!("{e:#}"))
@@ -363,7 +363,7 @@ pub(crate) async fn push(a: PushArgs) -> anyhow::Result<ExitCode> {
     if !written.is_empty()
         && let Err(e) = index::record_entries(&place, written).await
     {
-        eprintln!(
+        errln!(
             "note: the bucket's index was not updated ({}); the next `llmsweep index {}` or listing rebuilds it",
             inert(&format!("{e:#}")),
             bucket.url()

@@ -141,7 +141,7 @@ pub(crate) fn run(a: ImportArgs) -> anyhow::Result<ExitCode> {
     store::write_atomic(&path, &bundle)?;
     let src = bundle.source.as_ref();
     for note in src.map(|s| s.notes.as_slice()).unwrap_or_default() {
-        eprintln!("note: {}", inert(note));
+        errln!("note: {}", inert(note));
     }
     for s in &bundle.sweeps {
         let keys: Vec<String> = s
@@ -161,7 +161,7 @@ pub(crate) fn run(a: ImportArgs) -> anyhow::Result<ExitCode> {
             SweepKind::Rate => format!("{} req/s", keys.join(", ")),
             _ => format!("C {}", keys.join(",")),
         };
-        println!(
+        outln!(
             "{} sweep: {} point{} ({keys}){}",
             llmsweep_shared::compare::kind_name(s.kind),
             s.points.len(),
@@ -173,7 +173,7 @@ pub(crate) fn run(a: ImportArgs) -> anyhow::Result<ExitCode> {
             }
         );
     }
-    println!(
+    outln!(
         "imported {} from {} as {:?}: {}",
         req.files.len().to_string()
             + if req.files.len() == 1 {

@@ -55,7 +55,7 @@ pub async fn run(cli: Cli) -> ExitCode {
         Err(e) => {
             // An error may quote a server (a model id, a redirect's target, its error text).
             let text = format!("{e:#}");
-            eprintln!("error: {}", crate::output::terminal::inert(&text));
+            errln!("error: {}", crate::output::terminal::inert(&text));
             ExitCode::from(2)
         }
     }
@@ -94,7 +94,7 @@ fn report(o: &Outcome) -> ExitCode {
         Some(Copy::Missing { .. }) | None => String::new(),
     };
     if let Some(Copy::Missing { url, why }) = &o.copy {
-        eprintln!(
+        errln!(
             "warning: the bundle is not in the bucket ({}); it is in {} only: `llmsweep push {} --to {}` copies it there",
             crate::output::terminal::inert(why),
             o.path.display(),
@@ -103,21 +103,21 @@ fn report(o: &Outcome) -> ExitCode {
         );
     }
     if o.interrupted {
-        eprintln!(
+        errln!(
             "interrupted: the results so far are in {}{copy} (\"complete\": false)",
             o.path.display()
         );
         return ExitCode::from(o.signal.map_or(130, Signal::exit_code));
     }
-    println!("\nbundle: {}{copy}", o.path.display());
+    outln!("\nbundle: {}{copy}", o.path.display());
     if o.points_ok == 0 {
-        eprintln!(
+        errln!(
             "error: no level had a successful request; the server's errors are in the table above and in the bundle"
         );
         return ExitCode::from(1);
     }
     if !o.failed.is_empty() {
-        eprintln!(
+        errln!(
             "error: {} level{} could not be measured: {} (the reasons are in the table above and in the bundle)",
             o.failed.len(),
             if o.failed.len() == 1 { "" } else { "s" },

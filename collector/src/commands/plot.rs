@@ -117,7 +117,7 @@ pub(crate) fn run(a: PlotArgs) -> anyhow::Result<ExitCode> {
             "note: {label} has no {} sweep; it is left out of this chart",
             llmsweep_shared::compare::kind_name(w.sweep)
         );
-        eprintln!("{}", inert(&note));
+        errln!("{}", inert(&note));
     }
     let said = format!(
         "chart: {} ({} {}x{}, {} KB, {} run{}: {})",
@@ -130,7 +130,7 @@ pub(crate) fn run(a: PlotArgs) -> anyhow::Result<ExitCode> {
         if w.runs.len() == 1 { "" } else { "s" },
         w.runs.join(", ")
     );
-    println!("{}", inert(&said));
+    outln!("{}", inert(&said));
     Ok(ExitCode::SUCCESS)
 }
 

@@ -48,7 +48,7 @@ pub(crate) fn run(a: ReportArgs) -> anyhow::Result<ExitCode> {
     if selftests > 0 {
         what.push_str(&format!(" and {}", plural(selftests, "selftest")));
     }
-    println!(
+    outln!(
         "report: {} ({} KB, {what}; opens offline in any browser)",
         a.output.display(),
         html.len() / 1024,

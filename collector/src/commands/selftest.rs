@@ -221,7 +221,7 @@ async fn serve(a: &SelftestArgs, addr: std::net::SocketAddr) -> anyhow::Result<E
             interval.as_millis()
         ),
     };
-    println!(
+    outln!(
         "selftest endpoint on {} ({how}); measure it with `llmsweep selftest --url {}`; Ctrl-C stops it",
         endpoint.url(),
         endpoint.url()
@@ -291,7 +291,7 @@ pub(crate) async fn run(a: SelftestArgs) -> anyhow::Result<ExitCode> {
     let path = store::bundle_path(&a.out, &label, "selftest", &created);
     let mut bundle = selftest_bundle(label, created, &at);
     let interrupt = super::watch_signals();
-    println!("{}", header());
+    outln!("{}", header());
     let mut all_exact = true;
     for spec in levels {
         if interrupt.is_stopped() {
@@ -307,7 +307,7 @@ pub(crate) async fn run(a: SelftestArgs) -> anyhow::Result<ExitCode> {
     }
     bundle.complete = !interrupt.is_stopped();
     store::write_atomic(&path, &bundle)?;
-    println!("\nbundle: {}", path.display());
+    outln!("\nbundle: {}", path.display());
     keep_capacity(&bundle);
     if let Some(sig) = interrupt.signal.get() {
         return Ok(ExitCode::from(sig.exit_code()));
@@ -315,7 +315,7 @@ pub(crate) async fn run(a: SelftestArgs) -> anyhow::Result<ExitCode> {
     Ok(if all_exact {
         ExitCode::SUCCESS
     } else {
-        println!("some requests failed or were short: the client is not reading streams right");
+        outln!("some requests failed or were short: the client is not reading streams right");
         ExitCode::FAILURE
     })
 }
@@ -360,19 +360,19 @@ fn selftest_bundle(
 /// A level's row, and why it is not to be trusted when it is not: the endpoint fell behind its
 /// schedule (`interval_ms` apart), or requests failed.
 fn print_level(level: &SelftestLevel, interval_ms: u64) {
-    println!("{}", row(level));
+    outln!("{}", row(level));
     if let Some(lag) = level
         .first_event_lag_s
         .filter(|l| l.p50 > interval_ms as f64 / 1e3)
     {
-        println!(
+        outln!(
             "      ↳ the endpoint sent first events {} ms behind schedule at p50: this machine (client and endpoint together) is the limit at C={}",
             millis(lag.p50),
             level.concurrency
         );
     }
     if let Some((why, n)) = &level.commonest_error {
-        println!(
+        outln!(
             "      ↳ {n} of {} requests failed: {}",
             level.requests,
             crate::output::terminal::inert(why)
@@ -391,12 +391,12 @@ fn keep_capacity(bundle: &llmsweep_shared::Bundle) {
         return;
     };
     match capacity::save(&c) {
-        Ok(p) => println!(
+        Ok(p) => outln!(
             "capacity: {:.0} events/s, kept in {} for every sweep's client-bound check",
             c.events_s,
             p.display()
         ),
-        Err(e) => println!("capacity: {:.0} events/s, not kept ({e})", c.events_s),
+        Err(e) => outln!("capacity: {:.0} events/s, not kept ({e})", c.events_s),
     }
 }
 

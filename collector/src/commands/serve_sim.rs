@@ -217,7 +217,7 @@ pub(crate) async fn run(a: SimArgs) -> anyhow::Result<ExitCode> {
         .parse()
         .with_context(|| format!("--host {:?} is not an IP address, e.g. 127.0.0.1", a.host))?;
     if !ip.is_loopback() {
-        eprintln!("warning: serving on {ip}, reachable from other machines");
+        errln!("warning: serving on {ip}, reachable from other machines");
     }
     let listener = tokio::net::TcpListener::bind((ip, a.port))
         .await
@@ -239,7 +239,7 @@ pub(crate) async fn run(a: SimArgs) -> anyhow::Result<ExitCode> {
         ),
         None => String::new(),
     };
-    println!(
+    outln!(
         "llmsweep serve-sim ({} preset{slowed}{speaking}{speculative}, model {}): simulated server, not a real engine — http://{addr}",
         a.preset.name(),
         cfg.model

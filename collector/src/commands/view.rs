@@ -112,22 +112,22 @@ pub(crate) async fn run(a: ViewArgs) -> anyhow::Result<ExitCode> {
     let addr = listener.local_addr()?;
     let access = access(&a)?;
     if !a.bind.is_loopback() {
-        eprintln!(
+        errln!(
             "warning: listening on {addr}: anyone on the network who can reach this machine can read every bundle in {} (there is no password)",
             folder.shown()
         );
-        eprintln!(
+        errln!(
             "  requests must name this server by an IP address or as localhost, {} — so a web page of another site cannot read the results through DNS rebinding; allow more names with --allow-host NAME",
             access.allow_hosts.join(", ")
         );
     }
     if a.allow_remote_bundles {
-        eprintln!(
+        errln!(
             "note: --allow-remote-bundles: a link to this page can make it load a bundle from any site"
         );
     }
     if let Some(note) = note {
-        eprintln!("note: {note}");
+        errln!("note: {note}");
     }
     let listing = std::sync::Arc::clone(&folder)
         .listing_any()
@@ -135,8 +135,8 @@ pub(crate) async fn run(a: ViewArgs) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("cannot read {}", folder.shown()))?;
     let url = view::page_url(addr);
     let unreadable = listing.bundles.iter().filter(|b| b.error.is_some()).count();
-    println!("llmsweep view: {url}");
-    println!(
+    outln!("llmsweep view: {url}");
+    outln!(
         "  {} — {} bundle{}{}; bundles added later appear when the page is reloaded",
         folder.shown(),
         listing.bundles.len(),
@@ -147,17 +147,17 @@ pub(crate) async fn run(a: ViewArgs) -> anyhow::Result<ExitCode> {
             String::new()
         }
     );
-    println!("  Ctrl-C stops");
+    outln!("  Ctrl-C stops");
     if a.open
         && let Err(e) = view::open_browser(&url)
     {
-        eprintln!("warning: cannot open a browser ({e}); open {url} yourself");
+        errln!("warning: cannot open a browser ({e}); open {url} yourself");
     }
     view::serve(listener, folder, access, async {
         let _ = tokio::signal::ctrl_c().await;
     })
     .await
     .with_context(|| format!("serving on {addr} failed"))?;
-    println!("stopped");
+    outln!("stopped");
     Ok(ExitCode::SUCCESS)
 }

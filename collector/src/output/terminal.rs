@@ -340,7 +340,7 @@ fn explanations(p: &Point) -> Vec<String> {
 
 /// Prints `line` on stdout, inert: see [`inert`].
 fn say(line: &str) {
-    println!(
+    outln!(
         "{}",
         wrap(&inert(line), line_width(&console::Term::stdout()))
     );
@@ -432,6 +432,19 @@ pub(crate) fn stdout_width() -> usize {
     line_width(&console::Term::stdout())
 }
 
+/// Writes to standard output and ignores a failure: a reader that went away (`| head`, a
+/// test that read the first line) must not stop a run or a server. Used by `outln!`.
+pub(crate) fn write_out(args: std::fmt::Arguments<'_>) {
+    use std::io::Write as _;
+    let _ = std::io::stdout().lock().write_fmt(args);
+}
+
+/// Writes to standard error and ignores a failure, as [`write_out`]. Used by `errln!`.
+pub(crate) fn write_err(args: std::fmt::Arguments<'_>) {
+    use std::io::Write as _;
+    let _ = std::io::stderr().lock().write_fmt(args);
+}
+
 /// `text` made inert for the terminal: see [`llmsweep_shared::text::inert`].
 pub(crate) fn inert(text: &str) -> std::borrow::Cow<'_, str> {
     llmsweep_shared::text::inert(text)
@@ -450,8 +463,8 @@ pub(crate) fn note_line(line: &str) {
         .unwrap_or_else(|poisoned| poisoned.into_inner().clone());
     let text = wrap(&inert(line), line_width(&console::Term::stderr()));
     match active {
-        Some(bar) => bar.suspend(|| eprintln!("{text}")),
-        None => eprintln!("{text}"),
+        Some(bar) => bar.suspend(|| errln!("{text}")),
+        None => errln!("{text}"),
     }
 }
 

@@ -523,7 +523,7 @@ pub fn open_browser(url: &str) -> Result<(), String> {
         if let Ok(status) = child.wait()
             && !status.success()
         {
-            eprintln!(
+            errln!(
                 "warning: {program} could not open a browser ({status}); open the address yourself"
             );
         }

@@ -90,3 +90,25 @@ fn export_without_a_format_or_with_a_bad_file_says_what_to_do() {
         text(&o.stderr)
     );
 }
+
+/// Standard output closed before a word is written (`| head` that has had its fill, a reader
+/// that went away): each command finishes as it would have, with no panic. Before, the first
+/// `println!` after the reader left panicked, which took down `view`'s server with it.
+#[test]
+fn a_closed_standard_output_is_not_a_crash() {
+    for args in [
+        &["export", "--csv", GOLDEN_PATH][..],
+        &["compare", GOLDEN_PATH, GOLDEN_PATH][..],
+    ] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let o = crate::support::command()
+            .args(args)
+            .stdout(writer)
+            .output()
+            .unwrap();
+        let err = text(&o.stderr);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {err}");
+    }
+}

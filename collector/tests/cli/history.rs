@@ -6,24 +6,9 @@ use std::path::Path;
 
 use llmsweep::sim::{Preset, SimConfig, SimServer};
 use llmsweep_shared::Bundle;
-use llmsweep_shared::metrics::level::summarize;
+use llmsweep_shared::test_support::{Normal, slowed};
 
 use crate::support::{command, text};
-
-/// A deterministic standard normal (xorshift and Box–Muller).
-struct Normal(u64);
-impl Normal {
-    fn uniform(&mut self) -> f64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        ((self.0 >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-    }
-    fn draw(&mut self) -> f64 {
-        let (u, v) = (self.uniform(), self.uniform());
-        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
-    }
-}
 
 /// One real run of the simulator at C=4, its bundle.
 pub(crate) async fn one_sim_run(dir: &Path, label: &str) -> Bundle {
@@ -65,27 +50,16 @@ pub(crate) async fn one_sim_run(dir: &Path, label: &str) -> Bundle {
     b
 }
 
-/// `b` as if every request had taken `factor` times as long: its summaries recomputed, so every
-/// rate is divided by `factor` and its interval, in relative terms, stays.
+/// `b` as if every request had taken `factor` times as long (see [`slowed`]), dated day `day`
+/// from October 1st, under engine version `engine_version`.
 pub(crate) fn scaled(b: &Bundle, factor: f64, day: u32, engine_version: &str) -> Bundle {
-    let mut b = b.clone();
+    let mut b = slowed(b, factor);
     b.created_at = format!("2026-10-{:02}T02:00:00Z", day.clamp(1, 31));
     if day > 31 {
         b.created_at = format!("2026-11-{:02}T02:00:00Z", day - 31);
     }
     b.id = format!("{}-{day}", b.id);
     b.target.engine_version = Some(engine_version.to_string());
-    for s in &mut b.sweeps {
-        for p in &mut s.points {
-            for r in &mut p.requests {
-                r.start_s *= factor;
-                r.ttft_s = r.ttft_s.map(|t| t * factor);
-                r.e2e_s *= factor;
-            }
-            let summary = summarize(&p.requests, p.concurrency, s.output_len, &[]);
-            p.summary = Some(summary);
-        }
-    }
     b
 }
 

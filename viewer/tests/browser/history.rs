@@ -11,27 +11,17 @@ use llmsweep_shared::Bundle;
 use llmsweep_shared::curves::Metric;
 use llmsweep_shared::folder::{BundleFacts, FolderEntry, FolderListing};
 use llmsweep_shared::history::{RunSummary, histories};
-use llmsweep_shared::metrics::level::summarize;
+use llmsweep_shared::test_support::slowed;
 
 use super::harness::{Browser, Session};
 use super::{LOAD, ONE_AT_A_TIME, bundles, click_tab};
 
 /// `b` as if every request had taken `factor` times as long, dated day `day` of November.
 fn scaled(b: &Bundle, factor: f64, day: u32, version: &str) -> Bundle {
-    let mut b = b.clone();
+    let mut b = slowed(b, factor);
     b.created_at = format!("2026-11-{day:02}T02:00:00Z");
     b.id = format!("{}-{day}", b.id);
     b.target.engine_version = Some(version.into());
-    for s in &mut b.sweeps {
-        for p in &mut s.points {
-            for r in &mut p.requests {
-                r.start_s *= factor;
-                r.ttft_s = r.ttft_s.map(|t| t * factor);
-                r.e2e_s *= factor;
-            }
-            p.summary = Some(summarize(&p.requests, p.concurrency, s.output_len, &[]));
-        }
-    }
     b
 }
 
