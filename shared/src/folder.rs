@@ -112,7 +112,6 @@ pub fn is_bundle_name(name: &str) -> bool {
     stem.is_some_and(|s| !s.is_empty())
         && !name.starts_with('.')
         && !name.contains(['/', '\\', '\0'])
-        && name != crate::history::INDEX_NAME
 }
 
 /// The URL of bundle `name`, relative to the page: [`BUNDLE_PREFIX`] and the name with every
@@ -172,7 +171,7 @@ mod tests {
             "a\\b.json",
             ".json.gz",
             "a.gz",
-            "llmsweep-index.json",
+            ".llmsweep-index.json",
         ] {
             assert!(!is_bundle_name(no), "{no}");
         }

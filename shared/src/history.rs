@@ -31,8 +31,9 @@ use crate::curves::Metric;
 use crate::folder::{FolderEntry, FolderListing};
 use crate::hash::fnv1a;
 
-/// The index's file (or object) name, beside the bundles it lists.
-pub const INDEX_NAME: &str = "llmsweep-index.json";
+/// The index's file (or object) name, beside the bundles it lists: a hidden name, so that
+/// `llmsweep compare results/*.json` does not take it for a bundle.
+pub const INDEX_NAME: &str = ".llmsweep-index.json";
 /// The index format this version writes; an index of another format is rebuilt.
 pub const INDEX_FORMAT: u32 = 1;
 /// The chance of one or more false alarms in a whole history with no change.
