@@ -208,9 +208,15 @@ fn derive_with(probes: BTreeMap<String, Probe>, whole_models: Option<Value>) -> 
         .and_then(Value::as_str)
         .map(String::from);
     // SGLang 0.5.11 and later answer /server_info (the old path still answers, deprecated).
+    // A server that answers every path with the same JSON is not SGLang: its server info has
+    // SGLang's own fields.
     let server_info = f
         .probe_json("/server_info")
-        .or_else(|| f.probe_json("/get_server_info"))
+        .filter(|v| is_sglang_server_info(v))
+        .or_else(|| {
+            f.probe_json("/get_server_info")
+                .filter(|v| is_sglang_server_info(v))
+        })
         .cloned();
     let props = f.probe_json("/props").cloned();
     let info = f.probe_json("/info").cloned();
@@ -282,6 +288,20 @@ fn derive_with(probes: BTreeMap<String, Probe>, whole_models: Option<Value>) -> 
         f.max_context = model_len;
     }
     f
+}
+
+/// SGLang's server info is its server arguments, its version and its internal states.
+fn is_sglang_server_info(v: &Value) -> bool {
+    [
+        "tp_size",
+        "dp_size",
+        "model_path",
+        "context_length",
+        "max_running_requests",
+        "internal_states",
+    ]
+    .iter()
+    .any(|k| v.get(*k).is_some())
 }
 
 fn is_llama_cpp_props(p: &Value) -> bool {
@@ -366,6 +386,20 @@ mod tests {
             (Some(32768), Some(16))
         );
         assert_eq!(f.server_args.unwrap()["tp_size"], 2);
+    }
+
+    /// A server that answers every path with one JSON (its model list) is not taken for SGLang
+    /// because `/get_server_info` answered.
+    #[test]
+    fn a_catch_all_answer_is_not_sglangs_server_info() {
+        let same = || ok(json!({"data":[{"id":"m","max_model_len":4096}]}));
+        let f = derive(probes(vec![
+            ("/v1/models", same()),
+            ("/get_server_info", same()),
+            ("/server_info", same()),
+        ]));
+        assert_ne!(f.engine.as_deref(), Some("sglang"));
+        assert!(f.server_args.is_none());
     }
 
     /// SGLang launched without `--max-running-requests` reports its limit per data-parallel rank
