@@ -210,13 +210,9 @@ fn derive_with(probes: BTreeMap<String, Probe>, whole_models: Option<Value>) -> 
     // SGLang 0.5.11 and later answer /server_info (the old path still answers, deprecated).
     // A server that answers every path with the same JSON is not SGLang: its server info has
     // SGLang's own fields.
-    let server_info = f
-        .probe_json("/server_info")
-        .filter(|v| is_sglang_server_info(v))
-        .or_else(|| {
-            f.probe_json("/get_server_info")
-                .filter(|v| is_sglang_server_info(v))
-        })
+    let server_info = ["/server_info", "/get_server_info"]
+        .iter()
+        .find_map(|path| f.probe_json(path).filter(|v| is_sglang_server_info(v)))
         .cloned();
     let props = f.probe_json("/props").cloned();
     let info = f.probe_json("/info").cloned();
