@@ -99,14 +99,23 @@ async fn one_run(cfg: SimConfig, label: &str, levels: &str) -> (Bundle, f64) {
     (Bundle::from_json(&text).expect("bundle reads"), wall)
 }
 
-async fn pair(args: Arc<Args>) -> Found {
-    let base = SimConfig::preset(Preset::Kpro5).slowed(args.speed);
+async fn pair(args: Arc<Args>, index: u64) -> Found {
+    // Each run its own seed: a speculative server's accepted drafts differ from run to run,
+    // and with one seed the two runs of a pair would draw the same ones.
+    let base = SimConfig {
+        seed: 2 * index + 1,
+        ..SimConfig::preset(Preset::Kpro5).slowed(args.speed)
+    };
+    let second = SimConfig {
+        seed: 2 * index + 2,
+        ..base.clone()
+    };
     let other = match args.case.as_str() {
-        "same" => base.clone(),
-        "slower" => base.clone().slowed(args.slowdown),
+        "same" => second,
+        "slower" => second.slowed(args.slowdown),
         "max-running-12" => SimConfig {
             max_running: 12,
-            ..base.clone()
+            ..second
         },
         other => panic!("unknown case {other}"),
     };
@@ -172,11 +181,11 @@ async fn run() {
         .collect();
     let sem = Arc::new(tokio::sync::Semaphore::new(args.parallel));
     let mut tasks = Vec::new();
-    for _ in 0..args.pairs {
+    for index in 0..args.pairs {
         let (args, sem) = (args.clone(), sem.clone());
         tasks.push(tokio::task::spawn_local(async move {
             let _p = sem.acquire().await.expect("semaphore");
-            pair(args).await
+            pair(args, index as u64).await
         }));
     }
     let mut outcomes: BTreeMap<String, usize> = BTreeMap::new();

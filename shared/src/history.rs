@@ -682,6 +682,7 @@ fn what_else(a: &HistoryRun, b: &HistoryRun) -> Vec<String> {
                 FlagKind::Stall
                     | FlagKind::OtherTraffic
                     | FlagKind::Capped
+                    | FlagKind::Imprecise
                     | FlagKind::HostBusy
                     | FlagKind::ClientBound
                     | FlagKind::PrefixCache

@@ -1285,6 +1285,10 @@ pub enum FlagKind {
     /// The level was stopped by its time cap before its steady throughput was as precise as
     /// asked (`--precision`); its interval is wider than the others'.
     Capped,
+    /// The level stopped when its first cycles agreed to the precision asked (`--precision`),
+    /// but its interval over the whole level came out wider: a few cycles' spread can agree by
+    /// chance.
+    Imprecise,
     /// The collector's own timer woke late during the level (see [`Lateness`]): its host was
     /// busy, and the numbers may carry the client's delays.
     HostBusy,
@@ -1313,6 +1317,7 @@ impl FlagKind {
             FlagKind::ConnectionSetup => "conn-setup",
             FlagKind::Stall => "stall",
             FlagKind::Capped => "capped",
+            FlagKind::Imprecise => "imprecise",
             FlagKind::HostBusy => "host-busy",
             FlagKind::OtherTraffic => "other-traffic",
             FlagKind::Unknown => "unknown",

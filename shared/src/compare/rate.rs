@@ -98,13 +98,15 @@ pub(crate) mod tests {
     /// Requests per rate point.
     const N: u64 = 20;
 
-    /// A rate point at `rps` offered: request `i` (of [`N`]) has TTFT `0.1·k·(1 + i/100)` s and
-    /// TPOT `0.01·k·(1 + i/100)` s over 32 tokens, so every latency scales with `k`; `good` of
-    /// them met the SLO; the client achieved 99 % of the offered rate, lag p99 `lag` s.
+    /// A rate point at `rps` offered: its requests have TTFT `0.1·k·(1 + j/100)` s and TPOT
+    /// `0.01·k·(1 + j/100)` s over 32 tokens, `j` = 0 … 19 in a shuffled order (`11·i mod 20`
+    /// for the `i`-th sent, so the latencies do not trend with sending order), so every
+    /// latency scales with `k`; `good` of them met the SLO; the client achieved 99 % of the
+    /// offered rate, lag p99 `lag` s.
     pub(crate) fn rate_point(rps: f64, k: f64, good: u64, lag: f64) -> Point {
         let records: Vec<RequestRecord> = (0..N)
             .map(|i| {
-                let f = 1.0 + i as f64 / 100.0;
+                let f = 1.0 + ((11 * i) % N) as f64 / 100.0;
                 let (ttft, tpot) = (0.1 * k * f, 0.01 * k * f);
                 let mut r = rec(i as f64 / rps, ttft, ttft + 31.0 * tpot, 32);
                 r.content_hash = Some(format!("{rps}-{i}"));
@@ -200,7 +202,7 @@ pub(crate) mod tests {
                 .cells[1]
                 .clone()
         };
-        // TTFT p50 of 0.1·(1 + i/100), i = 0..19: between ranks 10 and 11, 0.1095 s.
+        // TTFT p50 of 0.1·(1 + j/100), j = 0..19: between ranks 10 and 11, 0.1095 s.
         assert!((cell(2, Metric::TtftP50).value.unwrap() - 0.1095 * 1.5).abs() < 1e-12);
         for m in [Metric::TtftP50, Metric::TpotP50] {
             let at_8 = cell(2, m);

@@ -1085,7 +1085,7 @@ mod tests {
         assert_eq!(v.outcome, Outcome::Mixed);
         let h = v.headline(&cmp.labels, 0);
         assert!(
-            h.starts_with("throughput sweep: mixed: against a16, b12 serves 26.0 % fewer tokens/s at C=4 and its TTFT p50 is 400.0 % higher at C=4, while"),
+            h.starts_with("throughput sweep: mixed: against a16, b12 serves 25.9 % fewer tokens/s at C=2 and its TTFT p50 is 400.0 % higher at C=4, while"),
             "{h}"
         );
         assert!(

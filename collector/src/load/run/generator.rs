@@ -44,6 +44,10 @@ pub struct Precision {
 
 /// Cycles (see [`llmsweep_shared::metrics::steady_cycles`]) a level runs at least before its
 /// precision is judged: a few waves of the server's batch, so one odd wave is seen as such.
+/// Three cycles' spread (two degrees of freedom) can agree by chance: a level whose interval
+/// over all its cycles then comes out wider than asked is flagged `imprecise` (the kpro5 story's
+/// C=2 once stopped at ±1.8 % over three and ended at ±2.4 % over four). Asking four costs every
+/// level another wave, about 17 s at kpro5's saturation.
 pub(crate) const MIN_PRECISE_CYCLES: usize = 3;
 
 impl Precision {

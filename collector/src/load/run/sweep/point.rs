@@ -525,8 +525,12 @@ pub(crate) fn build_point(spec: &LoadSpec, result: &LoadResult, expected_cached:
     }
     let mut flags = level_flags(&counted, spec.output_len, expected_cached);
     flags.extend(degenerate_flag(&result.finished));
+    // A level stopped by its cap is flagged when its interval, drawn over the whole level, is
+    // still wider than asked: while it ran, the last decode's tokens were not yet known, so a
+    // level can reach the cap and still end precise.
     if let StopRule::Precise(p) = spec.stop
         && result.capped
+        && summary.steady_pm_pct.is_none_or(|pm| pm > p.steady_pct)
     {
         let reached = summary.steady_pm_pct.map_or_else(
             || "not known (too few waves for an interval)".to_string(),
@@ -537,6 +541,20 @@ pub(crate) fn build_point(spec: &LoadSpec, result: &LoadResult, expected_cached:
             message: format!(
                 "stopped sending at the {:.0} s cap (--max-level-time) with steady tok/s known to {reached}, short of the ±{} % asked (--precision)",
                 p.cap.as_secs_f64(),
+                p.steady_pct
+            ),
+            count: None,
+        });
+    }
+    if let StopRule::Precise(p) = spec.stop
+        && !result.capped
+        && !result.interrupted
+        && let Some(pm) = summary.steady_pm_pct.filter(|&pm| pm > p.steady_pct)
+    {
+        flags.push(Flag {
+            kind: FlagKind::Imprecise,
+            message: format!(
+                "stopped sending when its cycles so far agreed to within ±{} %; over the whole level steady tok/s is known to ±{pm:.1} % (--precision)",
                 p.steady_pct
             ),
             count: None,
