@@ -318,7 +318,7 @@ fn sweep_sim_with(url: &str, out: &Path, label: &str, extra: &[&str]) -> PathBuf
         "--output-len",
         "16",
         "--requests",
-        "6",
+        "10",
         "--warmup",
         "0",
     ];
@@ -422,7 +422,8 @@ async fn the_gate_cannot_pass_a_rerun_it_cannot_resolve_and_fails_a_server_half_
     );
 
     // The default seed: both runs sent the same content, each with its own prefix. The
-    // simulator's waves are alike to the millisecond, so six requests resolve a 5 % change.
+    // simulator's waves are alike to the millisecond, so ten requests resolve a 5 % change (at
+    // C=2, five waves: the start's, three cycles, and the last, which nothing after it closes).
     let o = llmsweep(&["compare", a, b, "--fail-if-slower", "5"]);
     let out = text(&o.stdout);
     resolved_but_for_ttft_at_c2(o.status.code(), &out);
@@ -468,7 +469,8 @@ async fn the_gate_cannot_pass_a_rerun_it_cannot_resolve_and_fails_a_server_half_
     );
     assert!(
         out.contains("thrice: same workload ✓ (digest ")
-            && flat(&out).contains("different numbers of requests at C=1 (18 vs 6), C=2 (18 vs 6)"),
+            && flat(&out)
+                .contains("different numbers of requests at C=1 (30 vs 10), C=2 (30 vs 10)"),
         "{out}"
     );
 

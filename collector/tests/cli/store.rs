@@ -131,10 +131,17 @@ api_bind_addr = "127.0.0.1:{admin}"
         );
         text(&o.stdout)
     };
-    ok(
-        cli(&["layout", "assign", "-z", "dc1", "-c", "1G", &id]),
-        "layout assign",
-    );
+    // `node id` answers before the node's RPC listener is up: the first command that needs it
+    // may be refused ("Unable to connect to destination RPC host"); it is tried again until the
+    // deadline.
+    let assigned = loop {
+        let o = cli(&["layout", "assign", "-z", "dc1", "-c", "1G", &id]);
+        if o.status.success() || Instant::now() >= deadline {
+            break o;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    ok(assigned, "layout assign");
     ok(cli(&["layout", "apply", "--version", "1"]), "layout apply");
     ok(cli(&["bucket", "create", BUCKET]), "bucket create");
     let key = ok(cli(&["key", "create", "llmsweep-test-key"]), "key create");

@@ -509,7 +509,10 @@ mod tests {
         }
         let mean_deff = deffs.iter().sum::<f64>() / deffs.len() as f64;
         assert!((370..=396).contains(&plain), "plain {plain} of 400");
-        assert!(widened >= plain && widened <= 398, "widened {widened} of 400");
+        assert!(
+            widened >= plain && widened <= 398,
+            "widened {widened} of 400"
+        );
         assert!(mean_deff < 1.5, "{mean_deff}");
     }
 
@@ -768,8 +771,11 @@ mod tests {
             panic!("no spread");
         };
         assert!(got > 0.02, "{got}");
+        // One slot: a cycle per request. Their first tokens land on the cycles' edges, each
+        // counted in the cycle it closes, so the last of a pass holds 100 tokens, not 101.
         let same_cycles = crate::metrics::steady_cycles(&same, 1);
-        assert!(cycle_log_se(&same_cycles).unwrap() < 1e-9);
+        assert_eq!(same_cycles.len(), 20);
+        assert!(cycle_log_se(&same_cycles).unwrap() < 0.002);
     }
 
     #[test]

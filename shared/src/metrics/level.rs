@@ -254,7 +254,7 @@ pub fn steady_cycles(records: &[RequestRecord], concurrency: u32) -> Vec<Cycle> 
         .iter()
         .filter_map(|p| {
             let (lo, hi) = busy_span(p, concurrency)?;
-            Some(cycles_in(p, lo, hi, concurrency > 1))
+            Some(cycles_in(p, lo, hi, concurrency))
         })
         .flatten()
         .collect()
@@ -280,18 +280,27 @@ pub fn running_cycles(records: &[RequestRecord], concurrency: u32) -> Vec<Cycle>
         .map(|r| r.e2e_s - r.ttft_s.unwrap_or(0.0))
         .fold(0.0, f64::max);
     let refs: Vec<&RequestRecord> = records.iter().collect();
-    cycles_in(&refs, starts[c - 1], last_end - longest, c > 1)
+    cycles_in(&refs, starts[c - 1], last_end - longest, concurrency)
 }
 
 /// The cycles of `records` between `lo` (when every slot has just been filled) and `hi`: one
-/// between each two successive [`wave_ends`], with the tokens produced in it. With
-/// `skip_first`, the first wave, from `lo` to its end, is left out: it is the start's transient
-/// (see [`steady_window`]).
-fn cycles_in(records: &[&RequestRecord], lo: f64, hi: f64, skip_first: bool) -> Vec<Cycle> {
-    let mut ends = wave_ends(records, lo, hi);
-    if !skip_first {
+/// between each two successive [`wave_ends`], with the tokens produced in it. The first wave,
+/// from `lo` to its end, is left out: it is the start's transient (see [`steady_window`]). One
+/// slot has no waves and no transient: each request is a cycle of its own, from the previous
+/// completion (or `lo`) to its end.
+fn cycles_in(records: &[&RequestRecord], lo: f64, hi: f64, concurrency: u32) -> Vec<Cycle> {
+    let ends = if concurrency == 1 {
+        let mut ends: Vec<f64> = records
+            .iter()
+            .map(|r| end_s(r))
+            .filter(|&e| lo < e && e <= hi)
+            .collect();
+        ends.sort_by(f64::total_cmp);
         ends.insert(0, lo);
-    }
+        ends
+    } else {
+        wave_ends(records, lo, hi)
+    };
     if ends.len() < 2 {
         return Vec::new();
     }
