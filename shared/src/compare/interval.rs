@@ -396,7 +396,7 @@ pub fn design_effect(values: &[f64], q: f64, cut: f64) -> f64 {
 /// [`design_effect`] is `deff`: those of `n / deff` independent values, scaled back to `n`
 /// (outwards), with their coverage. The same as [`order_ranks`] at `deff` 1.
 pub fn dependent_ranks(n: usize, q: f64, deff: f64) -> Option<(usize, usize, f64)> {
-    if !(deff > 1.0) {
+    if deff.is_nan() || deff <= 1.0 {
         return order_ranks(n, q);
     }
     let n_eff = (n as f64 / deff).floor() as usize;
