@@ -136,6 +136,31 @@ impl Change {
         beyond_noise && self.pct.abs() >= threshold_pct
     }
 
+    /// How likely a change at least this far from zero would be if there were none: the
+    /// two-sided p-value read off the interval on the log scale, the side facing zero taken as
+    /// [`CONFIDENCE`]'s normal reach. `None` without an interval (or with a change that is not a
+    /// number); 1 for a change under the timing resolution.
+    pub fn p_value(&self) -> Option<f64> {
+        let (lo, hi) = self.interval?;
+        if self.below_resolution {
+            return Some(1.0);
+        }
+        let l = (1.0 + self.pct / 100.0).ln();
+        let toward_zero = if l < 0.0 {
+            (1.0 + hi / 100.0).ln() - l
+        } else {
+            l - (1.0 + lo / 100.0).ln()
+        };
+        if !(l.is_finite() && toward_zero.is_finite()) {
+            return None;
+        }
+        if toward_zero <= 0.0 {
+            return Some(if l == 0.0 { 1.0 } else { 0.0 });
+        }
+        let z = l.abs() / (toward_zero / Z);
+        Some((2.0 * normal_upper_tail(z)).min(1.0))
+    }
+
     /// The change of a latency in seconds from `base_s` to `other_s`, marked when the two differ
     /// by less than [`RESOLUTION_S`].
     pub fn of_latency(self, base_s: f64, other_s: f64) -> Change {
@@ -405,6 +430,23 @@ pub fn dependent_ranks(n: usize, q: f64, deff: f64) -> Option<(usize, usize, f64
     let j = ((j as f64 * scale).floor() as usize).max(1);
     let k = ((k as f64 * scale).ceil() as usize).min(n);
     (j < k).then_some((j, k, coverage))
+}
+
+/// `P(Z > z)` for a standard normal `Z` (Abramowitz and Stegun 7.1.26 for erfc; error below
+/// 1.5e-7).
+pub(crate) fn normal_upper_tail(z: f64) -> f64 {
+    let x = z.abs() / std::f64::consts::SQRT_2;
+    let t = 1.0 / (1.0 + 0.327_591_1 * x);
+    let poly = t
+        * (0.254_829_592
+            + t * (-0.284_496_736
+                + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
+    let erfc = poly * (-x * x).exp();
+    if z >= 0.0 {
+        erfc / 2.0
+    } else {
+        1.0 - erfc / 2.0
+    }
 }
 
 /// The standard normal quantile (Abramowitz and Stegun 26.2.23; error below 4.5e-4).

@@ -417,18 +417,72 @@ fn only_in_notes(cmp: &Comparison, s: &SweepComparison) -> Vec<String> {
 fn headline_verdicts(s: &SweepComparison, n: usize, pct: f64) -> Vec<MetricVerdict> {
     let mut metrics: Vec<MetricVerdict> = headline_metrics(s.kind)
         .iter()
-        .map(|&metric| metric_verdict(s, n, metric, pct))
+        .map(|&metric| metric_verdict(s, n, metric))
         .filter(|mv| !mv.changes.is_empty())
         .collect();
     if metrics.iter().any(|m| m.metric == Metric::SteadyTokS) {
         metrics.retain(|m| m.metric != Metric::AggTokS);
     }
+    judge(&mut metrics, pct);
     metrics
 }
 
-/// One metric's changes over the levels for the compared run at column `n`, and where each
-/// is better or worse beyond the noise and `pct`.
-fn metric_verdict(s: &SweepComparison, n: usize, metric: Metric, pct: f64) -> MetricVerdict {
+/// The chance, over all of a verdict's judgements together, of calling a change where there is
+/// none.
+pub const FAMILY_ERROR: f64 = 1.0 - super::interval::CONFIDENCE;
+
+/// Where each metric is better or worse: beyond the noise of every judgement the verdict makes
+/// at once (each level of each metric), and by at least `pct`.
+///
+/// A verdict reads eight levels and five metrics: at 95 % each, two runs of one configuration
+/// would differ "beyond the noise" somewhere in about one pair of three (7 of 24 pairs of
+/// kpro5 simulator runs with different seeds, every one a single level's steady tok/s). The
+/// judgements are taken together by Holm's step-down: their p-values (read off each change's
+/// interval) in ascending order, the `i`-th of `m` counting while it is at most
+/// [`FAMILY_ERROR`] / (`m − i + 1`), so a false verdict anywhere has at most a 5 % chance, and a
+/// real change seen at many levels still counts at each. Each change's own interval, in the
+/// tables, stays a 95 % one. Two imported numbers, with no noise to be beyond, count by the
+/// threshold alone.
+fn judge(metrics: &mut [MetricVerdict], pct: f64) {
+    let mut tests: Vec<(f64, usize, usize)> = Vec::new();
+    for (mi, m) in metrics.iter().enumerate() {
+        for (li, a) in m.changes.iter().enumerate() {
+            if let Some(p) = a.change.p_value() {
+                tests.push((p, mi, li));
+            }
+        }
+    }
+    tests.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let total = tests.len();
+    let mut counted = std::collections::HashSet::new();
+    for (i, &(p, mi, li)) in tests.iter().enumerate() {
+        if p > FAMILY_ERROR / (total - i) as f64 {
+            break;
+        }
+        counted.insert((mi, li));
+    }
+    for (mi, m) in metrics.iter_mut().enumerate() {
+        let metric = m.metric;
+        for (li, a) in m.changes.iter().enumerate() {
+            let beyond = if a.change.interval.is_some() {
+                counted.contains(&(mi, li)) && a.change.significant(0.0)
+            } else {
+                a.change.significant(0.0)
+            };
+            if beyond && a.change.pct.abs() >= pct {
+                if metric.improved_by(a.change.pct) {
+                    m.better.push(a.key);
+                } else {
+                    m.worse.push(a.key);
+                }
+            }
+        }
+    }
+}
+
+/// One metric's changes over the levels for the compared run at column `n` (where each is
+/// better or worse is left to [`judge`]).
+fn metric_verdict(s: &SweepComparison, n: usize, metric: Metric) -> MetricVerdict {
     let mut mv = MetricVerdict {
         metric,
         changes: Vec::new(),
@@ -448,13 +502,6 @@ fn metric_verdict(s: &SweepComparison, n: usize, metric: Metric, pct: f64) -> Me
             key: level.key,
             change,
         });
-        if change.significant(pct) {
-            if metric.improved_by(change.pct) {
-                mv.better.push(level.key);
-            } else {
-                mv.worse.push(level.key);
-            }
-        }
     }
     mv
 }
@@ -933,6 +980,68 @@ mod tests {
     use crate::curves::tests::bundle;
     use crate::metrics::request::tests::rec;
     use crate::metrics::summarize;
+
+    /// A change of `pct` % whose 95 % interval reaches `half` % either way on the log scale.
+    fn change(pct: f64, half_log: f64) -> Change {
+        let l = (1.0 + pct / 100.0f64).ln();
+        Change {
+            pct,
+            interval: Some((
+                ((l - half_log).exp() - 1.0) * 100.0,
+                ((l + half_log).exp() - 1.0) * 100.0,
+            )),
+            no_interval: None,
+            below_resolution: false,
+        }
+    }
+
+    fn steady(changes: &[Change]) -> Vec<MetricVerdict> {
+        vec![MetricVerdict {
+            metric: Metric::SteadyTokS,
+            changes: changes
+                .iter()
+                .enumerate()
+                .map(|(i, &change)| AtLevel {
+                    key: 1 << i,
+                    change,
+                })
+                .collect(),
+            better: Vec::new(),
+            worse: Vec::new(),
+        }]
+    }
+
+    #[test]
+    fn a_p_value_is_read_off_the_interval() {
+        // −2 % with a log-scale reach of ln(0.98)·(−1): exactly at the edge: p = 0.05.
+        let edge = change(-2.0, -(0.98f64.ln()));
+        assert!((edge.p_value().unwrap() - 0.05).abs() < 1e-4, "{edge:?}");
+        // Twice as far out as its reach: z = 3.92, p ≈ 8.9e-5.
+        let far = change(-2.0, -(0.98f64.ln()) / 2.0);
+        assert!((far.p_value().unwrap() - 8.86e-5).abs() < 1e-6, "{far:?}");
+        assert!(change(0.0, 0.01).p_value().unwrap() > 0.999_999);
+    }
+
+    #[test]
+    fn one_level_of_eight_just_beyond_the_noise_is_no_verdict_but_a_change_seen_everywhere_is() {
+        // One level of eight at p ≈ 0.04, the rest nowhere near: at 95 % each it would be called
+        // slower; taken together it is not.
+        let mut one: Vec<Change> = vec![change(0.3, 0.02); 7];
+        one.push(change(-3.0, 0.0295));
+        let mut m = steady(&one);
+        judge(&mut m, NEUTRAL_PCT);
+        assert!(m[0].worse.is_empty() && m[0].better.is_empty(), "{m:?}");
+        assert_eq!(outcome(&m), Outcome::NoSignificantChange);
+        // A uniform −4.8 % known to ±2 % at every level: p ≈ 3e-6 each: slower at all eight.
+        let mut all = steady(&[change(-4.8, 0.02); 8]);
+        judge(&mut all, NEUTRAL_PCT);
+        assert_eq!(all[0].worse.len(), 8, "{all:?}");
+        assert_eq!(outcome(&all), Outcome::Slower);
+        // Under the threshold it counts nowhere, however sure.
+        let mut small = steady(&[change(-0.5, 0.001); 8]);
+        judge(&mut small, NEUTRAL_PCT);
+        assert!(small[0].worse.is_empty());
+    }
 
     /// A throughput point at concurrency `c` of `n` requests whose TTFT is `ttft` ± 5 % (a
     /// fixed spread, so two runs of one configuration give the same numbers) and whose 101
