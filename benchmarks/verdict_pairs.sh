@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Pairs of default throughput sweeps against serve-sim's kpro5 preset, each run against its own
+# simulator process with its own seed, compared with `llmsweep compare` as a user would: how
+# often the verdict and `--fail-if-slower 5` call a change.
+#
+#   benchmarks/verdict_pairs.sh same 40          # two runs of one configuration (false alarms)
+#   benchmarks/verdict_pairs.sh slower 20        # the second server 5 % slower (detection)
+#   benchmarks/verdict_pairs.sh max-running-12 10
+#
+# Every process is its own (the simulators, the runs), so the pairs spread over the cores and
+# one run's load does not set another simulator's pace; `examples/verdict_pairs.rs` runs them
+# all on one thread, where at ×0.1 speed a busy thread slows the simulators' 4 ms steps.
+# PAIRS_AT_ONCE pairs run at once (default 4); SPEED is the simulator's (default 0.1, ten times
+# faster than kpro5). Not run by the tests or CI: see BENCHMARKS.md.
+set -euo pipefail
+
+if [ "${1:-}" = --one ]; then
+  i=$2
+  dir="$OUT/pair-$i"
+  mkdir -p "$dir"
+  pa=$((40000 + 2 * i)); pb=$((40001 + 2 * i))
+  "$BIN" serve-sim --port "$pa" --seed $((2 * i + 1)) --slowdown "$SPEED" >/dev/null 2>&1 &
+  sa=$!
+  # shellcheck disable=SC2086
+  "$BIN" serve-sim --port "$pb" --seed $((2 * i + 2)) $SECOND >/dev/null 2>&1 &
+  sb=$!
+  sleep 1
+  "$BIN" throughput --url "http://127.0.0.1:$pa" --label a --out "$dir/a" >/dev/null 2>&1 &
+  ra=$!
+  "$BIN" throughput --url "http://127.0.0.1:$pb" --label b --out "$dir/b" >/dev/null 2>&1 || true
+  wait "$ra" || true
+  kill "$sa" "$sb" 2>/dev/null || true
+  a=$(ls "$dir"/a/*.json | head -1)
+  b=$(ls "$dir"/b/*.json | head -1)
+  "$BIN" compare "$a" "$b" >"$dir/compare.txt" 2>&1 || true
+  gate=0
+  "$BIN" compare "$a" "$b" --fail-if-slower 5 >"$dir/gate.txt" 2>&1 || gate=$?
+  line=$(grep -m1 -E "^ *throughput sweep: " "$dir/compare.txt" || echo "no verdict")
+  case "$line" in
+    *"no significant change"*) verdict="no significant change" ;;
+    *"mixed"*) verdict="mixed" ;;
+    *" is faster"*) verdict="faster" ;;
+    *" is slower"*) verdict="slower" ;;
+    *) verdict=$(echo "$line" | sed 's/^ *throughput sweep: //' | cut -c1-60) ;;
+  esac
+  echo "pair $i | $verdict | gate exit $gate"
+  exit 0
+fi
+
+case_name=${1:-same}
+pairs=${2:-20}
+at_once=${PAIRS_AT_ONCE:-4}
+export SPEED=${SPEED:-0.1}
+export BIN=${LLMSWEEP_BIN:-target/release/llmsweep}
+export OUT=${OUT:-$(mktemp -d)}
+[ -x "$BIN" ] || { echo "no $BIN: cargo build --release -p llmsweep first, or set LLMSWEEP_BIN" >&2; exit 2; }
+case "$case_name" in
+  same) SECOND="--slowdown $SPEED" ;;
+  slower) SECOND="--slowdown $(python3 -c "print($SPEED * 1.05)")" ;;
+  max-running-12) SECOND="--slowdown $SPEED --max-running 12" ;;
+  *) echo "unknown case $case_name: same, slower or max-running-12" >&2; exit 2 ;;
+esac
+export SECOND
+mkdir -p "$OUT"
+seq 0 $((pairs - 1)) | xargs -P "$at_once" -I{} "$0" --one {} | tee "$OUT/pairs.txt"
+echo
+echo "$pairs pairs, case $case_name, simulator speed ×$SPEED, $at_once at once; bundles in $OUT"
+cut -d'|' -f2 "$OUT/pairs.txt" | sort | uniq -c
+echo "gate --fail-if-slower 5 (exit 0 passes, 1 fails, 3 cannot tell):"
+cut -d'|' -f3 "$OUT/pairs.txt" | sort | uniq -c
