@@ -10,15 +10,16 @@
 # Every process is its own (the simulators, the runs), so the pairs spread over the cores and
 # one run's load does not set another simulator's pace; `examples/verdict_pairs.rs` runs them
 # all on one thread, where at ×0.1 speed a busy thread slows the simulators' 4 ms steps.
-# PAIRS_AT_ONCE pairs run at once (default 4); SPEED is the simulator's (default 0.1, ten times
-# faster than kpro5). Not run by the tests or CI: see BENCHMARKS.md.
+# PAIRS_AT_ONCE pairs run at once (default 4); PORT_BASE is the first port (default 40000); SPEED
+# is the simulator's (default 0.1, ten times faster than kpro5). Not run by the tests or CI: see
+# BENCHMARKS.md.
 set -euo pipefail
 
 if [ "${1:-}" = --one ]; then
   i=$2
   dir="$OUT/pair-$i"
   mkdir -p "$dir"
-  pa=$((40000 + 2 * i)); pb=$((40001 + 2 * i))
+  pa=$((${PORT_BASE:-40000} + 2 * i)); pb=$((pa + 1))
   "$BIN" serve-sim --port "$pa" --seed $((2 * i + 1)) --slowdown "$SPEED" >/dev/null 2>&1 &
   sa=$!
   # shellcheck disable=SC2086
