@@ -10,7 +10,8 @@
 # Every process is its own (the simulators, the runs), so the pairs spread over the cores and
 # one run's load does not set another simulator's pace; `examples/verdict_pairs.rs` runs them
 # all on one thread, where at ×0.1 speed a busy thread slows the simulators' 4 ms steps.
-# PAIRS_AT_ONCE pairs run at once (default 4); PORT_BASE is the first port (default 40000); SPEED
+# PAIRS_AT_ONCE pairs run at once (default 4); PORT_BASE is the first port (default 20000, below
+# Linux's ephemeral ports, which the runs' own connections take); SPEED
 # is the simulator's (default 0.1, ten times faster than kpro5). Not run by the tests or CI: see
 # BENCHMARKS.md.
 set -euo pipefail
@@ -19,13 +20,18 @@ if [ "${1:-}" = --one ]; then
   i=$2
   dir="$OUT/pair-$i"
   mkdir -p "$dir"
-  pa=$((${PORT_BASE:-40000} + 2 * i)); pb=$((pa + 1))
+  pa=$((${PORT_BASE:-20000} + 2 * i)); pb=$((pa + 1))
   "$BIN" serve-sim --port "$pa" --seed $((2 * i + 1)) --slowdown "$SPEED" >/dev/null 2>&1 &
   sa=$!
   # shellcheck disable=SC2086
   "$BIN" serve-sim --port "$pb" --seed $((2 * i + 2)) $SECOND >/dev/null 2>&1 &
   sb=$!
-  sleep 1
+  for port in "$pa" "$pb"; do
+    for _ in $(seq 50); do
+      (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+      sleep 0.2
+    done
+  done
   "$BIN" throughput --url "http://127.0.0.1:$pa" --label a --out "$dir/a" >/dev/null 2>&1 &
   ra=$!
   "$BIN" throughput --url "http://127.0.0.1:$pb" --label b --out "$dir/b" >/dev/null 2>&1 || true
