@@ -10,7 +10,7 @@
 # Every process is its own (the simulators, the runs), so the pairs spread over the cores and
 # one run's load does not set another simulator's pace; `examples/verdict_pairs.rs` runs them
 # all on one thread, where at ×0.1 speed a busy thread slows the simulators' 4 ms steps.
-# PAIRS_AT_ONCE pairs run at once (default 4); PORT_BASE is the first port (default 20000, below
+# PAIRS_AT_ONCE pairs run at once (default 4); FIRST_PAIR numbers the first (its seeds, default 0); PORT_BASE is the first port (default 20000, below
 # Linux's ephemeral ports, which the runs' own connections take); SPEED
 # is the simulator's (default 0.1, ten times faster than kpro5). Not run by the tests or CI: see
 # BENCHMARKS.md.
@@ -43,11 +43,13 @@ if [ "${1:-}" = --one ]; then
   gate=0
   "$BIN" compare "$a" "$b" --fail-if-slower 5 >"$dir/gate.txt" 2>&1 || gate=$?
   line=$(grep -m1 -E "^ *throughput sweep: " "$dir/compare.txt" || echo "no verdict")
+  # "b is slower than a at C = 2, 4; no significant change at C = 1" is slower: the headline's
+  # first clause is its verdict.
   case "$line" in
-    *"no significant change"*) verdict="no significant change" ;;
-    *"mixed"*) verdict="mixed" ;;
-    *" is faster"*) verdict="faster" ;;
-    *" is slower"*) verdict="slower" ;;
+    *"sweep: mixed"*) verdict="mixed" ;;
+    *"sweep: b is faster"*) verdict="faster" ;;
+    *"sweep: b is slower"*) verdict="slower" ;;
+    *"sweep: no significant change"*) verdict="no significant change" ;;
     *) verdict=$(echo "$line" | sed 's/^ *throughput sweep: //' | cut -c1-60) ;;
   esac
   echo "pair $i | $verdict | gate exit $gate"
@@ -69,7 +71,8 @@ case "$case_name" in
 esac
 export SECOND
 mkdir -p "$OUT"
-seq 0 $((pairs - 1)) | xargs -P "$at_once" -I{} "$0" --one {} | tee "$OUT/pairs.txt"
+first=${FIRST_PAIR:-0}
+seq "$first" $((first + pairs - 1)) | xargs -P "$at_once" -I{} "$0" --one {} | tee "$OUT/pairs.txt"
 echo
 echo "$pairs pairs, case $case_name, simulator speed ×$SPEED, $at_once at once; bundles in $OUT"
 cut -d'|' -f2 "$OUT/pairs.txt" | sort | uniq -c
