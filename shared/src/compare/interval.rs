@@ -385,7 +385,7 @@ pub fn order_ranks(n: usize, q: f64) -> Option<(usize, usize, f64)> {
 /// The order-statistic interval counts requests as independent draws, and a closed loop's are
 /// not: requests sent one after another meet the same queue, so their TTFTs rise and fall
 /// together, and which side of the median a run of them falls on moves between runs more than
-/// independent draws would. Against the speculative kpro5 simulator at C=64 (22 runs with
+/// independent draws would. Against the speculative kpro5 simulator at C=64 (16 runs with
 /// different seeds), TTFT p50 spread ±0.6 % (1.96 standard deviations) where each run's
 /// interval reached ±0.35 %, and the share below the median in batches of consecutive
 /// requests varied 7.5 times more than the binomial's. The values are cut into
