@@ -243,15 +243,43 @@ fn spread_of(metric: Metric, p: &Point, value: f64) -> Option<Spread> {
                 passes(&p.requests).iter().filter_map(|r| span(r)).collect();
             rate_log_se(&p.requests, &spans).map(Spread::LogSe)
         }
-        // The spread of each request's length (the server's count of it, else its tokens per
-        // chunk), applied to the level's number whatever its source: all count the same steps.
-        Metric::AcceptLength => {
-            mean_log_se(&crate::metrics::request_accept_lengths(p)).map(Spread::LogSe)
-        }
+        // SGLang's gauge: the spread of its readings, whose mean the number is. Otherwise the
+        // spread of each request's length (the server's count of it, else its tokens per
+        // chunk), applied to the level's number whether it is theirs or vLLM's counters over
+        // the same requests' steps.
+        Metric::AcceptLength => match crate::metrics::gauge_accept_readings(p) {
+            Some(readings) => readings_log_se(&readings).map(Spread::LogSe),
+            None => mean_log_se(&crate::metrics::request_accept_lengths(p)).map(Spread::LogSe),
+        },
         // The level's ITL is over every gap, which the records keep only as per-request
         // summaries; requests/s moves in whole requests. Neither has an interval.
         Metric::ItlP50 | Metric::RequestS => None,
     }
+}
+
+/// The fewest distinct readings of a server's gauge whose mean gets an interval.
+pub const MIN_READINGS: usize = 5;
+
+/// The standard error of the log of the mean of a gauge's `readings`, each a mean over an
+/// interval of the server's own, widened by Student's t for their number (a level has a dozen
+/// or so); `None` under [`MIN_READINGS`] or a mean that is not positive.
+///
+/// Worked example: readings 2.5, 2.7, 2.5, 2.7, 2.5, 2.7: mean 2.6, sample sd √(0.06/5) ≈
+/// 0.1095, standard error 0.1095 / √6 ≈ 0.0447, 1.72 % of the mean; × t(5) / z ≈ 2.571 / 1.960
+/// gives 2.26 %.
+pub fn readings_log_se(readings: &[f64]) -> Option<f64> {
+    let v: Vec<f64> = readings.iter().copied().filter(|x| x.is_finite()).collect();
+    if v.len() < MIN_READINGS {
+        return None;
+    }
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    if mean.is_nan() || mean <= 0.0 {
+        return None;
+    }
+    let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    let t = crate::metrics::level::t_quantile(n - 1.0);
+    Some((var / n).sqrt() / mean * (t / Z))
 }
 
 /// The fewest requests whose mean gets an interval: the normal approximation of a latency's
@@ -766,6 +794,70 @@ mod tests {
             (0..5).map(|i| rec(2.0 * i as f64, 1.0, 2.0, 101)).collect();
         let se2 = rate_log_se(&bursty, &[(0.0, 10.0)]).unwrap();
         assert!(se2 > 10.0 * se, "{se2} vs {se}");
+    }
+
+    /// The worked example of [`readings_log_se`], and its floor of readings.
+    #[test]
+    fn a_gauges_readings_by_hand() {
+        let r = [2.5, 2.7, 2.5, 2.7, 2.5, 2.7];
+        let se = readings_log_se(&r).unwrap();
+        let want = (0.06_f64 / 5.0).sqrt() / 6.0_f64.sqrt() / 2.6 * t_quantile(5.0) / Z;
+        assert!((se - want).abs() < 1e-12, "{se} vs {want}");
+        assert!((se - 0.0226).abs() < 2e-4, "{se}");
+        assert_eq!(readings_log_se(&r[..4]), None);
+    }
+
+    /// SGLang's acceptance at a level is the mean of a dozen gauge readings: two runs of one
+    /// server whose readings differ by chance are no change, though their thousands of
+    /// streamed chunks (each request's tokens per chunk, 2.60 in every one) agree to the last
+    /// digit and would have called it one.
+    #[test]
+    fn an_acceptance_read_off_sglangs_gauge_has_the_readings_spread() {
+        use std::collections::BTreeMap;
+
+        use crate::bundle::{MetricScheme, ServerSamples};
+        use crate::curves::tests::point;
+        use crate::metrics::request::tests::rec;
+        let level = |readings: &[f64]| {
+            let mut gauges = BTreeMap::new();
+            gauges.insert(
+                "sglang:spec_accept_length".to_string(),
+                readings.iter().map(|&r| Some(r)).collect(),
+            );
+            let mut p = point(64, 1000, 1.0);
+            p.server_samples = Some(ServerSamples {
+                scheme: MetricScheme::Sglang,
+                gauges,
+                ..ServerSamples::default()
+            });
+            p.requests = (0..40)
+                .map(|i| {
+                    let mut r = rec(i as f64, 0.1, 10.0, 261);
+                    r.chunks = 101;
+                    r
+                })
+                .collect();
+            p
+        };
+        // Readings as SGLang logged them at C=64 in one run (sd 0.10), each read twice, and
+        // the same shifted up 2.9 %.
+        let a = [
+            2.45, 2.62, 2.64, 2.52, 2.57, 2.67, 2.55, 2.6, 2.57, 2.6, 2.55, 2.85,
+        ];
+        let twice: Vec<f64> = a.iter().flat_map(|&r| [r, r]).collect();
+        let b: Vec<f64> = a.iter().map(|r| r * 1.029).collect();
+        let (ea, eb) = (
+            estimate(Metric::AcceptLength, &level(&twice)).unwrap(),
+            estimate(Metric::AcceptLength, &level(&b)).unwrap(),
+        );
+        // Read twice is read once: twelve readings, not twenty-four.
+        assert_eq!(ea.spread, Spread::LogSe(readings_log_se(&a).unwrap()));
+        let c = Change::between(ea, eb).unwrap();
+        assert!((c.pct - 2.9).abs() < 1e-9, "{c:?}");
+        assert!(!c.significant(0.0), "{c:?}");
+        // The requests' own spread, which is nil here, was what the change had before.
+        let per_chunk = mean_log_se(&crate::metrics::request_accept_lengths(&level(&a)));
+        assert!(per_chunk.is_some_and(|se| se < 1e-12), "{per_chunk:?}");
     }
 
     #[test]

@@ -19,7 +19,7 @@
 //!   `continuous_usage_stats`). A server that sends several steps per chunk (SGLang's
 //!   `--stream-interval`) multiplies it.
 
-use crate::bundle::{ChunkTokens, MetricScheme, Point, RequestRecord};
+use crate::bundle::{ChunkTokens, MetricScheme, Point, RequestRecord, ServerSamples};
 
 /// What a point says of speculative decoding.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -128,15 +128,7 @@ fn server_side(p: &Point) -> (Option<f64>, Option<f64>, Option<&'static str>) {
     };
     match s.scheme {
         MetricScheme::Sglang => {
-            let values: Vec<f64> = s
-                .gauges
-                .get("sglang:spec_accept_length")
-                .into_iter()
-                .flatten()
-                .flatten()
-                .copied()
-                .filter(|v| v.is_finite() && *v > 0.0)
-                .collect();
+            let values = sglang_gauge_samples(s);
             let mean =
                 (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64);
             (
@@ -163,6 +155,38 @@ fn server_side(p: &Point) -> (Option<f64>, Option<f64>, Option<&'static str>) {
         }
         MetricScheme::Unknown => (None, None, None),
     }
+}
+
+/// The samples of SGLang's `spec_accept_length` gauge taken during a point that are above 0
+/// (SGLang writes 0 before any speculative step), in the order taken.
+fn sglang_gauge_samples(s: &ServerSamples) -> Vec<f64> {
+    s.gauges
+        .get("sglang:spec_accept_length")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .copied()
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .collect()
+}
+
+/// The gauge readings a point's acceptance length is the mean of, when that is where its
+/// length comes from (SGLang's gauge, no per-request count): each a mean over one of SGLang's
+/// decode log intervals, so a sample of the server's acceptance in its own right, and the
+/// spread of the point's number is theirs, not its requests'. A reading equal to the one before
+/// is the same interval read twice (the gauge is polled faster than SGLang logs) and is dropped.
+pub fn gauge_accept_readings(p: &Point) -> Option<Vec<f64>> {
+    let a = acceptance(p)?;
+    if a.per_request.is_some() || a.server_length.is_none() {
+        return None;
+    }
+    let s = p.server_samples.as_ref()?;
+    if s.scheme != MetricScheme::Sglang {
+        return None;
+    }
+    let mut readings = sglang_gauge_samples(s);
+    readings.dedup();
+    Some(readings)
 }
 
 /// A request's mean tokens per chunk after its first: `(output − 1) / (chunks − 1)`; `None` with

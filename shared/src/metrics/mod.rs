@@ -13,7 +13,9 @@ pub mod rate;
 pub mod request;
 pub mod stats;
 
-pub use accept::{Acceptance, acceptance, request_accept_lengths, request_tokens_per_chunk};
+pub use accept::{
+    Acceptance, acceptance, gauge_accept_readings, request_accept_lengths, request_tokens_per_chunk,
+};
 pub use checks::{
     TtftTail, cache_counter_flag, client_bound_flag, degenerate_text, host_busy_flag, level_flags,
     other_traffic_flag, ttft_tail,
