@@ -291,7 +291,7 @@ def tool_numbers(kind: str, raw: str) -> dict:
             "ttft_p99": s["ttft_s"]["p99"],
             "flags": p.get("flags"),
         }
-    if kind == "vllm":
+    if kind in ("vllm", "vllm-bench"):  # vllm-bench writes vllm's result file
         d = json.load(open(os.path.join(raw, "result.json")))
         return {
             "ok": d["completed"],
@@ -385,6 +385,7 @@ CLIENTS = [
     ("selftest", "llmsweep selftest"),
     ("throughput", "llmsweep throughput"),
     ("vllm", "vllm bench serve"),
+    ("vllm-bench", "vllm-bench"),
     ("guidellm", "GuideLLM"),
 ]
 
@@ -472,6 +473,24 @@ def table(res: str) -> None:
         "Endpoint CPU: its CPU seconds over the streaming time.\n"
     )
 
+    if any(k[1] == "vllm-bench" for k in rows):
+        print("### Ratios against vllm-bench (flat out)\n")
+        print(
+            "| C | tok/s llmsweep selftest ÷ vllm-bench | llmsweep throughput ÷ vllm-bench "
+            "| CPU/token vllm-bench ÷ llmsweep selftest | ÷ llmsweep throughput |"
+        )
+        print("|---:|---:|---:|---:|---:|")
+        for c in sorted({k[0] for k in rows}):
+            def vb(a, b, key):
+                x, y = rows.get((c, a), {}).get(key), rows.get((c, b), {}).get(key)
+                return f"{x / y:.2f}×" if x and y else "–"
+
+            print(
+                f"| {c} | {vb('selftest', 'vllm-bench', 'ep_tok_s')} | {vb('throughput', 'vllm-bench', 'ep_tok_s')} "
+                f"| {vb('vllm-bench', 'selftest', 'cpu')} | {vb('vllm-bench', 'throughput', 'cpu')} |"
+            )
+        print()
+
     print("### Ratios (flat out)\n")
     print(
         "| C | tok/s llmsweep selftest ÷ vllm | ÷ GuideLLM | llmsweep throughput ÷ vllm | ÷ GuideLLM "
@@ -557,7 +576,7 @@ def table(res: str) -> None:
             "is what the client itself adds: when it saw the first token minus when the endpoint "
             "sent it (llmsweep selftest's own TTFT error; for vllm and GuideLLM computed from their "
             "per-request records). The last column is the rest: the send stamp minus the client's "
-            "request start minus 300 ms (the request's way to the endpoint and the endpoint's "
+            "request start minus 300 ms (vllm-bench's start times count from its own start, not a clock the stamps share, so it has neither) (the request's way to the endpoint and the endpoint's "
             "lateness under load, from where each client starts its clock: llmsweep just before "
             "writing the request on an open connection, vllm before asking aiohttp for a "
             "connection, GuideLLM when the request's headers start to be written). `llmsweep "

@@ -26,6 +26,10 @@
 #   benchmarks/side_by_side.sh [OUT_DIR]
 #   SBS_CONCURRENCY=1,64 SBS_SCHED_CONCURRENCY=64 benchmarks/side_by_side.sh   # a shorter run
 #
+# With VLLM_BENCH_BIN set to a vllm-bench binary (vLLM's Rust client, built from its source with
+# `cargo build --release`: github.com/vllm-project/vllm-bench, archived into vLLM's rust/
+# folder), it runs as a fifth client with vllm's arguments and result file.
+#
 # A benchmark, never part of CI or `cargo test`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -95,6 +99,7 @@ python3 "$helper" calibrate "$flat_url" "$flat_pid" "$out/calibration.json"
     echo "llmsweep source: $(git -C "$repo" rev-parse --short HEAD) (this script's checkout)"
     "$venv/bin/python" -m pip freeze | grep -i -E '^(vllm|guidellm|torch|aiohttp|httpx|transformers)=='
     echo "python: $("$venv/bin/python" --version 2>&1)"
+    [[ -n "${VLLM_BENCH_BIN:-}" ]] && echo "vllm-bench: $("$VLLM_BENCH_BIN" --version 2>&1 | head -1) ($VLLM_BENCH_BIN)"
     echo "kernel: $(uname -r); cores: $(nproc); memory: $(free -g | awk '/Mem:/ {print $2}') GiB"
     echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 } >"$out/versions.txt"
@@ -125,6 +130,12 @@ run() { # phase client concurrency requests output_len url endpoint_pid
             --save-result --result-dir "$dir/raw" --result-filename result.json)
         # per-request records (start times, TTFTs, texts with the send stamps) for the TTFT rows
         if [[ $phase == scheduled ]]; then cmd+=(--save-detailed); fi ;;
+    vllm-bench)
+        cmd=("$VLLM_BENCH_BIN" --backend openai --base-url "$url" --endpoint /v1/completions
+            --model llmsweep-selftest --tokenizer "$tok" --dataset-name random
+            --random-input-len $input_len --random-output-len "$len" --num-prompts "$n"
+            --max-concurrency "$c" --request-rate inf --ignore-eos --disable-tqdm --num-warmups 0
+            --save-result --result-dir "$dir/raw" --result-filename result.json) ;;
     guidellm)
         cmd=("$venv/bin/guidellm" run
             --backend "kind=openai_http,target=$url,model=llmsweep-selftest,request_format=/v1/completions,validate_backend=false"
@@ -144,6 +155,10 @@ run() { # phase client concurrency requests output_len url endpoint_pid
 }
 
 clients=(selftest throughput vllm guidellm)
+if [[ -n "${VLLM_BENCH_BIN:-}" ]]; then
+    [[ -x $VLLM_BENCH_BIN ]] || { echo "no vllm-bench binary at $VLLM_BENCH_BIN" >&2; exit 1; }
+    clients+=(vllm-bench)
+fi
 # Start-up cost of each tool: one request, subtracted from every flat-out run's CPU time.
 for client in "${clients[@]}"; do run tiny "$client" 1 1 $output_len "$flat_url" "$flat_pid"; done
 for c in ${concurrency//,/ }; do

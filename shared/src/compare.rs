@@ -90,6 +90,9 @@ pub struct Level {
     /// Whether each compared run's row here was cut off in its source (an imported table's
     /// `cut-off` flag): only its intact cells are compared (baseline first).
     pub cut_off: Vec<bool>,
+    /// Whether each compared run's point here is flagged `queue-filling`: its TTFT is of a
+    /// queue still filling and grows with the level's length (baseline first).
+    pub queue_filling: Vec<bool>,
 }
 
 /// A point's peak queue and KV-cache usage, from its server samples.
@@ -370,6 +373,7 @@ fn levels(
             peaks: level_peaks(runs, compared, kind, shape, key),
             stalls: level_stalls(runs, compared, kind, shape, key),
             cut_off: level_flagged(runs, compared, kind, shape, key, FlagKind::CutOff),
+            queue_filling: level_flagged(runs, compared, kind, shape, key, FlagKind::QueueFilling),
             rows: metrics
                 .iter()
                 .map(|&m| MetricRow {

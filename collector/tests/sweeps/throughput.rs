@@ -888,6 +888,52 @@ async fn server_telemetry_shows_the_queue_beyond_max_running() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_level_that_ends_before_its_queue_is_full_says_so() {
+    // Two running at a time: at C=16 the queue's turn is seven decodes, longer than a level of
+    // 20 requests, whose first 16 wait 0 to 7 turns and the last 4 seven: the median waits
+    // about 4.5. At C=2 nothing queues.
+    let cfg = SimConfig {
+        max_running: 2,
+        decode_d0_s: 0.01,
+        ..fast()
+    };
+    let s = sweep(
+        cfg,
+        &[
+            "--concurrency",
+            "2,16",
+            "--input-len",
+            "50",
+            "--output-len",
+            "60",
+            "--requests",
+            "20",
+            "--warmup",
+            "0",
+        ],
+    )
+    .await;
+    let pts = &s.bundle.sweeps[0].points;
+    assert!(
+        !kinds(&pts[0]).contains(&FlagKind::QueueFilling),
+        "{:?}",
+        pts[0].flags
+    );
+    let f = pts[1]
+        .flags
+        .iter()
+        .find(|f| f.kind == FlagKind::QueueFilling)
+        .expect("C=16 ends with its queue still filling");
+    assert!(
+        f.message.starts_with(
+            "the server's queue was still filling when the level ended: its last 5 requests waited "
+        ),
+        "{}",
+        f.message
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn prompts_counted_off_by_more_than_two_percent_are_flagged() {
     // The server adds 50 tokens its /tokenize does not know about. Without a warm-up to learn
     // them, every prompt of 1000 is counted as 1050.

@@ -1295,6 +1295,10 @@ pub enum FlagKind {
     /// The server's own gauges counted more requests running or waiting than the level sent:
     /// another client was using it, and the numbers carry that load.
     OtherTraffic,
+    /// A closed-loop level above the server's running limit ended before its queue reached its
+    /// steady length: its last requests waited much longer for a first token than its median
+    /// (see `metrics::checks::queue_filling_flag`), so its TTFT grows with the level's length.
+    QueueFilling,
     #[serde(other)]
     Unknown,
 }
@@ -1320,6 +1324,7 @@ impl FlagKind {
             FlagKind::Imprecise => "imprecise",
             FlagKind::HostBusy => "host-busy",
             FlagKind::OtherTraffic => "other-traffic",
+            FlagKind::QueueFilling => "queue-filling",
             FlagKind::Unknown => "unknown",
         }
     }

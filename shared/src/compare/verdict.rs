@@ -201,6 +201,7 @@ fn sweep_verdict(cmp: &Comparison, s: &SweepComparison, run: usize, pct: f64) ->
     v.notes.extend(accept_notes(cmp, s, n, pct));
     v.notes.extend(per_gpu_note(cmp, s, n, &v.metrics));
     v.notes.extend(cut_off_notes(cmp, s, n));
+    v.notes.extend(queue_notes(cmp, s, n));
     v.notes.extend(imported_notes(cmp, run));
     v.notes.extend(incomplete_notes(cmp, run));
     v
@@ -291,6 +292,29 @@ fn cut_off_notes(cmp: &Comparison, s: &SweepComparison, n: usize) -> Vec<String>
                     level_text(s.kind, level.key)
                 ));
             }
+        }
+    }
+    notes
+}
+
+/// One note per run whose levels' TTFT is of a queue still filling (`queue-filling`): a TTFT
+/// there grows with how long the level ran, so a change in it compares the levels' lengths
+/// as much as the servers.
+fn queue_notes(cmp: &Comparison, s: &SweepComparison, n: usize) -> Vec<String> {
+    let mut notes = Vec::new();
+    for col in [0, n] {
+        let keys: Vec<u64> = s
+            .levels
+            .iter()
+            .filter(|l| l.queue_filling.get(col).copied().unwrap_or(false))
+            .map(|l| l.key)
+            .collect();
+        if !keys.is_empty() {
+            notes.push(format!(
+                "{}'s TTFT at {} is of a queue still filling (queue-filling): it grows with how long the level ran, so a change there is partly the levels' lengths",
+                cmp.labels[s.runs[col]],
+                level_list(s.kind, &keys)
+            ));
         }
     }
     notes
@@ -1200,6 +1224,27 @@ mod tests {
             [
                 TAILS,
                 "kpro5's row at C=4 was cut off in its source: only its intact cells are compared"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_queue_still_filling_is_named_once_per_run_with_its_levels() {
+        let old = run("kpro6", 0.30, 2.0);
+        let mut new = run("kpro5", 0.30, 2.0);
+        for p in &mut new.sweeps[0].points[1..] {
+            p.flags.push(crate::bundle::Flag {
+                kind: crate::bundle::FlagKind::QueueFilling,
+                message: "the server's queue was still filling".into(),
+                count: None,
+            });
+        }
+        let (_, v) = verdict_of(&old, &new);
+        assert_eq!(
+            v.notes,
+            [
+                TAILS,
+                "kpro5's TTFT at C = 2, 4 is of a queue still filling (queue-filling): it grows with how long the level ran, so a change there is partly the levels' lengths"
             ]
         );
     }

@@ -37,6 +37,48 @@ pub fn level_flags(records: &[RequestRecord], output_len: u64, expected_cached: 
     .collect()
 }
 
+/// How much longer than the level's TTFT p50 its last quarter's must be for
+/// [`queue_filling_flag`].
+pub const QUEUE_FILLING_RATIO: f64 = 1.25;
+
+/// ... and by at least this many seconds: below it, a TTFT's spread is prefill's and the
+/// decode steps it waits behind, not a queue's.
+pub const QUEUE_FILLING_FLOOR_S: f64 = 1.0;
+
+/// Flags a closed-loop level whose TTFT describes a queue still filling. Above the server's
+/// running limit, every slot's first request is sent at once and the server admits them in
+/// turn, so they wait from nothing to a whole queue's turn; only requests sent after that turn
+/// wait what a user at this load meets. When the last quarter of the level's successful
+/// requests (in sending order, at least 4) waited for their first token, at the median, at
+/// least [`QUEUE_FILLING_RATIO`] times and [`QUEUE_FILLING_FLOOR_S`] longer than the whole
+/// level's median, the level ended before that: its TTFT grows with its length.
+///
+/// Against kpro5 (16 running): at C=64 the queue's turn is three decodes and the level's
+/// median already the last requests' wait; at C=100 it is five and a quarter, longer than the
+/// level, and the median (54 s) is about half the last requests' wait.
+pub fn queue_filling_flag(records: &[RequestRecord]) -> Option<Flag> {
+    let ttft: Vec<f64> = records
+        .iter()
+        .filter(|r| r.is_ok())
+        .filter_map(|r| r.ttft_s)
+        .collect();
+    let quarter = ttft.len() / 4;
+    if quarter < 4 {
+        return None;
+    }
+    let all = crate::metrics::percentile(&ttft, 50.0)?;
+    let last = crate::metrics::percentile(&ttft[ttft.len() - quarter..], 50.0)?;
+    (last >= QUEUE_FILLING_RATIO * all && last - all >= QUEUE_FILLING_FLOOR_S).then(|| Flag {
+        kind: FlagKind::QueueFilling,
+        message: format!(
+            "the server's queue was still filling when the level ended: its last {quarter} requests waited {} s for a first token (p50) against {} s over the level, whose TTFT grows with its length (a longer level, --duration, shows more of the wait at this load)",
+            fixed(last, 1),
+            fixed(all, 1)
+        ),
+        count: None,
+    })
+}
+
 /// Flags the requests that waited between two tokens longer than the server's own rhythm can
 /// explain: longer than [`STALL_ITL_MULTIPLE`] times the level's ITL p50, than the level's
 /// slowest first token (TTFT p99: decoding pauses while other requests prefill, and such a pause
@@ -476,6 +518,48 @@ mod tests {
 
     fn kinds(flags: &[Flag]) -> Vec<FlagKind> {
         flags.iter().map(|f| f.kind).collect()
+    }
+
+    /// A closed loop at C slots on a server running 16 at a time whose decode takes 17.5 s, in
+    /// sending order: the C first requests sent at once wait 0, 1, 2, … turns of 16 for a
+    /// first token; each later one a whole queue's turn, (C − 16) / 16 decodes.
+    fn queued(c: usize, n: usize) -> Vec<RequestRecord> {
+        let p = 17.5;
+        (0..n)
+            .map(|i| {
+                let ttft = if i < c {
+                    0.3 + (i / 16) as f64 * p
+                } else {
+                    0.3 + (c - 16) as f64 / 16.0 * p
+                };
+                rec(i as f64 * 0.001, ttft, ttft + p, 500)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_queue_still_filling_is_flagged_and_a_full_one_is_not() {
+        // C=100, 113 requests (the kpro5 story): the level's median is the fourth turn,
+        // 52.8 s; its last 28 (85 to 112: the burst's last turns and the later ones) wait
+        // 5.25 turns, 92.2 s.
+        let f = queue_filling_flag(&queued(100, 113)).expect("flagged");
+        assert_eq!(f.kind, FlagKind::QueueFilling);
+        assert_eq!(
+            f.message,
+            "the server's queue was still filling when the level ended: its last 28 requests waited 92.2 s for a first token (p50) against 52.8 s over the level, whose TTFT grows with its length (a longer level, --duration, shows more of the wait at this load)"
+        );
+        // C=64, 97 requests: the level's median is already the full queue's three turns.
+        assert_eq!(queue_filling_flag(&queued(64, 97)), None);
+        // Within the running limit TTFTs are prefill's: a rise under a second is not a queue.
+        let prefill: Vec<RequestRecord> = (0..40)
+            .map(|i| rec(i as f64, 0.2 + 0.02 * i as f64, 10.0, 500))
+            .collect();
+        assert_eq!(queue_filling_flag(&prefill), None);
+        // Under 16 requests, no quarter to speak of; failed requests do not count.
+        assert_eq!(queue_filling_flag(&queued(100, 15)), None);
+        let mut with_failed = queued(100, 15);
+        with_failed.extend((0..40).map(|i| failed(i as f64, 1.0)));
+        assert_eq!(queue_filling_flag(&with_failed), None);
     }
 
     fn with_setup(ttft: f64, connect_s: Option<f64>, headers_s: f64) -> RequestRecord {

@@ -525,6 +525,11 @@ pub(crate) fn build_point(spec: &LoadSpec, result: &LoadResult, expected_cached:
     }
     let mut flags = level_flags(&counted, spec.output_len, expected_cached);
     flags.extend(degenerate_flag(&result.finished));
+    if spec.open.is_none() && spec.concurrency > 1 {
+        flags.extend(llmsweep_shared::metrics::checks::queue_filling_flag(
+            &counted,
+        ));
+    }
     // A level stopped by its cap is flagged when its interval, drawn over the whole level, is
     // still wider than asked: while it ran, the last decode's tokens were not yet known, so a
     // level can reach the cap and still end precise.
