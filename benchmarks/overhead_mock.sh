@@ -10,7 +10,8 @@
 #   llmsweep cold     `throughput --cold-connections`: each request opens its own, on its path
 #
 # Each tool's mean TTFT minus the 50 ms the server waits is what the client adds (its error);
-# for llmsweep, the mean connect time its records give is shown too.
+# for llmsweep, the mean time its records give for opening a connection on a request's path
+# ("–" warm: none was), the median over the rounds.
 #
 #   VLLM_BENCH_BIN=… VLLM_BENCH_MOCK=… LLMSWEEP_BIN=… benchmarks/overhead_mock.sh [OUT_DIR]
 #   ROUNDS=1 CONCURRENCY=1,100 benchmarks/overhead_mock.sh       # a shorter run
@@ -112,15 +113,16 @@ for d in sorted(glob.glob(os.path.join(out, "r*-c*-*"))):
             ttft = statistics.fmean(q["ttft_s"] for q in ok) * 1000
             conn = [(q.get("setup") or {}).get("connect_s") for q in ok]
             conn = [x * 1000 for x in conn if x is not None]
-            rows[(c, client)].append((ttft - 50.0, statistics.fmean(conn) if conn else 0.0, len(ok)))
+            rows[(c, client)].append((ttft - 50.0, statistics.fmean(conn) if conn else None, len(ok)))
     except (OSError, ValueError, KeyError, IndexError) as e:
         print(f"{name}: no result ({e})", file=sys.stderr)
-print("| C | client | TTFT error, mean ms (each round) | median | connect ms (llmsweep's records) | requests ok |")
+print("| C | client | TTFT error, mean ms (each round) | median | connect on the request's path, mean ms | requests ok |")
 print("|---:|---|---|---:|---:|---:|")
 for (c, client) in sorted(rows, key=lambda k: (k[0], ["vllm-bench", "warm", "cold"].index(k[1]))):
     v = rows[(c, client)]
     errs = " / ".join(f"{e:.1f}" for e, _, _ in v)
-    conn = "" if client == "vllm-bench" else f"{statistics.median(x for _, x, _ in v):.1f}"
+    conns = [x for _, x, _ in v if x is not None]
+    conn = f"{statistics.median(conns):.1f}" if conns else "–"
     name = {"vllm-bench": "vllm-bench", "warm": "llmsweep", "cold": "llmsweep --cold-connections"}[client]
     print(f"| {c} | {name} | {errs} | {statistics.median(e for e, _, _ in v):.1f} | {conn} | {v[0][2]} |")
 EOF
