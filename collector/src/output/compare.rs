@@ -197,7 +197,7 @@ fn render_verdicts(out: &mut String, cmp: &Comparison, threshold: f64) {
     }
     let _ = writeln!(
         out,
-        "verdict (changes beyond the noise of a {:.0} % interval and at least {threshold} %)",
+        "verdict (changes beyond the noise, {:.0} % for all levels and metrics together, and at least {threshold} %)",
         interval::CONFIDENCE * 100.0
     );
     // Prose, wrapped at word boundaries to the terminal: a continuation sits under its text.

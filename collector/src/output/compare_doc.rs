@@ -407,7 +407,7 @@ pub(crate) fn markdown(c: &Compared, pct: Option<f64>) -> String {
     let _ = writeln!(out, "## llmsweep compare: baseline {}\n", md(&doc.baseline));
     let _ = writeln!(
         out,
-        "### Verdict\n\nChanges beyond the noise of a {:.0} % interval and at least {} %.\n",
+        "### Verdict\n\nChanges beyond the noise, {:.0} % for all levels and metrics together, and at least {} %.\n",
         doc.confidence * 100.0,
         llmsweep_shared::text::number(doc.threshold_pct)
     );
