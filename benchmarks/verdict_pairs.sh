@@ -14,7 +14,53 @@
 # Linux's ephemeral ports, which the runs' own connections take); SPEED
 # is the simulator's (default 0.1, ten times faster than kpro5). Not run by the tests or CI: see
 # BENCHMARKS.md.
+#
+#   benchmarks/verdict_pairs.sh --judge DIR...   # compare the pairs left in DIR again
 set -euo pipefail
+
+# Judges one pair's two bundles in $dir as a user would; prints its line.
+judge() {
+  local dir=$1 i=$2
+  a=$(ls "$dir"/a/*.json | head -1)
+  b=$(ls "$dir"/b/*.json | head -1)
+  "$BIN" compare "$a" "$b" >"$dir/compare.txt" 2>&1 || true
+  gate=0
+  "$BIN" compare "$a" "$b" --fail-if-slower 5 >"$dir/gate.txt" 2>&1 || gate=$?
+  line=$(grep -m1 -E "^ *throughput sweep: " "$dir/compare.txt" || echo "no verdict")
+  # "b is slower than a at C = 2, 4; no significant change at C = 1" is slower: the headline's
+  # first clause is its verdict.
+  case "$line" in
+    *"sweep: mixed"*) verdict="mixed" ;;
+    *"sweep: b is faster"*) verdict="faster" ;;
+    *"sweep: b is slower"*) verdict="slower" ;;
+    *"sweep: no significant change"*) verdict="no significant change" ;;
+    *) verdict=$(echo "$line" | sed 's/^ *throughput sweep: //' | cut -c1-60) ;;
+  esac
+  note=""
+  grep -q "speculative decoding:" "$dir/compare.txt" && note=" | acceptance note"
+  echo "pair $i | $verdict | gate exit $gate$note"
+}
+
+# --judge DIR...: judge again the pairs an earlier run left in DIR (after a change to compare).
+if [ "${1:-}" = --judge ]; then
+  shift
+  BIN=${LLMSWEEP_BIN:-target/release/llmsweep}
+  for d in "$@"; do
+    for p in "$d"/pair-*; do
+      ls "$p"/a/*.json "$p"/b/*.json >/dev/null 2>&1 || continue
+      judge "$p" "${p##*pair-}"
+    done
+  done | tee /dev/stderr | {
+    lines=$(cat)
+    echo
+    echo "$(echo "$lines" | grep -c .) pairs judged again"
+    echo "$lines" | cut -d'|' -f2 | sort | uniq -c
+    echo "gate --fail-if-slower 5 (exit 0 passes, 1 fails, 3 cannot tell):"
+    echo "$lines" | cut -d'|' -f3 | sort | uniq -c
+    echo "acceptance named as changed beyond the noise: $(echo "$lines" | grep -c 'acceptance note')"
+  }
+  exit 0
+fi
 
 if [ "${1:-}" = --one ]; then
   i=$2
@@ -37,22 +83,7 @@ if [ "${1:-}" = --one ]; then
   "$BIN" throughput --url "http://127.0.0.1:$pb" --label b --out "$dir/b" >/dev/null 2>&1 || true
   wait "$ra" || true
   kill "$sa" "$sb" 2>/dev/null || true
-  a=$(ls "$dir"/a/*.json | head -1)
-  b=$(ls "$dir"/b/*.json | head -1)
-  "$BIN" compare "$a" "$b" >"$dir/compare.txt" 2>&1 || true
-  gate=0
-  "$BIN" compare "$a" "$b" --fail-if-slower 5 >"$dir/gate.txt" 2>&1 || gate=$?
-  line=$(grep -m1 -E "^ *throughput sweep: " "$dir/compare.txt" || echo "no verdict")
-  # "b is slower than a at C = 2, 4; no significant change at C = 1" is slower: the headline's
-  # first clause is its verdict.
-  case "$line" in
-    *"sweep: mixed"*) verdict="mixed" ;;
-    *"sweep: b is faster"*) verdict="faster" ;;
-    *"sweep: b is slower"*) verdict="slower" ;;
-    *"sweep: no significant change"*) verdict="no significant change" ;;
-    *) verdict=$(echo "$line" | sed 's/^ *throughput sweep: //' | cut -c1-60) ;;
-  esac
-  echo "pair $i | $verdict | gate exit $gate"
+  judge "$dir" "$i"
   exit 0
 fi
 
