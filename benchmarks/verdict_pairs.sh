@@ -48,6 +48,8 @@ if [ "${1:-}" = --judge ]; then
   for d in "$@"; do
     for p in "$d"/pair-*; do
       ls "$p"/a/*.json "$p"/b/*.json >/dev/null 2>&1 || continue
+      # a run stopped by hand (a campaign cut short) is not a pair of finished runs
+      grep -q '"complete": false' "$p"/a/*.json "$p"/b/*.json && continue
       judge "$p" "${p##*pair-}"
     done
   done | tee /dev/stderr | {
