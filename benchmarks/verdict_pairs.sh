@@ -10,6 +10,7 @@
 # Every process is its own (the simulators, the runs), so the pairs spread over the cores and
 # one run's load does not set another simulator's pace; `examples/verdict_pairs.rs` runs them
 # all on one thread, where at ×0.1 speed a busy thread slows the simulators' 4 ms steps.
+# RUN_ARGS are given to both runs of a pair (default none: the defaults, e.g. --precision 1.5).
 # PAIRS_AT_ONCE pairs run at once (default 4); FIRST_PAIR numbers the first (its seeds, default 0); PORT_BASE is the first port (default 20000, below
 # Linux's ephemeral ports, which the runs' own connections take); SPEED
 # is the simulator's (default 0.1, ten times faster than kpro5). Not run by the tests or CI: see
@@ -80,9 +81,11 @@ if [ "${1:-}" = --one ]; then
       sleep 0.2
     done
   done
-  "$BIN" throughput --url "http://127.0.0.1:$pa" --label a --out "$dir/a" >/dev/null 2>&1 &
+  # shellcheck disable=SC2086
+  "$BIN" throughput --url "http://127.0.0.1:$pa" --label a --out "$dir/a" $RUN_ARGS >/dev/null 2>&1 &
   ra=$!
-  "$BIN" throughput --url "http://127.0.0.1:$pb" --label b --out "$dir/b" >/dev/null 2>&1 || true
+  # shellcheck disable=SC2086
+  "$BIN" throughput --url "http://127.0.0.1:$pb" --label b --out "$dir/b" $RUN_ARGS >/dev/null 2>&1 || true
   wait "$ra" || true
   kill "$sa" "$sb" 2>/dev/null || true
   judge "$dir" "$i"
@@ -103,6 +106,7 @@ case "$case_name" in
   *) echo "unknown case $case_name: same, slower or max-running-12" >&2; exit 2 ;;
 esac
 export SECOND
+export RUN_ARGS=${RUN_ARGS:-}
 mkdir -p "$OUT"
 first=${FIRST_PAIR:-0}
 seq "$first" $((first + pairs - 1)) | xargs -P "$at_once" -I{} "$0" --one {} | tee "$OUT/pairs.txt"
