@@ -224,7 +224,8 @@ pub struct ThroughputOpts {
     /// within ±this per cent, over at least three waves of the server's batch (and six requests,
     /// for its TTFT p50's interval), or until --max-level-time. At 2 %, comparing two runs of
     /// a simulated server whose tokens cost 5 % more caught it at C = 8 to 100 in 42 pairs of
-    /// 42, at C=1 in 36; at 1.5 %, at every level in 20 of 20, the run taking 17 % longer
+    /// 42, at C=1 in 36; at 1.5 %, at every level in 20 of 20, the run taking 17 % longer, but
+    /// two runs of one configuration then differed beyond their intervals more often
     /// (BENCHMARKS.md). --requests, --duration and --repeats fix a level's size instead.
     #[arg(long, default_value_t = 2.0, value_name = "PCT", allow_negative_numbers = true, help_heading = LOAD, display_order = 308)]
     pub precision: f64,
