@@ -268,18 +268,25 @@ pub const MIN_READINGS: usize = 5;
 /// 0.1095, standard error 0.1095 / √6 ≈ 0.0447, 1.72 % of the mean; × t(5) / z ≈ 2.571 / 1.960
 /// gives 2.26 %.
 pub fn readings_log_se(readings: &[f64]) -> Option<f64> {
-    let v: Vec<f64> = readings.iter().copied().filter(|x| x.is_finite()).collect();
-    if v.len() < MIN_READINGS {
+    let (se, n) = relative_se(readings, MIN_READINGS)?;
+    Some(se * (crate::metrics::level::t_quantile(n as f64 - 1.0) / Z))
+}
+
+/// The relative standard error of the mean of the finite `values`, `s / √n / mean`, and their
+/// number; `None` under `min` of them or a mean that is not positive.
+fn relative_se(values: &[f64], min: usize) -> Option<(f64, usize)> {
+    let v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    if v.len() < min.max(2) {
         return None;
     }
     let n = v.len() as f64;
     let mean = v.iter().sum::<f64>() / n;
-    if mean.is_nan() || mean <= 0.0 {
+    if !(mean > 0.0 && mean.is_finite()) {
         return None;
     }
     let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
-    let t = crate::metrics::level::t_quantile(n - 1.0);
-    Some((var / n).sqrt() / mean * (t / Z))
+    let se = (var / n).sqrt() / mean;
+    se.is_finite().then_some((se, v.len()))
 }
 
 /// The fewest requests whose mean gets an interval: the normal approximation of a latency's
@@ -293,18 +300,7 @@ pub const MEAN_MIN_REQUESTS: usize = 30;
 /// Worked example: 30 values, half 1 and half 3: mean 2, sample sd √(30/29) ≈ 1.017, so the
 /// standard error is 1.017 / √30 ≈ 0.1857 and its share of the mean 0.0928.
 pub fn mean_log_se(values: &[f64]) -> Option<f64> {
-    let v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
-    if v.len() < MEAN_MIN_REQUESTS {
-        return None;
-    }
-    let n = v.len() as f64;
-    let mean = v.iter().sum::<f64>() / n;
-    if !(mean > 0.0 && mean.is_finite()) {
-        return None;
-    }
-    let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
-    let se = (var / n).sqrt() / mean;
-    se.is_finite().then_some(se)
+    relative_se(values, MEAN_MIN_REQUESTS).map(|(se, _)| se)
 }
 
 /// How far the Wilson score interval (at [`CONFIDENCE`]) of the proportion `good / n` reaches
