@@ -57,6 +57,14 @@ pub struct Usage {
 /// do not take as they are (an error event, a field of an unexpected type, a duplicate key, data
 /// that is not an object) is read again as a JSON tree, so it means what it always meant.
 pub fn parse_chunk(data: &str) -> Option<ChunkEvent<'_>> {
+    if let Some(chunk) = super::scan::chunk(data) {
+        return Some(chunk.into_event());
+    }
+    parse_chunk_serde(data)
+}
+
+/// [`parse_chunk`] without the scanner: serde's typed reading, else the tree.
+fn parse_chunk_serde(data: &str) -> Option<ChunkEvent<'_>> {
     match serde_json::from_str::<Object<wire::Chunk<'_>>>(data) {
         Ok(Object(chunk)) if !chunk.error => Some(chunk.into_event()),
         _ => parse_chunk_tree(data),
@@ -64,11 +72,11 @@ pub fn parse_chunk(data: &str) -> Option<ChunkEvent<'_>> {
 }
 
 /// The shapes of a chunk as working servers send it; only the fields a record needs.
-mod wire {
+pub(super) mod wire {
     use super::*;
 
     #[derive(Deserialize)]
-    pub(super) struct Chunk<'a> {
+    pub(in crate::load::run::api) struct Chunk<'a> {
         #[serde(borrow)]
         pub choices: Option<FirstChoice<'a>>,
         pub usage: Option<Object<Usage>>,
@@ -79,7 +87,7 @@ mod wire {
     }
 
     #[derive(Deserialize)]
-    pub(super) struct Choice<'a> {
+    pub(in crate::load::run::api) struct Choice<'a> {
         #[serde(borrow)]
         pub text: Option<Text<'a>>,
         #[serde(borrow)]
@@ -89,7 +97,7 @@ mod wire {
     }
 
     #[derive(Deserialize)]
-    pub(super) struct Delta<'a> {
+    pub(in crate::load::run::api) struct Delta<'a> {
         /// Present at all, even `null` (SGLang sends `"role": null` with every token).
         #[serde(default, deserialize_with = "present")]
         pub role: bool,
@@ -102,7 +110,7 @@ mod wire {
     }
 
     #[derive(Deserialize)]
-    pub(super) struct Usage {
+    pub(in crate::load::run::api) struct Usage {
         pub prompt_tokens: Option<u64>,
         pub completion_tokens: Option<u64>,
         pub cached_tokens: Option<u64>,
@@ -112,20 +120,20 @@ mod wire {
 
     /// vLLM's per-request `metrics`: only its speculative decoding is read.
     #[derive(Deserialize)]
-    pub(super) struct Metrics {
+    pub(in crate::load::run::api) struct Metrics {
         pub speculative_decoding: Option<Object<Spec>>,
     }
 
     /// `metrics.speculative_decoding`'s counts (vLLM's `acceptance_metrics.md`).
     #[derive(Deserialize)]
-    pub(super) struct Spec {
+    pub(in crate::load::run::api) struct Spec {
         pub num_spec_steps: Option<u64>,
         pub num_accepted_draft_tokens: Option<u64>,
         pub num_draft_tokens: Option<u64>,
     }
 
     #[derive(Deserialize)]
-    pub(super) struct Details {
+    pub(in crate::load::run::api) struct Details {
         pub cached_tokens: Option<u64>,
         pub reasoning_tokens: Option<u64>,
     }
@@ -199,7 +207,7 @@ impl<'a> wire::Chunk<'a> {
 }
 
 /// A JSON string, borrowed when it has no escapes.
-struct Text<'a>(Cow<'a, str>);
+pub(super) struct Text<'a>(pub(super) Cow<'a, str>);
 
 impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
     fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -222,7 +230,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
 
 /// A JSON object only: derived structs would also take an array, field by field, where the tree
 /// sees no fields at all.
-struct Object<T>(T);
+pub(super) struct Object<T>(pub(super) T);
 
 impl<'de, T: Deserialize<'de>> Deserialize<'de> for Object<T> {
     fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -241,7 +249,7 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Object<T> {
 }
 
 /// `choices`: the first choice, the others skipped unread.
-struct FirstChoice<'a>(Option<wire::Choice<'a>>);
+pub(super) struct FirstChoice<'a>(pub(super) Option<wire::Choice<'a>>);
 
 impl<'de: 'a, 'a> Deserialize<'de> for FirstChoice<'a> {
     fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -540,6 +548,13 @@ mod tests {
                 Just("7".to_string()),
                 Just("-1".to_string()),
                 Just("1.5".to_string()),
+                Just("0".to_string()),
+                Just("01".to_string()),
+                Just("1e5".to_string()),
+                Just("-0.25".to_string()),
+                Just("18446744073709551616".to_string()),
+                Just("false".to_string()),
+                Just(" \"x\" ".to_string()),
                 Just("[]".to_string()),
                 Just("[1,{}]".to_string()),
                 Just("{}".to_string()),
@@ -602,10 +617,79 @@ mod tests {
         proptest! {
             #![proptest_config(crate::prop_config::config(512))]
 
-            /// The typed reading says what the JSON tree says, for chunks of any shape.
+            /// The typed reading, and the scanner before it, say what the JSON tree says, for
+            /// chunks of any shape.
             #[test]
             fn prop_typed_reading_equals_the_tree(data in chunk()) {
+                prop_assert_eq!(parse_chunk_serde(&data), parse_chunk_tree(&data), "{}", data);
                 prop_assert_eq!(parse_chunk(&data), parse_chunk_tree(&data), "{}", data);
+            }
+
+            /// Real chunks with bytes cut, doubled or replaced by JSON's own characters: what
+            /// the scanner takes, it reads as serde does. (serde's typed reading steps over a
+            /// number past f64's range, `1e999`, which its tree refuses; the scanner leaves such
+            /// a number to serde, so the chunk means what it meant before the scanner.)
+            #[test]
+            fn prop_the_scanner_reads_damaged_chunks_as_the_tree_does(
+                which in 0..REAL.len(),
+                edits in proptest::collection::vec((any::<prop::sample::Index>(), 0u8..3, proptest::sample::select(br#"{}[]:,"\ 0123456789.-+eEnulltrfas"#.to_vec())), 1..4),
+            ) {
+                let mut bytes = REAL[which].as_bytes().to_vec();
+                for (at, how, c) in edits {
+                    let i = at.index(bytes.len() + 1).min(bytes.len());
+                    match how {
+                        0 if i < bytes.len() => { bytes.remove(i); }
+                        1 => bytes.insert(i, c),
+                        _ if i < bytes.len() => bytes[i] = c,
+                        _ => bytes.push(c),
+                    }
+                }
+                if let Ok(data) = std::str::from_utf8(&bytes) {
+                    prop_assert_eq!(parse_chunk(data), parse_chunk_serde(data), "{}", data);
+                }
+            }
+        }
+
+        /// Chunks as engines send them, one per dialect and shape.
+        pub(super) const REAL: [&str; 7] = [
+            r#"{"id":"9d2c","object":"chat.completion.chunk","created":1764590000,"model":"default","choices":[{"index":0,"delta":{"role":null,"content":" w\u00e9rd\n","reasoning_content":null,"tool_calls":null},"logprobs":null,"finish_reason":null,"matched_stop":null}],"usage":{"prompt_tokens":16,"total_tokens":17,"completion_tokens":1}}"#,
+            r#"{"id":"cmpl-5c0a3f9e8b7d4e21","object":"text_completion","created":1764590000,"model":"meta-llama/Llama-3.1-8B-Instruct","choices":[{"index":0,"text":" the","logprobs":null,"finish_reason":null,"stop_reason":null}],"usage":null}"#,
+            r#"{"id":"9d2c","object":"chat.completion.chunk","created":1764590000,"model":"default","choices":[{"index":0,"delta":{"role":null,"content":" word","reasoning_content":null,"tool_calls":null},"logprobs":null,"finish_reason":null,"matched_stop":null}],"usage":{"prompt_tokens":16,"total_tokens":17,"completion_tokens":1}}"#,
+            r#"{"id":"9d2c","object":"chat.completion.chunk","created":1764590000,"model":"default","choices":[{"index":0,"delta":{"role":"assistant","content":"","reasoning_content":null,"tool_calls":null},"logprobs":null,"finish_reason":null,"matched_stop":null}],"usage":null}"#,
+            r#"{"choices":[{"finish_reason":null,"index":0,"delta":{"reasoning_content":"Okay"}}],"created":1764590000,"id":"chatcmpl-x","model":"gemma","system_fingerprint":"b6400","object":"chat.completion.chunk","timings":{"prompt_n":1,"predicted_per_second":41.5}}"#,
+            r#"{"id":"cmpl-1","object":"text_completion","created":0,"model":"m","choices":[],"usage":{"prompt_tokens":1000,"completion_tokens":500,"total_tokens":1500,"prompt_tokens_details":{"cached_tokens":992},"completion_tokens_details":{"reasoning_tokens":311}}}"#,
+            r#"{"id":"c","choices":[{"index":0,"text":" a","logprobs":{"tokens":[" a"],"token_logprobs":[-0.0123],"top_logprobs":[{" a":-0.0123,"b":-4.5}]},"finish_reason":"length"},{"index":1,"text":" b"}]}"#,
+        ];
+
+        /// Each real shape is the scanner's to read (it is not left to serde every time), and
+        /// it reads it as the tree does.
+        #[test]
+        fn the_scanner_reads_every_real_shape() {
+            for data in REAL {
+                let scanned = super::super::super::scan::chunk(data)
+                    .unwrap_or_else(|| panic!("left to serde: {data}"))
+                    .into_event();
+                assert_eq!(Some(scanned), parse_chunk_tree(data), "{data}");
+            }
+            // Escapes are unescaped into the text's own copy; a lone surrogate is serde's.
+            fn scan(d: &str) -> Option<ChunkEvent<'_>> {
+                super::super::super::scan::chunk(d).map(|c| c.into_event())
+            }
+            let ev = scan(r#"{"choices":[{"text":"a\n\"\u00e9\ud83d\ude00\/"}]}"#).unwrap();
+            assert_eq!(ev.text, "a\n\"é😀/");
+            assert!(matches!(ev.text, Cow::Owned(_)));
+            assert!(scan(r#"{"choices":[{"text":"\ud83d"}]}"#).is_none());
+            assert!(scan(r#"{"choices":[{"te\u0078t":"a"}]}"#).is_none());
+            // A control character, a quote's escape or a wide character at every place of the
+            // eight-byte steps: read as serde reads it (the controls refused by both).
+            for at in 0..=24 {
+                for c in ["\t", "\u{1f}", "\\\"", "é", "\u{7f}"] {
+                    let mut text = String::from("abcdefghijklmnopqrstuvwx");
+                    text.insert_str(at, c);
+                    let data = format!(r#"{{"choices":[{{"text":"{text}"}}]}}"#);
+                    assert_eq!(parse_chunk(&data), parse_chunk_serde(&data), "{data}");
+                    assert_eq!(scan(&data).is_some(), !c.starts_with(['\t', '\u{1f}']));
+                }
             }
         }
     }

@@ -2,6 +2,7 @@
 
 pub(crate) mod chunk;
 pub(crate) mod request;
+mod scan;
 
 pub(crate) use chunk::{HTML_ANSWER, Usage, error_message, html_page, is_html};
 // Public through `bench_api`, for the benchmarks.
