@@ -96,12 +96,52 @@ pub(crate) async fn text_capped(resp: reqwest::Response, cap: usize) -> Result<S
     })
 }
 
+/// When `resp` is a redirect, what to say of it: its status, where it points, and that it is
+/// not followed. `None` for any other answer.
+pub(crate) fn redirect_message(resp: &reqwest::Response) -> Option<String> {
+    redirect_of(resp.status(), resp.headers())
+}
+
+/// [`redirect_message`] from an answer's status and headers.
+pub(crate) fn redirect_of(status: StatusCode, headers: &http::HeaderMap) -> Option<String> {
+    if !status.is_redirection() || status == StatusCode::NOT_MODIFIED {
+        return None;
+    }
+    let location = headers
+        .get(reqwest::header::LOCATION)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+    Some(redirect_words(status, location.as_deref()))
+}
+
+/// A load request's answer, whichever client sent it (see `client::Lane`).
+pub(crate) type Answer = http::Response<AnswerBody>;
+
+/// A load answer's body: a stream of byte frames.
+pub(crate) type AnswerBody =
+    http_body_util::combinators::BoxBody<bytes::Bytes, Box<dyn std::error::Error + Send + Sync>>;
+
+/// The next bytes of `body`, skipping trailers; `None` at its end.
+pub(crate) async fn next_bytes(
+    body: &mut AnswerBody,
+) -> Option<Result<bytes::Bytes, Box<dyn std::error::Error + Send + Sync>>> {
+    use http_body_util::BodyExt;
+    loop {
+        match body.frame().await? {
+            Ok(frame) => {
+                if let Ok(data) = frame.into_data() {
+                    return Some(Ok(data));
+                }
+            }
+            Err(e) => return Some(Err(e)),
+        }
+    }
+}
+
 /// The start of an error answer, at most [`ERROR_BODY_CAP`] bytes of it: what is quoted of a
 /// failure never needs more, and the rest is not read.
-pub(crate) async fn error_text(resp: reqwest::Response) -> String {
+pub(crate) async fn error_text(mut body: AnswerBody) -> String {
     let mut out = Vec::new();
-    let mut stream = resp.bytes_stream();
-    while let Some(Ok(chunk)) = stream.next().await {
+    while let Some(Ok(chunk)) = next_bytes(&mut body).await {
         let room = ERROR_BODY_CAP - out.len();
         out.extend_from_slice(&chunk[..chunk.len().min(room)]);
         if out.len() >= ERROR_BODY_CAP {
@@ -111,18 +151,16 @@ pub(crate) async fn error_text(resp: reqwest::Response) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// When `resp` is a redirect, what to say of it: its status, where it points, and that it is
-/// not followed. `None` for any other answer.
-pub(crate) fn redirect_message(resp: &reqwest::Response) -> Option<String> {
-    let status = resp.status();
-    if !status.is_redirection() || status == StatusCode::NOT_MODIFIED {
-        return None;
+/// Reads a load answer's body to its end without keeping it, giving up past `cap` bytes:
+/// its connection goes back to the pool only once the body is read.
+pub(crate) async fn discard_capped(mut body: AnswerBody, cap: usize) {
+    let mut read = 0;
+    while let Some(Ok(chunk)) = next_bytes(&mut body).await {
+        read += chunk.len();
+        if read > cap {
+            return;
+        }
     }
-    let location = resp
-        .headers()
-        .get(reqwest::header::LOCATION)
-        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
-    Some(redirect_words(status, location.as_deref()))
 }
 
 /// "the server answered 307 Temporary Redirect to http://…: llmsweep does not follow redirects…".

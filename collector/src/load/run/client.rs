@@ -6,7 +6,6 @@ use std::ops::ControlFlow;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use futures_util::StreamExt;
 use llmsweep_shared::bundle::{Api, ErrorKind};
 use tokio_util::sync::CancellationToken;
 
@@ -35,12 +34,105 @@ pub(crate) struct Client {
 }
 
 /// The HTTP clients a load runs on: one connection pool per source address (one, unless a
-/// big pool on loopback is spread: see [`source_addresses`]), with every connection timed.
+/// big pool on loopback is spread: see [`source_addresses`]), with every connection timed;
+/// and a client for the probes and scrapes that go beside the load.
 #[derive(Debug, Clone)]
 pub(crate) struct LoadHttp {
     /// Never empty. Worker `w` sends on `lanes[w % lanes.len()]`.
-    lanes: Vec<reqwest::Client>,
+    lanes: Vec<Lane>,
+    probes: reqwest::Client,
     connects: ConnectLog,
+}
+
+/// One pool of connections for load requests.
+#[derive(Debug, Clone)]
+enum Lane {
+    /// Plain HTTP with no proxy in the environment: hyper's own client, whose read buffer
+    /// can be sized ([`READ_BUFFER`]). reqwest leaves hyper's adaptive buffer, which grows to
+    /// 64 KiB and more per connection when a fast server fills every read (BENCHMARKS.md,
+    /// "Memory per stream").
+    Direct {
+        client: Box<DirectClient>,
+        /// Sent with every request: the credentials, and the JSON content type.
+        headers: http::HeaderMap,
+    },
+    /// TLS, or a proxy the environment names: reqwest, which speaks both.
+    Reqwest(reqwest::Client),
+}
+
+/// hyper's pooled client, over a connector that times every connection it opens.
+type DirectClient = hyper_util::client::legacy::Client<
+    crate::load::run::connect::Timed<hyper_util::client::legacy::connect::HttpConnector>,
+    http_body_util::Full<bytes::Bytes>,
+>;
+
+/// Bytes a load connection reads at a time on the direct lane: 37 one-token events of 220
+/// bytes. Against an endpoint that fills every read, 4 KiB cost about a tenth more CPU per
+/// token and 8 KiB kept a stream under 32 KiB (BENCHMARKS.md, "Memory per stream").
+pub(crate) const READ_BUFFER: usize = 8192;
+
+/// Why a request did not get an answer.
+struct SendFailure {
+    connect: bool,
+    chain: String,
+}
+
+impl Lane {
+    async fn send(
+        &self,
+        method: http::Method,
+        url: &str,
+        body: Option<&serde_json::Value>,
+    ) -> Result<body::Answer, SendFailure> {
+        use http_body_util::BodyExt;
+        match self {
+            Lane::Direct { client, headers } => {
+                let json = body.map(|b| serde_json::to_vec(b).unwrap_or_default());
+                let mut req = http::Request::new(http_body_util::Full::new(bytes::Bytes::from(
+                    json.unwrap_or_default(),
+                )));
+                *req.method_mut() = method;
+                *req.uri_mut() = url
+                    .parse()
+                    .map_err(|e: http::uri::InvalidUri| SendFailure {
+                        connect: false,
+                        chain: e.to_string(),
+                    })?;
+                *req.headers_mut() = headers.clone();
+                match client.request(req).await {
+                    Ok(resp) => Ok(resp.map(|b| b.map_err(Into::into).boxed())),
+                    Err(e) => Err(SendFailure {
+                        connect: e.is_connect(),
+                        chain: error_chain(&e),
+                    }),
+                }
+            }
+            Lane::Reqwest(client) => {
+                let mut req = client.request(method, url);
+                if let Some(b) = body {
+                    req = req.json(b);
+                }
+                match req.send().await {
+                    Ok(resp) => Ok(http::Response::<reqwest::Body>::from(resp)
+                        .map(|b| b.map_err(Into::into).boxed())),
+                    Err(e) => Err(SendFailure {
+                        connect: e.is_connect(),
+                        chain: error_chain(&e),
+                    }),
+                }
+            }
+        }
+    }
+}
+
+/// Whether requests to `base` can go on the direct lane: plain HTTP, and no proxy variable in
+/// the environment (reqwest honours `HTTP_PROXY`, `ALL_PROXY` and `NO_PROXY`; hyper does not).
+fn direct_lane(base: &str) -> bool {
+    let plain = reqwest::Url::parse(base).is_ok_and(|u| u.scheme() == "http");
+    let proxied = ["http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some_and(|x| !x.is_empty()));
+    plain && !proxied
 }
 
 impl LoadHttp {
@@ -50,6 +142,16 @@ impl LoadHttp {
         pool: usize,
         base: &str,
     ) -> anyhow::Result<LoadHttp> {
+        Self::with_lanes(credentials, pool, base, direct_lane(base))
+    }
+
+    /// [`LoadHttp::new`] with the lanes chosen: direct, or reqwest's.
+    fn with_lanes(
+        credentials: &Credentials,
+        pool: usize,
+        base: &str,
+        direct: bool,
+    ) -> anyhow::Result<LoadHttp> {
         let host = reqwest::Url::parse(base).ok();
         let host = host.as_ref().and_then(|u| u.host_str());
         let sources = source_addresses(host, pool);
@@ -58,20 +160,27 @@ impl LoadHttp {
         let lanes = sources
             .into_iter()
             .map(|source| {
+                if direct {
+                    return direct_client(credentials, per_lane, source, &connects);
+                }
                 builder(credentials, per_lane)
                     .map(|b| {
                         b.local_address(source)
                             .connector_layer(TimeConnects(connects.clone()))
                     })
-                    .and_then(|b| Ok(b.build()?))
+                    .and_then(|b| Ok(Lane::Reqwest(b.build()?)))
             })
             .collect::<anyhow::Result<_>>()?;
-        Ok(LoadHttp { lanes, connects })
+        Ok(LoadHttp {
+            lanes,
+            probes: http_client(credentials, 4)?,
+            connects,
+        })
     }
 
-    /// The first pool, for the probes and scrapes that go beside the load.
+    /// The client for the probes and scrapes that go beside the load.
     pub(crate) fn first(&self) -> &reqwest::Client {
-        &self.lanes[0]
+        &self.probes
     }
 
     /// How many source addresses the connections are spread over.
@@ -79,9 +188,41 @@ impl LoadHttp {
         self.lanes.len()
     }
 
-    fn lane(&self, worker: usize) -> &reqwest::Client {
+    fn lane(&self, worker: usize) -> &Lane {
         &self.lanes[worker % self.lanes.len()]
     }
+}
+
+/// A direct lane (see [`Lane::Direct`]) with the settings of [`builder`]'s: `pool` idle
+/// connections kept for 3 s, 5 s to connect, no Nagle delay, connections from `source`.
+fn direct_client(
+    credentials: &Credentials,
+    pool: usize,
+    source: Option<std::net::IpAddr>,
+    connects: &ConnectLog,
+) -> anyhow::Result<Lane> {
+    use hyper_util::client::legacy::{Client, connect::HttpConnector};
+    use tower_layer::Layer;
+    let mut http = HttpConnector::new();
+    http.set_nodelay(true);
+    http.set_connect_timeout(Some(Duration::from_secs(5)));
+    http.set_local_address(source);
+    let client = Client::builder(hyper_util::rt::TokioExecutor::new())
+        .pool_timer(hyper_util::rt::TokioTimer::new())
+        .pool_max_idle_per_host(pool.max(1))
+        .pool_idle_timeout(Duration::from_secs(3))
+        .http1_read_buf_exact_size(READ_BUFFER)
+        .build(TimeConnects(connects.clone()).layer(http));
+    let mut headers = credentials.header_map()?;
+    headers.insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    headers.insert(http::header::ACCEPT, http::HeaderValue::from_static("*/*"));
+    Ok(Lane::Direct {
+        client: Box::new(client),
+        headers,
+    })
 }
 
 /// Builds a pooled HTTP client; `pool` is the most connections kept open (the concurrency).
@@ -129,12 +270,10 @@ impl Client {
     /// the answer does not say which connection it was.
     fn connection_of(
         &self,
-        resp: &reqwest::Response,
+        extensions: &http::Extensions,
         since: Instant,
     ) -> Option<(bool, Option<f64>)> {
-        let info = resp
-            .extensions()
-            .get::<hyper_util::client::legacy::connect::HttpInfo>()?;
+        let info = extensions.get::<hyper_util::client::legacy::connect::HttpInfo>()?;
         let local = info.local_addr();
         let new = {
             let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
@@ -150,18 +289,17 @@ impl Client {
         let url = self.url("/v1/models");
         let since = Instant::now();
         let asks = (0..n as usize).map(|w| {
-            self.http
-                .lane(w)
-                .get(&url)
-                .timeout(Duration::from_secs(5))
-                .send()
+            tokio::time::timeout(
+                Duration::from_secs(5),
+                self.http.lane(w).send(http::Method::GET, &url, None),
+            )
         });
         // Every answer is held until all have come, so each of them needed a connection of
         // its own; then their bodies are read and the connections go back to the pool.
         let answers = futures_util::future::join_all(asks).await;
-        let reads = answers.into_iter().flatten().map(|resp| {
-            self.connection_of(&resp, since);
-            body::read_capped(resp, body::MODELS_BODY_CAP)
+        let reads = answers.into_iter().flatten().flatten().map(|resp| {
+            self.connection_of(resp.extensions(), since);
+            body::discard_capped(resp.into_body(), body::MODELS_BODY_CAP)
         });
         futures_util::future::join_all(reads).await;
         // The connections reach the pool a few task hops after their bodies end: let them
@@ -213,6 +351,7 @@ impl Client {
                 output_asked: output_len,
             };
             let mut trace = Trace::keeping(keep);
+            trace.expect(output_len);
             let run = tokio::time::timeout(
                 self.timeout,
                 self.stream_into(worker, &body, output_len, start, &mut trace),
@@ -260,15 +399,19 @@ impl Client {
         trace: &mut Trace,
     ) -> Sent {
         let url = self.url(api::endpoint(self.api));
-        let resp = match self.http.lane(worker).post(&url).json(body).send().await {
+        let sent = self
+            .http
+            .lane(worker)
+            .send(http::Method::POST, &url, Some(body))
+            .await;
+        let resp = match sent {
             Ok(r) => r,
-            Err(e) => {
-                let chain = error_chain(&e);
+            Err(SendFailure { connect, chain }) => {
                 if is_stale_connection(&chain) {
                     trace.fail(ErrorKind::Stream, None, format!("{url}: {chain}"));
                     return Sent::Stale;
                 }
-                let kind = if e.is_connect() {
+                let kind = if connect {
                     ErrorKind::Connect
                 } else {
                     ErrorKind::Stream
@@ -277,15 +420,14 @@ impl Client {
                 return Sent::Done;
             }
         };
-        if let Some((new, connect_s)) = self.connection_of(&resp, start) {
+        if let Some((new, connect_s)) = self.connection_of(resp.extensions(), start) {
             trace.on_headers(new, connect_s, start.elapsed().as_secs_f64());
         }
-        let Some(resp) = stream_or_failure(resp, trace).await else {
+        let Some(mut bytes) = stream_or_failure(resp, trace).await else {
             return Sent::Done;
         };
         let mut decoder = SseDecoder::new();
-        let mut bytes = resp.bytes_stream();
-        while let Some(item) = bytes.next().await {
+        while let Some(item) = body::next_bytes(&mut bytes).await {
             let t = start.elapsed().as_secs_f64();
             match item {
                 Ok(chunk) => {
@@ -315,7 +457,7 @@ impl Client {
                     trace.fail(
                         ErrorKind::Stream,
                         None,
-                        format!("{STREAM_BROKE}{}", error_chain(&e)),
+                        format!("{STREAM_BROKE}{}", error_chain(&*e)),
                     );
                     return Sent::Done;
                 }
@@ -331,19 +473,16 @@ impl Client {
     }
 }
 
-/// The response when it is a stream to read; `None` when it is an HTTP error or an HTML page,
-/// which are recorded on the trace as the request's failure.
-async fn stream_or_failure(
-    resp: reqwest::Response,
-    trace: &mut Trace,
-) -> Option<reqwest::Response> {
+/// The body of the answer when it is a stream to read; `None` when it is an HTTP error or an
+/// HTML page, which are recorded on the trace as the request's failure.
+async fn stream_or_failure(resp: body::Answer, trace: &mut Trace) -> Option<body::AnswerBody> {
     let status = resp.status();
-    if let Some(why) = body::redirect_message(&resp) {
+    if let Some(why) = body::redirect_of(status, resp.headers()) {
         trace.fail(ErrorKind::Http, Some(status.as_u16()), why);
         return None;
     }
     if !status.is_success() {
-        let text = body::error_text(resp).await;
+        let text = body::error_text(resp.into_body()).await;
         trace.fail(
             ErrorKind::Http,
             Some(status.as_u16()),
@@ -353,25 +492,22 @@ async fn stream_or_failure(
     }
     let html = resp
         .headers()
-        .get(reqwest::header::CONTENT_TYPE)
+        .get(http::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|t| t.trim_start().to_ascii_lowercase().starts_with("text/html"));
     if html {
-        let text = body::error_text(resp).await;
+        let text = body::error_text(resp.into_body()).await;
         trace.fail(ErrorKind::Protocol, None, api::html_page(&text));
         return None;
     }
-    Some(resp)
+    Some(resp.into_body())
 }
 
 /// Reads a body to its end after `[DONE]` (the end of its chunked encoding usually follows in
 /// the next read), so that its connection goes back to the pool instead of being closed with
 /// the body half read. Gives up after a short wait: the request's times are already taken.
-async fn drain<S>(bytes: &mut S)
-where
-    S: futures_util::Stream + Unpin,
-{
-    let rest = async { while bytes.next().await.is_some() {} };
+async fn drain(bytes: &mut body::AnswerBody) {
+    let rest = async { while body::next_bytes(bytes).await.is_some() {} };
     let _ = tokio::time::timeout(Duration::from_millis(200), rest).await;
 }
 
@@ -484,6 +620,58 @@ pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
 mod tests {
     use super::*;
     use llmsweep_shared::bundle::RequestError;
+
+    /// Both lanes read the same stream into the same record: every token, its first request
+    /// on a connection it opened (and timed), the next one on that connection again.
+    #[tokio::test]
+    async fn the_direct_lane_and_reqwests_record_a_stream_alike() {
+        use crate::selftest::endpoint::{Endpoint, Pacing};
+        let e = Endpoint::start(
+            Pacing::FlatOut { per_event: 1 },
+            (std::net::Ipv4Addr::LOCALHOST, 0).into(),
+        )
+        .await
+        .unwrap();
+        let url = e.url();
+        assert!(direct_lane(&url) || std::env::var_os("HTTP_PROXY").is_some());
+        assert!(!direct_lane("https://127.0.0.1:1"));
+        let prompt = Prompt {
+            text: "hello".into(),
+            tokens: 1,
+            hash: "0".into(),
+            content_hash: None,
+            words: 1,
+            messages: None,
+            output_len: None,
+        };
+        let mut seen = Vec::new();
+        for direct in [true, false] {
+            let http = LoadHttp::with_lanes(&Credentials::default(), 1, &url, direct).unwrap();
+            assert_eq!(matches!(http.lane(0), Lane::Direct { .. }), direct);
+            let client = Client::new(
+                http,
+                &url,
+                Api::Completions,
+                crate::selftest::wire::MODEL.into(),
+                Duration::from_secs(10),
+            );
+            let abort = CancellationToken::new();
+            for n in 0..2 {
+                let f = client
+                    .generate(0, &prompt, 300, Instant::now(), &abort, Keep::Start)
+                    .await;
+                let r = &f.record;
+                assert!(r.is_ok(), "{direct} {:?}", r.error);
+                assert_eq!((r.output_tokens, r.chunks), (300, 300), "{direct}");
+                let setup = r.setup.expect("the answer's connection is known");
+                assert_eq!(setup.new_connection, n == 0, "{direct} request {n}");
+                assert_eq!(setup.connect_s.is_some(), n == 0, "{direct} request {n}");
+                seen.push((r.output_tokens, f.itl_gaps_s.len(), f.text.clone()));
+            }
+        }
+        assert!(seen.windows(2).all(|w| w[0] == w[1]), "{seen:?}");
+        e.shutdown().await;
+    }
 
     fn error(kind: ErrorKind, status: Option<u16>, message: &str) -> RequestError {
         RequestError {

@@ -131,7 +131,21 @@ impl SseDecoder {
                 rest = &rest[1..];
             }
         }
-        while let Some(i) = memchr::memchr2(b'\n', b'\r', rest) {
+        loop {
+            // The usual event, `data: …` and a blank line whole in this read, is handed out
+            // from the read itself, with no copy into the event's buffer.
+            if self.line.is_empty()
+                && !self.has_data
+                && !self.has_event
+                && let Some((data, used)) = whole_data_event(rest)
+            {
+                on_event(EventRef { event: None, data })?;
+                rest = &rest[used..];
+                continue;
+            }
+            let Some(i) = memchr::memchr2(b'\n', b'\r', rest) else {
+                break;
+            };
             let cr = rest[i] == b'\r';
             if self.line.len() + i > MAX_LINE {
                 return self.give_up("line", self.line.len() + i, MAX_LINE);
@@ -245,6 +259,34 @@ impl SseDecoder {
         }
         ControlFlow::Continue(())
     }
+}
+
+/// When `bytes` start with a whole event of one `data:` line (UTF-8, within [`MAX_LINE`]) and
+/// the blank line that ends it: its data and the bytes it took. `None` for anything else,
+/// including an end of line that a next read could still extend (`\r` last).
+fn whole_data_event(bytes: &[u8]) -> Option<(&str, usize)> {
+    let value = bytes.strip_prefix(b"data:")?;
+    let i = memchr::memchr2(b'\n', b'\r', value)?;
+    if i + 5 > MAX_LINE {
+        return None;
+    }
+    let mut end = i + 1;
+    if value[i] == b'\r' && *value.get(end)? == b'\n' {
+        end += 1;
+    }
+    match *value.get(end)? {
+        b'\n' => end += 1,
+        b'\r' => {
+            end += 1;
+            if *value.get(end)? == b'\n' {
+                end += 1;
+            }
+        }
+        _ => return None,
+    }
+    let data = &value[..i];
+    let data = std::str::from_utf8(data.strip_prefix(b" ").unwrap_or(data)).ok()?;
+    Some((data, end + 5))
 }
 
 /// Appends `bytes` as text, copying them once when they are UTF-8 (they always are from a

@@ -59,15 +59,28 @@ pub struct Trace {
     spec: Option<llmsweep_shared::bundle::RequestSpec>,
 }
 
-/// One token-carrying chunk of a stream.
+/// One token-carrying chunk of a stream: 16 bytes, kept for every token of every stream in
+/// flight (BENCHMARKS.md, "Memory per stream").
 #[derive(Debug, Clone, Copy)]
 struct Chunk {
     t: f64,
-    /// Tokens it carried, when the server's running usage said (`continuous_usage_stats`).
-    carried: Option<u64>,
-    /// Bytes of generated text in it.
-    bytes: usize,
+    /// Tokens it carried, when the server's running usage said (`continuous_usage_stats`);
+    /// [`Chunk::UNSAID`] when it did not. A count past `u32` is held at its largest value.
+    carried: u32,
+    /// Bytes of generated text in it (a chunk's text is bounded well below `u32`).
+    bytes: u32,
 }
+
+impl Chunk {
+    const UNSAID: u32 = u32::MAX;
+
+    fn carried(&self) -> Option<u64> {
+        (self.carried != Self::UNSAID).then_some(self.carried as u64)
+    }
+}
+
+/// Chunks a trace makes room for before the first arrives: one per token asked, up to this.
+const CHUNKS_RESERVED: u64 = 1024;
 
 /// What a finished trace yields.
 #[derive(Debug, Clone, PartialEq)]
@@ -125,6 +138,13 @@ impl Trace {
         }
     }
 
+    /// Makes room for the chunks of an answer of `output_len` tokens (up to
+    /// [`CHUNKS_RESERVED`]), so that the token path does not grow the list as they come.
+    pub fn expect(&mut self, output_len: u64) {
+        self.token_chunks
+            .reserve(output_len.min(CHUNKS_RESERVED) as usize + 1);
+    }
+
     /// Records a parsed chunk that arrived `t` seconds after the request started.
     pub fn on_chunk(&mut self, t: f64, ev: &ChunkEvent<'_>) {
         if let Some(e) = &ev.error {
@@ -155,8 +175,8 @@ impl Trace {
         if ev.token_chunk {
             self.token_chunks.push(Chunk {
                 t,
-                carried,
-                bytes: ev.text.len(),
+                carried: carried.map_or(Chunk::UNSAID, |n| n.min(Chunk::UNSAID as u64 - 1) as u32),
+                bytes: ev.text.len().min(u32::MAX as usize) as u32,
             });
         }
         if let Some(reason) = &ev.finish_reason {
@@ -328,7 +348,7 @@ impl Trace {
     /// false the server's counts are not used.
     fn tokens_per_chunk(&self, output_tokens: u64, believed: bool) -> Vec<(f64, bool)> {
         let chunks = self.token_chunks.len() as u64;
-        let bytes: usize = self.token_chunks.iter().map(|c| c.bytes).sum();
+        let bytes: usize = self.token_chunks.iter().map(|c| c.bytes as usize).sum();
         let several = chunks > 0 && output_tokens > chunks;
         let average = if several {
             output_tokens as f64 / chunks as f64
@@ -337,7 +357,7 @@ impl Trace {
         };
         self.token_chunks
             .iter()
-            .map(|c| match c.carried {
+            .map(|c| match c.carried() {
                 Some(n) if n > 0 && believed => (n as f64, true),
                 _ if several && bytes > 0 => {
                     // At least one token a chunk: an empty chunk still took a step.
