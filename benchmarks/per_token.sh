@@ -2,12 +2,14 @@
 # The collector's CPU per streamed token at one token per event, against a loopback endpoint
 # that streams as fast as the socket takes it (`llmsweep selftest --serve --mode flat-out
 # --per-event 1`, in its own process): tokens/s, the level's CPU per token (`client_cpu` of the
-# bundle: the collector's threads during the level only) and the process's peak memory.
+# bundle: the collector's threads during the level only) and the process's peak memory. The
+# steady rate leaves out the level's first wave (see docs/metrics.md).
 # With PROFILE=1 it also records a flat `perf` profile of the first concurrency and prints the
 # top costs grouped (the JSON parse of chunks, the kernel, the allocator, hyper, tokio, ...).
 #
 #   benchmarks/per_token.sh                      # C = 64 and 1024, 32,768 requests of 256 tokens
 #   PT_CONCURRENCY=64 PT_ROUNDS=5 PROFILE=1 benchmarks/per_token.sh
+#   PT_CONCURRENCY=1024,16000 PT_REQUESTS=131072 PT_ROUNDS=1 benchmarks/per_token.sh   # flat to 16,000?
 #
 # Only 127.0.0.1 is targeted; every run has a request count and a timeout. A benchmark, never
 # part of CI or `cargo test`.
@@ -43,12 +45,13 @@ p = b["sweeps"][0]["points"][0]
 s = p["summary"]
 tokens = sum(r.get("output_tokens", 0) for r in p["requests"])
 cpu_us = p["client_cpu"] * s["wall_s"] / tokens * 1e6
-print(f"| {p['concurrency']} | {s['agg_tok_s'] / 1e6:.2f} M | {cpu_us:.2f} µs | {int(sys.argv[2]) / 1024:.0f} MiB |")
+steady = (s.get("steady_tok_s") or 0) / 1e6
+print(f"| {p['concurrency']} | {s['agg_tok_s'] / 1e6:.2f} M | {steady:.2f} M | {cpu_us:.2f} µs | {int(sys.argv[2]) / 1024:.0f} MiB | {s['ok']}/{s['requests']} |")
 PY
 }
 
-echo "| C | tok/s | CPU per token | peak memory |"
-echo "|---|---|---|---|"
+echo "| C | tok/s | steady tok/s | CPU per token | peak memory | ok |"
+echo "|---|---|---|---|---|---|"
 for r in $(seq "$rounds"); do
     for c in ${concurrency//,/ }; do one "$c"; done
 done
@@ -64,7 +67,7 @@ for line in sys.stdin:
         continue
     pct, dso, sym = float(m.group(1)), m.group(2), m.group(3)
     if "kernel" in dso: g = "kernel: reads, wake-ups, scheduling"
-    elif "serde" in sym or "chunk::" in sym or "from_utf8" in sym: g = "the chunk JSON parse (serde_json)"
+    elif "serde" in sym or "chunk::" in sym or "scan::" in sym or "from_utf8" in sym: g = "the chunk parse (the scan, serde_json)"
     elif "memmove" in sym or "memcpy" in sym: g = "memmove (most of it inside the chunk parse)"
     elif any(k in sym for k in ("malloc", "free", "_int_", "unlink_chunk", "realloc")): g = "the allocator (glibc)"
     elif "sse::" in sym or "memchr" in sym: g = "the SSE decoder"

@@ -2,6 +2,8 @@
 """Helpers for benchmarks/side_by_side.sh (standard library only, except `tokenizer`).
 
   side_by_side.py tokenizer DIR              a character-level tokenizer for the Python clients
+  side_by_side.py tokenizer-plain DIR        the same tokenizer.json, written without `tokenizers`
+                                             (enough for vllm-bench)
   side_by_side.py calibrate URL EP_PID OUT   bytes the endpoint writes per 256-token request
   side_by_side.py measure --ep-pid P --out F --timeout S [--log L] -- CMD...
                                              run CMD; its CPU, memory, and what the endpoint sent
@@ -60,6 +62,25 @@ def make_tokenizer(out: str) -> None:
     }
     with open(os.path.join(out, "tokenizer_config.json"), "w") as f:
         json.dump(config, f, indent=1)
+
+
+def make_tokenizer_plain(out: str) -> None:
+    """make_tokenizer's tokenizer.json, written as JSON: for vllm-bench (Rust `tokenizers`) when
+    the Python clients, and their virtualenv, are not run."""
+    os.makedirs(out, exist_ok=True)
+    special = ["[UNK]", "[BOS]", "[EOS]", "[PAD]"]
+    vocab = {t: i for i, t in enumerate(special + [chr(c) for c in range(32, 127)] + ["\n"])}
+    tok = {
+        "version": "1.0", "truncation": None, "padding": None, "added_tokens": [],
+        "normalizer": None, "pre_tokenizer": None, "post_processor": None,
+        "decoder": {"type": "Fuse"},
+        "model": {"type": "BPE", "dropout": None, "unk_token": "[UNK]",
+                  "continuing_subword_prefix": None, "end_of_word_suffix": None,
+                  "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
+                  "vocab": vocab, "merges": []},
+    }
+    with open(os.path.join(out, "tokenizer.json"), "w") as f:
+        json.dump(tok, f)
 
 
 # ---------------------------------------------------------------- /proc readers
@@ -600,6 +621,8 @@ def main() -> int:
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "tokenizer":
         make_tokenizer(args[0])
+    elif cmd == "tokenizer-plain":
+        make_tokenizer_plain(args[0])
     elif cmd == "calibrate":
         calibrate(args[0], int(args[1]), args[2])
     elif cmd == "measure":

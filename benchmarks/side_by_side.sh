@@ -25,6 +25,8 @@
 #
 #   benchmarks/side_by_side.sh [OUT_DIR]
 #   SBS_CONCURRENCY=1,64 SBS_SCHED_CONCURRENCY=64 benchmarks/side_by_side.sh   # a shorter run
+#   SBS_CLIENTS=selftest,throughput,vllm-bench VLLM_BENCH_BIN=… benchmarks/side_by_side.sh
+#                                  # some clients only (no virtualenv without vllm or guidellm)
 #
 # With VLLM_BENCH_BIN set to a vllm-bench binary (vLLM's Rust client, built from its source with
 # `cargo build --release`: github.com/vllm-project/vllm-bench, archived into vLLM's rust/
@@ -60,9 +62,23 @@ else
 fi
 [[ -x "$bin" ]] || { echo "no llmsweep binary at $bin" >&2; exit 1; }
 
-# ---- the virtualenv (reused when it has the pinned versions)
+# ---- which clients: SBS_CLIENTS (a comma list), else all four and vllm-bench when it is given
+clients_default=selftest,throughput,vllm,guidellm
+[[ -n "${VLLM_BENCH_BIN:-}" ]] && clients_default+=,vllm-bench
+IFS=, read -r -a clients <<<"${SBS_CLIENTS:-$clients_default}"
+python_clients=false
+for c in "${clients[@]}"; do
+    case $c in
+    vllm | guidellm) python_clients=true ;;
+    selftest | throughput) ;;
+    vllm-bench) [[ -x ${VLLM_BENCH_BIN:-} ]] || { echo "vllm-bench needs VLLM_BENCH_BIN" >&2; exit 2; } ;;
+    *) echo "unknown client $c (selftest, throughput, vllm, guidellm, vllm-bench)" >&2; exit 2 ;;
+    esac
+done
+
+# ---- the virtualenv (reused when it has the pinned versions), for the Python clients only
 have() { "$venv/bin/python" -m pip show "$1" 2>/dev/null | sed -n 's/^Version: //p'; }
-if [[ ! -x "$venv/bin/python" || "$(have vllm)" != "$VLLM_VERSION" || "$(have guidellm)" != "$GUIDELLM_VERSION" ]]; then
+if $python_clients && [[ ! -x "$venv/bin/python" || "$(have vllm)" != "$VLLM_VERSION" || "$(have guidellm)" != "$GUIDELLM_VERSION" ]]; then
     echo "installing vllm==$VLLM_VERSION and guidellm==$GUIDELLM_VERSION into $venv (about 10 GB)" >&2
     python3 -m venv "$venv"
     "$venv/bin/python" -m pip install -q --upgrade pip >&2
@@ -70,7 +86,11 @@ if [[ ! -x "$venv/bin/python" || "$(have vllm)" != "$VLLM_VERSION" || "$(have gu
 fi
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 VLLM_NO_USAGE_STATS=1 DO_NOT_TRACK=1
 tok="$out/tokenizer"
-[[ -f "$tok/tokenizer.json" ]] || "$venv/bin/python" "$helper" tokenizer "$tok"
+if $python_clients; then
+    [[ -f "$tok/tokenizer.json" ]] || "$venv/bin/python" "$helper" tokenizer "$tok"
+else
+    [[ -f "$tok/tokenizer.json" ]] || python3 "$helper" tokenizer-plain "$tok"
+fi
 
 # ---- open files: 1024 streams, and the endpoint's side of them
 ulimit -n "$(ulimit -Hn)"
@@ -97,8 +117,10 @@ python3 "$helper" calibrate "$flat_url" "$flat_pid" "$out/calibration.json"
 {
     echo "llmsweep: $("$bin" --version) ($bin, sha256 $(sha256sum "$bin" | cut -c1-16))"
     echo "llmsweep source: $(git -C "$repo" rev-parse --short HEAD) (this script's checkout)"
-    "$venv/bin/python" -m pip freeze | grep -i -E '^(vllm|guidellm|torch|aiohttp|httpx|transformers)=='
-    echo "python: $("$venv/bin/python" --version 2>&1)"
+    if $python_clients; then
+        "$venv/bin/python" -m pip freeze | grep -i -E '^(vllm|guidellm|torch|aiohttp|httpx|transformers)=='
+        echo "python: $("$venv/bin/python" --version 2>&1)"
+    fi
     [[ -n "${VLLM_BENCH_BIN:-}" ]] && echo "vllm-bench: $("$VLLM_BENCH_BIN" --version 2>&1 | head -1) ($VLLM_BENCH_BIN)"
     echo "kernel: $(uname -r); cores: $(nproc); memory: $(free -g | awk '/Mem:/ {print $2}') GiB"
     echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
@@ -154,11 +176,6 @@ run() { # phase client concurrency requests output_len url endpoint_pid
     sleep 1
 }
 
-clients=(selftest throughput vllm guidellm)
-if [[ -n "${VLLM_BENCH_BIN:-}" ]]; then
-    [[ -x $VLLM_BENCH_BIN ]] || { echo "no vllm-bench binary at $VLLM_BENCH_BIN" >&2; exit 1; }
-    clients+=(vllm-bench)
-fi
 # Start-up cost of each tool: one request, subtracted from every flat-out run's CPU time.
 for client in "${clients[@]}"; do run tiny "$client" 1 1 $output_len "$flat_url" "$flat_pid"; done
 for c in ${concurrency//,/ }; do

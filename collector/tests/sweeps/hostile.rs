@@ -155,6 +155,31 @@ async fn a_stream_line_without_end_fails_the_request_in_bounded_time() {
     );
 }
 
+/// An answer whose headers never end (400 of 200 bytes each, 80 KB) fails its request in
+/// llmsweep's words, without the head being held.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_head_past_the_read_buffer_fails_the_request() {
+    let _turn = SERIAL.lock().await;
+    let padded = axum::routing::post(|| async {
+        let mut r = axum::http::Response::builder().header("content-type", "text/event-stream");
+        for i in 0..400 {
+            r = r.header(format!("x-pad-{i}"), "y".repeat(200));
+        }
+        r.body(Body::from("data: [DONE]\n\n")).unwrap_or_default()
+    });
+    let server = Hostile::start(listing(&["m"]).route("/v1/completions", padded)).await;
+    let b = swept(&server.url, &ONE_REQUEST, Duration::from_secs(30)).await;
+    let e = b.sweeps[0].points[0].requests[0].error.as_ref().unwrap();
+    assert_eq!(e.kind, ErrorKind::Protocol);
+    assert_eq!(
+        e.message,
+        format!(
+            "{}/v1/completions: the answer's status line and headers ran past 8 KiB, more than any server's need: llmsweep reads no further",
+            server.url
+        )
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_usage_count_no_stream_could_carry_is_not_believed() {
     let _turn = SERIAL.lock().await;

@@ -411,6 +411,17 @@ impl Client {
                     trace.fail(ErrorKind::Stream, None, format!("{url}: {chain}"));
                     return Sent::Stale;
                 }
+                if chain.contains("message head is too large") {
+                    trace.fail(
+                        ErrorKind::Protocol,
+                        None,
+                        format!(
+                            "{url}: the answer's status line and headers ran past {} KiB, more than any server's need: llmsweep reads no further",
+                            READ_BUFFER / 1024
+                        ),
+                    );
+                    return Sent::Done;
+                }
                 let kind = if connect {
                     ErrorKind::Connect
                 } else {
