@@ -373,6 +373,15 @@ fn wrap(text: &str, width: usize) -> String {
     out.join("\n")
 }
 
+/// Whether `word` (its closing punctuation aside) is a unit a number is written with.
+fn is_unit(word: &str) -> bool {
+    const UNITS: [&str; 17] = [
+        "s", "ms", "µs", "ns", "min", "h", "B", "KB", "MB", "GB", "KiB", "MiB", "GiB", "tok/s",
+        "req/s", "W", "tok/J",
+    ];
+    UNITS.contains(&word.trim_end_matches([',', ';', ':', '.', ')']))
+}
+
 /// `first` then the words of `text`, broken into lines of at most `width` characters (a longer
 /// word has a line of its own), each line after the first starting with `indent`. Linear in the
 /// text, however long.
@@ -402,13 +411,20 @@ pub(crate) fn hang(first: &str, text: &str, indent: &str, width: usize) -> Strin
     out
 }
 
-/// The words of `text`, with what reads as one unit kept on one line: a number and its `%` or
-/// its `±` spread, and `C = 16`.
+/// The words of `text`, with what reads as one unit kept on one line: a number and its `%`,
+/// its `±` spread or its unit (`90.1 s`, `29 KiB`), and `C = 16`.
 fn glued(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut join_next = false;
     for word in text.split(' ') {
-        let attach = join_next || word == "%" || word == "=" || word.starts_with('±');
+        let after_number = out
+            .last()
+            .is_some_and(|l| l.ends_with(|c: char| c.is_ascii_digit()));
+        let attach = join_next
+            || word == "%"
+            || word == "="
+            || word.starts_with('±')
+            || (after_number && is_unit(word));
         match out.last_mut() {
             Some(last) if attach && !word.is_empty() => {
                 last.push(' ');
@@ -816,6 +832,16 @@ mod tests {
         assert_eq!(wrap(row, 40), row);
         // A word longer than the width stands on its own line rather than being cut.
         assert_eq!(wrap("a bbbbbbbbbbbb c", 5), "a\n  bbbbbbbbbbbb\n  c");
+        // A number keeps its unit, whatever punctuation follows it; a word after a number
+        // that is no unit does not.
+        assert_eq!(
+            wrap("its last requests waited 90.1 s, for a first token", 30),
+            "its last requests waited\n  90.1 s, for a first token"
+        );
+        assert_eq!(
+            wrap("29 requests ok at the level of 12", 14),
+            "29 requests ok\n  at the level\n  of 12"
+        );
     }
     use llmsweep_shared::metrics::summarize;
 
