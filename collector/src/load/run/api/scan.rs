@@ -234,20 +234,31 @@ impl<'a> Scan<'a> {
         text.parse().ok()
     }
 
-    /// `null` or a count.
-    fn opt_count(&mut self) -> Option<Option<u64>> {
+    /// `null`, or what `read` reads.
+    fn or_null<T>(&mut self, read: impl FnOnce(&mut Self) -> Option<T>) -> Option<Option<T>> {
         if self.null() {
             return Some(None);
         }
-        self.count().map(Some)
+        read(self).map(Some)
     }
 
-    /// `null` or a string.
-    fn opt_text(&mut self) -> Option<Option<Text<'a>>> {
-        if self.null() {
-            return Some(None);
+    /// Reads a known key's value, `null` or what `read` reads, into `slot`; a key read twice
+    /// is a chunk serde refuses, so it is left to serde.
+    fn field<T>(
+        &mut self,
+        slot: &mut Option<Option<T>>,
+        read: impl FnOnce(&mut Self) -> Option<T>,
+    ) -> Option<()> {
+        if slot.is_some() {
+            return None;
         }
-        self.text().map(|s| Some(Text(s)))
+        *slot = Some(self.or_null(read)?);
+        Some(())
+    }
+
+    /// A string's value as serde's typed reading holds it.
+    fn text_value(&mut self) -> Option<Text<'a>> {
+        self.text().map(Text)
     }
 
     /// Any value, stepped over.
@@ -283,18 +294,22 @@ impl<'a> Scan<'a> {
             self.eat(b':')?;
             self.ws();
             value(self, key)?;
-            self.ws();
-            match self.peek()? {
-                b',' => {
-                    self.i += 1;
-                    self.ws();
-                }
-                b'}' => {
-                    self.i += 1;
-                    return Some(());
-                }
-                _ => return None,
+            if !self.more(b'}')? {
+                return Some(());
             }
+        }
+    }
+
+    /// After a member or an element: `,` (true, another follows) or `close` (false).
+    fn more(&mut self, close: u8) -> Option<bool> {
+        self.ws();
+        let c = self.peek()?;
+        self.i += 1;
+        if c == b',' {
+            self.ws();
+            Some(true)
+        } else {
+            (c == close).then_some(false)
         }
     }
 
@@ -316,36 +331,20 @@ impl<'a> Scan<'a> {
         loop {
             element(self, n)?;
             n += 1;
-            self.ws();
-            match self.peek()? {
-                b',' => {
-                    self.i += 1;
-                    self.ws();
-                }
-                b']' => {
-                    self.i += 1;
-                    return Some(());
-                }
-                _ => return None,
+            if !self.more(b']')? {
+                return Some(());
             }
         }
     }
 
     /// The chunk's own object.
     fn top(&mut self) -> Option<wire::Chunk<'a>> {
-        let mut choices: Option<Option<FirstChoice<'a>>> = None;
-        let mut usage: Option<Option<Object<wire::Usage>>> = None;
+        let (mut choices, mut usage) = (None, None);
         self.object(0, |s, key| match key {
-            "choices" if choices.is_none() => {
-                choices = Some(if s.null() { None } else { Some(s.choices()?) });
-                Some(())
-            }
-            "usage" if usage.is_none() => {
-                usage = Some(if s.null() { None } else { Some(s.usage()?) });
-                Some(())
-            }
-            // Their readings stay serde's; a key read twice is a chunk serde refuses.
-            "choices" | "usage" | "error" | "metrics" => None,
+            "choices" => s.field(&mut choices, Self::choices),
+            "usage" => s.field(&mut usage, Self::usage),
+            // Their readings stay serde's.
+            "error" | "metrics" => None,
             _ => s.skip(0),
         })?;
         Some(wire::Chunk {
@@ -372,19 +371,9 @@ impl<'a> Scan<'a> {
     fn choice(&mut self) -> Option<wire::Choice<'a>> {
         let (mut text, mut delta, mut finish) = (None, None, None);
         self.object(2, |s, key| match key {
-            "text" if text.is_none() => {
-                text = Some(s.opt_text()?);
-                Some(())
-            }
-            "finish_reason" if finish.is_none() => {
-                finish = Some(s.opt_text()?);
-                Some(())
-            }
-            "delta" if delta.is_none() => {
-                delta = Some(if s.null() { None } else { Some(s.delta()?) });
-                Some(())
-            }
-            "text" | "finish_reason" | "delta" => None,
+            "text" => s.field(&mut text, Self::text_value),
+            "finish_reason" => s.field(&mut finish, Self::text_value),
+            "delta" => s.field(&mut delta, Self::delta),
             _ => s.skip(2),
         })?;
         Some(wire::Choice {
@@ -397,23 +386,17 @@ impl<'a> Scan<'a> {
     fn delta(&mut self) -> Option<wire::Delta<'a>> {
         let mut role = false;
         let (mut reasoning_content, mut reasoning, mut content) = (None, None, None);
-        self.object(3, |s, key| {
-            let slot = match key {
-                "role" if !role => {
-                    role = true;
-                    return s.skip(3);
-                }
-                "reasoning_content" => &mut reasoning_content,
-                "reasoning" => &mut reasoning,
-                "content" => &mut content,
-                "role" => return None,
-                _ => return s.skip(3),
-            };
-            if slot.is_some() {
-                return None;
+        self.object(3, |s, key| match key {
+            // Present at all, even `null`: the typed reading only asks whether it is there.
+            "role" if !role => {
+                role = true;
+                s.skip(3)
             }
-            *slot = Some(s.opt_text()?);
-            Some(())
+            "role" => None,
+            "reasoning_content" => s.field(&mut reasoning_content, Self::text_value),
+            "reasoning" => s.field(&mut reasoning, Self::text_value),
+            "content" => s.field(&mut content, Self::text_value),
+            _ => s.skip(3),
         })?;
         Some(wire::Delta {
             role,
@@ -426,30 +409,13 @@ impl<'a> Scan<'a> {
     fn usage(&mut self) -> Option<Object<wire::Usage>> {
         let (mut prompt, mut completion, mut cached) = (None, None, None);
         let (mut prompt_details, mut completion_details) = (None, None);
-        self.object(1, |s, key| {
-            let slot = match key {
-                "prompt_tokens" => &mut prompt,
-                "completion_tokens" => &mut completion,
-                "cached_tokens" => &mut cached,
-                "prompt_tokens_details" | "completion_tokens_details" => {
-                    let slot = if key == "prompt_tokens_details" {
-                        &mut prompt_details
-                    } else {
-                        &mut completion_details
-                    };
-                    if slot.is_some() {
-                        return None;
-                    }
-                    *slot = Some(if s.null() { None } else { Some(s.details()?) });
-                    return Some(());
-                }
-                _ => return s.skip(1),
-            };
-            if slot.is_some() {
-                return None;
-            }
-            *slot = Some(s.opt_count()?);
-            Some(())
+        self.object(1, |s, key| match key {
+            "prompt_tokens" => s.field(&mut prompt, Self::count),
+            "completion_tokens" => s.field(&mut completion, Self::count),
+            "cached_tokens" => s.field(&mut cached, Self::count),
+            "prompt_tokens_details" => s.field(&mut prompt_details, Self::details),
+            "completion_tokens_details" => s.field(&mut completion_details, Self::details),
+            _ => s.skip(1),
         })?;
         Some(Object(wire::Usage {
             prompt_tokens: prompt.flatten(),
@@ -462,17 +428,10 @@ impl<'a> Scan<'a> {
 
     fn details(&mut self) -> Option<wire::Details> {
         let (mut cached, mut reasoning) = (None, None);
-        self.object(2, |s, key| {
-            let slot = match key {
-                "cached_tokens" => &mut cached,
-                "reasoning_tokens" => &mut reasoning,
-                _ => return s.skip(2),
-            };
-            if slot.is_some() {
-                return None;
-            }
-            *slot = Some(s.opt_count()?);
-            Some(())
+        self.object(2, |s, key| match key {
+            "cached_tokens" => s.field(&mut cached, Self::count),
+            "reasoning_tokens" => s.field(&mut reasoning, Self::count),
+            _ => s.skip(2),
         })?;
         Some(wire::Details {
             cached_tokens: cached.flatten(),
