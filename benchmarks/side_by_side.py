@@ -2,8 +2,8 @@
 """Helpers for benchmarks/side_by_side.sh (standard library only, except `tokenizer`).
 
   side_by_side.py tokenizer DIR              a character-level tokenizer for the Python clients
-  side_by_side.py tokenizer-plain DIR        the same tokenizer.json, written without `tokenizers`
-                                             (enough for vllm-bench)
+  side_by_side.py tokenizer-plain DIR        the same tokenizer, written without `tokenizers`
+                                             (enough for vllm-bench and AIPerf)
   side_by_side.py calibrate URL EP_PID OUT   bytes the endpoint writes per 256-token request
   side_by_side.py measure --ep-pid P --out F --timeout S [--log L] -- CMD...
                                              run CMD; its CPU, memory, and what the endpoint sent
@@ -51,6 +51,11 @@ def make_tokenizer(out: str) -> None:
     tok = Tokenizer(models.BPE(vocab=vocab, merges=[], unk_token="[UNK]"))
     tok.decoder = decoders.Fuse()
     tok.save(os.path.join(out, "tokenizer.json"))
+    write_tokenizer_config(out)
+
+
+def write_tokenizer_config(out: str) -> None:
+    """What transformers' AutoTokenizer needs beside tokenizer.json."""
     config = {
         "tokenizer_class": "PreTrainedTokenizerFast",
         "unk_token": "[UNK]",
@@ -65,8 +70,8 @@ def make_tokenizer(out: str) -> None:
 
 
 def make_tokenizer_plain(out: str) -> None:
-    """make_tokenizer's tokenizer.json, written as JSON: for vllm-bench (Rust `tokenizers`) when
-    the Python clients, and their virtualenv, are not run."""
+    """make_tokenizer's files, written as JSON: for vllm-bench (Rust `tokenizers`) and AIPerf when
+    vllm and GuideLLM, and their virtualenv, are not run."""
     os.makedirs(out, exist_ok=True)
     special = ["[UNK]", "[BOS]", "[EOS]", "[PAD]"]
     vocab = {t: i for i, t in enumerate(special + [chr(c) for c in range(32, 127)] + ["\n"])}
@@ -81,6 +86,7 @@ def make_tokenizer_plain(out: str) -> None:
     }
     with open(os.path.join(out, "tokenizer.json"), "w") as f:
         json.dump(tok, f)
+    write_tokenizer_config(out)
 
 
 # ---------------------------------------------------------------- /proc readers
@@ -336,6 +342,19 @@ def tool_numbers(kind: str, raw: str) -> dict:
             "ttft_p99": ttft["percentiles"]["p99"] / 1000,
             "concurrency_p50": m["request_concurrency"]["successful"]["median"],
         }
+    if kind == "aiperf":
+        d = json.load(open(os.path.join(raw, "aiperf", "profile_export_aiperf.json")))
+        ttft = d["time_to_first_token"]
+        scale = {"ms": 1e-3, "s": 1.0, "us": 1e-6, "ns": 1e-9}[ttft["unit"]]
+        return {
+            "ok": round(d["completed_request_count"]["avg"]) if "completed_request_count" in d
+            else round(d["request_count"]["avg"]),
+            "tokens": d["total_output_tokens"]["avg"],
+            "tok_s": d["output_token_throughput"]["avg"],
+            "ttft_p50": ttft["p50"] * scale,
+            "ttft_p99": ttft["p99"] * scale,
+            "errors": len(d.get("error_summary") or []),
+        }
     raise ValueError(kind)
 
 
@@ -408,6 +427,7 @@ CLIENTS = [
     ("vllm", "vllm bench serve"),
     ("vllm-bench", "vllm-bench"),
     ("guidellm", "GuideLLM"),
+    ("aiperf", "AIPerf"),
 ]
 
 
@@ -514,10 +534,11 @@ def table(res: str) -> None:
 
     print("### Ratios (flat out)\n")
     print(
-        "| C | tok/s llmsweep selftest ÷ vllm | ÷ GuideLLM | llmsweep throughput ÷ vllm | ÷ GuideLLM "
-        "| CPU/token vllm ÷ llmsweep selftest | GuideLLM ÷ llmsweep selftest |"
+        "| C | tok/s llmsweep selftest ÷ vllm | ÷ GuideLLM | ÷ AIPerf | llmsweep throughput ÷ vllm "
+        "| ÷ GuideLLM | ÷ AIPerf | CPU/token vllm ÷ llmsweep throughput | GuideLLM ÷ llmsweep "
+        "throughput | AIPerf ÷ llmsweep throughput |"
     )
-    print("|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for c in sorted({k[0] for k in rows}):
         def ratio(a, b, key):
             x, y = rows.get((c, a), {}).get(key), rows.get((c, b), {}).get(key)
@@ -525,8 +546,11 @@ def table(res: str) -> None:
 
         print(
             f"| {c} | {ratio('selftest', 'vllm', 'ep_tok_s')} | {ratio('selftest', 'guidellm', 'ep_tok_s')} "
+            f"| {ratio('selftest', 'aiperf', 'ep_tok_s')} "
             f"| {ratio('throughput', 'vllm', 'ep_tok_s')} | {ratio('throughput', 'guidellm', 'ep_tok_s')} "
-            f"| {ratio('vllm', 'selftest', 'cpu')} | {ratio('guidellm', 'selftest', 'cpu')} |"
+            f"| {ratio('throughput', 'aiperf', 'ep_tok_s')} "
+            f"| {ratio('vllm', 'throughput', 'cpu')} | {ratio('guidellm', 'throughput', 'cpu')} "
+            f"| {ratio('aiperf', 'throughput', 'cpu')} |"
         )
     print("\n(tok/s ratios from the endpoint-side rates; the tools' own rates are in the table above.)\n")
 

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# llmsweep's client side by side with `vllm bench serve` (vllm 0.33.0) and GuideLLM (0.8.1), on
-# the same loopback streaming endpoint (`llmsweep selftest --serve`, in a process of its own):
+# llmsweep's client side by side with `vllm bench serve` (vllm 0.33.0), GuideLLM (0.8.1), AIPerf
+# (0.13.0) and vllm-bench, on the same loopback streaming endpoint (`llmsweep selftest --serve`,
+# in a process of its own):
 #
 #   flat out   256-token streams, one token per event, ~16-token prompts, at concurrency
-#              1, 64, 256, 1024, max(4096, 4 x C) requests per run, the same for every client:
+#              1, 64, 256, 1024, max(4096, 4 x C) requests per run ($SBS_REQUESTS in place of
+#              4096), the same for every client:
 #              tokens/s as each tool reports it and as the endpoint streamed it, CPU time per
 #              token of the client's process tree (start-up subtracted), peak memory;
 #   scheduled  first token 300 ms after the request arrives, then one every 10 ms, 16-token
@@ -18,15 +20,20 @@
 #
 # Installs, the first time: a virtualenv at $LLMSWEEP_BENCH_VENV (default
 # ~/.cache/llmsweep/bench-venv) with vllm==0.33.0 and guidellm==0.8.1 from PyPI (about 10 GB:
-# vllm pulls torch and the CUDA libraries even on a host without a GPU), reused when it already
-# has those versions; a character-level tokenizer in the results folder (no model hub is
-# needed: HF_HUB_OFFLINE=1). The llmsweep binary is $LLMSWEEP_BIN, or built here with
+# vllm pulls torch and the CUDA libraries even on a host without a GPU), and one at
+# $LLMSWEEP_AIPERF_VENV (default ~/.cache/llmsweep/aiperf-venv) with aiperf==0.13.0 (its pins
+# differ from vllm's), each reused when it already has those versions; a character-level
+# tokenizer in the results folder (no model hub is needed: HF_HUB_OFFLINE=1, except for AIPerf,
+# whose offline mode looks a path up in the hub cache instead of loading it). The llmsweep binary is $LLMSWEEP_BIN, or built here with
 # `cargo build --release -p llmsweep`.
 #
 #   benchmarks/side_by_side.sh [OUT_DIR]
 #   SBS_CONCURRENCY=1,64 SBS_SCHED_CONCURRENCY=64 benchmarks/side_by_side.sh   # a shorter run
+#   SBS_REQUESTS=32768 SBS_SCHED_CONCURRENCY= …    # longer flat-out runs (at least 4 x C), no
+#                                                  # scheduled phase
 #   SBS_CLIENTS=selftest,throughput,vllm-bench VLLM_BENCH_BIN=… benchmarks/side_by_side.sh
-#                                  # some clients only (no virtualenv without vllm or guidellm)
+#                                  # some clients only (no virtualenv without vllm, guidellm
+#                                  # or aiperf)
 #
 # With VLLM_BENCH_BIN set to a vllm-bench binary (vLLM's Rust client, built from its source with
 # `cargo build --release`: github.com/vllm-project/vllm-bench, archived into vLLM's rust/
@@ -39,9 +46,11 @@ repo=$(pwd)
 
 VLLM_VERSION=0.33.0
 GUIDELLM_VERSION=0.8.1
+AIPERF_VERSION=0.13.0
 venv=${LLMSWEEP_BENCH_VENV:-$HOME/.cache/llmsweep/bench-venv}
+aiperf_venv=${LLMSWEEP_AIPERF_VENV:-$HOME/.cache/llmsweep/aiperf-venv}
 concurrency=${SBS_CONCURRENCY:-1,64,256,1024}
-sched_concurrency=${SBS_SCHED_CONCURRENCY:-1,64,256}
+sched_concurrency=${SBS_SCHED_CONCURRENCY-1,64,256}
 timeout=${SBS_TIMEOUT:-600}
 input_len=16
 output_len=256
@@ -62,17 +71,19 @@ else
 fi
 [[ -x "$bin" ]] || { echo "no llmsweep binary at $bin" >&2; exit 1; }
 
-# ---- which clients: SBS_CLIENTS (a comma list), else all four and vllm-bench when it is given
-clients_default=selftest,throughput,vllm,guidellm
+# ---- which clients: SBS_CLIENTS (a comma list), else all five and vllm-bench when it is given
+clients_default=selftest,throughput,vllm,guidellm,aiperf
 [[ -n "${VLLM_BENCH_BIN:-}" ]] && clients_default+=,vllm-bench
 IFS=, read -r -a clients <<<"${SBS_CLIENTS:-$clients_default}"
 python_clients=false
+aiperf_client=false
 for c in "${clients[@]}"; do
     case $c in
     vllm | guidellm) python_clients=true ;;
+    aiperf) aiperf_client=true ;;
     selftest | throughput) ;;
     vllm-bench) [[ -x ${VLLM_BENCH_BIN:-} ]] || { echo "vllm-bench needs VLLM_BENCH_BIN" >&2; exit 2; } ;;
-    *) echo "unknown client $c (selftest, throughput, vllm, guidellm, vllm-bench)" >&2; exit 2 ;;
+    *) echo "unknown client $c (selftest, throughput, vllm, guidellm, aiperf, vllm-bench)" >&2; exit 2 ;;
     esac
 done
 
@@ -83,6 +94,12 @@ if $python_clients && [[ ! -x "$venv/bin/python" || "$(have vllm)" != "$VLLM_VER
     python3 -m venv "$venv"
     "$venv/bin/python" -m pip install -q --upgrade pip >&2
     "$venv/bin/python" -m pip install -q "vllm==$VLLM_VERSION" "guidellm==$GUIDELLM_VERSION" >&2
+fi
+if $aiperf_client && [[ ! -x "$aiperf_venv/bin/python" || "$("$aiperf_venv/bin/python" -m pip show aiperf 2>/dev/null | sed -n 's/^Version: //p')" != "$AIPERF_VERSION" ]]; then
+    echo "installing aiperf==$AIPERF_VERSION into $aiperf_venv" >&2
+    python3 -m venv "$aiperf_venv"
+    "$aiperf_venv/bin/python" -m pip install -q --upgrade pip >&2
+    "$aiperf_venv/bin/python" -m pip install -q "aiperf==$AIPERF_VERSION" >&2
 fi
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 VLLM_NO_USAGE_STATS=1 DO_NOT_TRACK=1
 tok="$out/tokenizer"
@@ -120,6 +137,9 @@ python3 "$helper" calibrate "$flat_url" "$flat_pid" "$out/calibration.json"
     if $python_clients; then
         "$venv/bin/python" -m pip freeze | grep -i -E '^(vllm|guidellm|torch|aiohttp|httpx|transformers)=='
         echo "python: $("$venv/bin/python" --version 2>&1)"
+    fi
+    if $aiperf_client; then
+        "$aiperf_venv/bin/python" -m pip freeze | grep -i -E '^(aiperf|aiohttp|transformers)==' | sed 's/^/aiperf venv: /'
     fi
     [[ -n "${VLLM_BENCH_BIN:-}" ]] && echo "vllm-bench: $("$VLLM_BENCH_BIN" --version 2>&1 | head -1) ($VLLM_BENCH_BIN)"
     echo "kernel: $(uname -r); cores: $(nproc); memory: $(free -g | awk '/Mem:/ {print $2}') GiB"
@@ -165,6 +185,16 @@ run() { # phase client concurrency requests output_len url endpoint_pid
             --tokenizer "kind=hf_auto,model=$tok"
             --data "kind=synthetic_text,prompt_tokens=$input_len,output_tokens=$len"
             --output "kind=json,path=$dir/raw/benchmarks.json" --disable-progress) ;;
+    aiperf)
+        # AIPerf's offline mode looks a tokenizer path up in the hub cache: the path is loaded
+        # only with the hub variables unset. Its own warm-up is off, as for the others.
+        cmd=(env -u HF_HUB_OFFLINE -u TRANSFORMERS_OFFLINE "$aiperf_venv/bin/aiperf" profile
+            --model llmsweep-selftest --url "$url" --endpoint-type completions --streaming
+            --tokenizer "$tok" --concurrency "$c" --request-count "$n"
+            --prompt-input-tokens-mean $input_len --prompt-input-tokens-stddev 0
+            --prompt-output-tokens-mean "$len" --prompt-output-tokens-stddev 0 --random-seed 1
+            --request-timeout-seconds 120 --no-server-metrics --no-gpu-telemetry --ui none
+            --export-level summary --output-artifact-dir "$dir/raw/aiperf") ;;
     esac
     printf '%s\n' "$phase c=$c $client: $(printf '%q ' "${cmd[@]}")" >>"$out/commands.txt"
     printf '{"phase":"%s","client":"%s","concurrency":%d,"requests":%d,"output_len":%d,"first_ms":%d}\n' \
@@ -178,8 +208,9 @@ run() { # phase client concurrency requests output_len url endpoint_pid
 
 # Start-up cost of each tool: one request, subtracted from every flat-out run's CPU time.
 for client in "${clients[@]}"; do run tiny "$client" 1 1 $output_len "$flat_url" "$flat_pid"; done
+flat_requests=${SBS_REQUESTS:-4096}
 for c in ${concurrency//,/ }; do
-    n=$((c * 4 > 4096 ? c * 4 : 4096))
+    n=$((c * 4 > flat_requests ? c * 4 : flat_requests))
     for client in "${clients[@]}"; do run flat "$client" "$c" "$n" $output_len "$flat_url" "$flat_pid"; done
 done
 for c in ${sched_concurrency//,/ }; do
