@@ -279,6 +279,13 @@ fn explain(text: &str, endpoint: &str) -> String {
             "the store refused the credentials: check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE), and that the key may use this bucket"
                 .to_string(),
         )
+    } else if has("Encountered object with invalid path") {
+        // object_store refuses a whole listing for one name it cannot take as a path (a
+        // control character, an empty, `.` or `..` segment), which other clients can write.
+        Some(
+            "the bucket holds an object whose name is not a usable path (a control character, or an empty, `.` or `..` part between slashes), and that stops the listing: rename or remove that object, or give a prefix that does not hold it"
+                .to_string(),
+        )
     } else if has("onnection refused") || has("error sending request") || has("dns error") {
         Some(format!(
             "cannot reach the store at {endpoint}: check AWS_ENDPOINT_URL, and that the store is running"
@@ -512,5 +519,16 @@ mod tests {
             e.contains("cannot reach the store at http://127.0.0.1:3900"),
             "{e}"
         );
+        // What object_store says of a listing that holds a name it cannot take as a path.
+        for name in ["runs/a\u{7}b.json", "runs//b.json", "runs/../b.json"] {
+            let source = object_store::path::Path::parse(name).unwrap_err();
+            let listed = object_store::Error::InvalidPath { source }.to_string();
+            let e = explain(&listed, "http://127.0.0.1:3900");
+            assert!(
+                e.starts_with("the bucket holds an object whose name is not a usable path"),
+                "{name}: {e}"
+            );
+            assert!(e.contains("rename or remove that object"), "{e}");
+        }
     }
 }
