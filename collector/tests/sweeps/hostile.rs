@@ -174,7 +174,7 @@ async fn an_answer_head_past_the_read_buffer_fails_the_request() {
     assert_eq!(
         e.message,
         format!(
-            "{}/v1/completions: the answer's status line and headers ran past 8 KiB, more than any server's need: llmsweep reads no further",
+            "{}/v1/completions: the answer's status line and headers ran past 8 KiB, more than any server needs: llmsweep reads no further",
             server.url
         )
     );

@@ -416,7 +416,7 @@ impl Client {
                         ErrorKind::Protocol,
                         None,
                         format!(
-                            "{url}: the answer's status line and headers ran past {} KiB, more than any server's need: llmsweep reads no further",
+                            "{url}: the answer's status line and headers ran past {} KiB, more than any server needs: llmsweep reads no further",
                             READ_BUFFER / 1024
                         ),
                     );
