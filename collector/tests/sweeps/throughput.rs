@@ -179,6 +179,71 @@ async fn a_request_that_stops_between_two_tokens_is_a_stall() {
     assert!((1.5..1.7).contains(&longest), "{longest}");
 }
 
+/// Ground truth: the simulator never finishes one request of a precise level (it holds its
+/// stream for an hour). Once the level is precise it waits a grace for what is running — 10 s
+/// here, three times its slowest request being less — and then abandons the lost request as
+/// failed, in its own words, instead of waiting out the 600 s `--timeout`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_the_server_never_finishes_is_abandoned_after_the_levels_grace() {
+    let cfg = SimConfig {
+        stall: Some(llmsweep::sim::Stall {
+            request: 12,
+            after: 3,
+            seconds: 3600.0,
+        }),
+        ..fast()
+    };
+    let s = sweep(
+        cfg,
+        &[
+            "--concurrency",
+            "4",
+            "--input-len",
+            "64",
+            "--output-len",
+            "40",
+            "--timeout",
+            "600",
+        ],
+    )
+    .await;
+    let p = &s.bundle.sweeps[0].points[0];
+    let lost: Vec<_> = p.requests.iter().filter(|r| !r.is_ok()).collect();
+    assert_eq!(lost.len(), 1, "{lost:?}");
+    let e = lost[0].error.as_ref().unwrap();
+    assert_eq!(e.kind, ErrorKind::Timeout);
+    assert!(
+        e.message
+            .starts_with("unfinished 10 s after its level ended (3× the level's slowest request"),
+        "{}",
+        e.message
+    );
+    assert!(
+        e.message.ends_with("abandoned and counted as failed"),
+        "{}",
+        e.message
+    );
+    let sum = p.summary.as_ref().unwrap();
+    assert_eq!(sum.failed, 1);
+    assert!(
+        sum.steady_pm_pct.is_some_and(|pm| pm <= 2.0),
+        "{:?}",
+        sum.steady_pm_pct
+    );
+    // The level ends a grace after its last counted request, not at the request's timeout.
+    let last_end = p
+        .requests
+        .iter()
+        .filter(|r| r.is_ok())
+        .map(|r| r.start_s + r.e2e_s)
+        .fold(0.0, f64::max);
+    let abandoned_at = lost[0].start_s + lost[0].e2e_s;
+    assert!(
+        (9.5..13.0).contains(&(abandoned_at - last_end)),
+        "abandoned {abandoned_at} s, last finished {last_end} s"
+    );
+}
+
 /// A level asked for fewer requests than it has slots is said to never fill them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fewer_requests_than_slots_is_said() {

@@ -684,6 +684,27 @@ impl SweepVerdict {
         } else {
             format!(" ({})", level_list(self.kind, &self.levels))
         };
+        // Levels whose capacity the runs cannot tell apart are not "no significant change".
+        let blind: Vec<u64> = capacity_blind(&self.metrics)
+            .iter()
+            .map(|a| a.key)
+            .collect();
+        // `; no significant change at C = 1; cannot tell at C = 8` for the levels in `rest`.
+        let the_rest = |rest: Vec<u64>| {
+            let (untold, same): (Vec<u64>, Vec<u64>) =
+                rest.into_iter().partition(|k| blind.contains(k));
+            let mut out = String::new();
+            if !same.is_empty() {
+                out += &format!(
+                    "; no significant change at {}",
+                    level_list(self.kind, &same)
+                );
+            }
+            if !untold.is_empty() {
+                out += &format!("; cannot tell at {}", level_list(self.kind, &untold));
+            }
+            out
+        };
         let direction = |word: &str, keys: Vec<u64>| {
             if keys.len() == self.levels.len() {
                 format!("{name} sweep: {run} is {word} than {base} at every level{at}")
@@ -695,9 +716,9 @@ impl SweepVerdict {
                     .filter(|k| !keys.contains(k))
                     .collect();
                 format!(
-                    "{name} sweep: {run} is {word} than {base} at {}; no significant change at {}",
+                    "{name} sweep: {run} is {word} than {base} at {}{}",
                     level_list(self.kind, &keys),
-                    level_list(self.kind, &rest)
+                    the_rest(rest)
                 )
             }
         };
@@ -713,6 +734,22 @@ impl SweepVerdict {
                 "{name} sweep: cannot tell: against {base}, {run} {}, but its capacity there is not resolved",
                 and_list(&self.phrases(true))
             ),
+            Outcome::NoSignificantChange if blind.len() == self.levels.len() => format!(
+                "{name} sweep: cannot tell {run} from {base}{at}: capacity is not resolved at any level"
+            ),
+            Outcome::NoSignificantChange if !blind.is_empty() => {
+                let same: Vec<u64> = self
+                    .levels
+                    .iter()
+                    .copied()
+                    .filter(|k| !blind.contains(k))
+                    .collect();
+                format!(
+                    "{name} sweep: no significant change from {base} to {run} at {}; cannot tell at {}",
+                    level_list(self.kind, &same),
+                    level_list(self.kind, &blind)
+                )
+            }
             Outcome::NoSignificantChange => {
                 format!("{name} sweep: no significant change from {base} to {run}{at}")
             }
@@ -1411,6 +1448,80 @@ mod tests {
         assert_eq!(
             v.headline(&cmp.labels, 0),
             "throughput sweep: b is faster than a at C = 1; no significant change at C = 2, 4"
+        );
+    }
+
+    /// A verdict of steady tok/s alone, its changes at C = 1, 8, 16 given as (pct, interval).
+    fn capacity_only(
+        changes: [(u64, f64, Option<(f64, f64)>); 3],
+        worse: Vec<u64>,
+    ) -> SweepVerdict {
+        let changes: Vec<AtLevel> = changes
+            .into_iter()
+            .map(|(key, pct, interval)| AtLevel {
+                key,
+                change: Change {
+                    pct,
+                    interval,
+                    no_interval: interval.is_none().then_some("too few waves"),
+                    below_resolution: false,
+                },
+            })
+            .collect();
+        let metrics = vec![MetricVerdict {
+            metric: Metric::SteadyTokS,
+            changes,
+            better: Vec::new(),
+            worse,
+        }];
+        SweepVerdict {
+            kind: SweepKind::Throughput,
+            shape: None,
+            run: 1,
+            outcome: outcome(&metrics),
+            levels: vec![1, 8, 16],
+            metrics,
+            notes: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_level_whose_capacity_cannot_be_told_is_not_called_unchanged() {
+        let labels = ["a".to_string(), "b".to_string()];
+        // Slower at C=16; C=1 resolved and unchanged; C=8 could be 30 % lower.
+        let v = capacity_only(
+            [
+                (1, 0.2, Some((-1.0, 1.4))),
+                (8, -1.0, Some((-30.0, 28.0))),
+                (16, -15.0, Some((-18.0, -12.0))),
+            ],
+            vec![16],
+        );
+        assert_eq!(
+            v.headline(&labels, 0),
+            "throughput sweep: b is slower than a at C = 16; no significant change at C = 1; cannot tell at C = 8"
+        );
+        // Nothing beyond the noise, C=8 unresolved.
+        let v = capacity_only(
+            [
+                (1, 0.2, Some((-1.0, 1.4))),
+                (8, -1.0, None),
+                (16, 0.5, Some((-2.0, 3.0))),
+            ],
+            Vec::new(),
+        );
+        assert_eq!(
+            v.headline(&labels, 0),
+            "throughput sweep: no significant change from a to b at C = 1, 16; cannot tell at C = 8"
+        );
+        // Nothing resolved anywhere.
+        let v = capacity_only(
+            [(1, 0.2, None), (8, -1.0, None), (16, 0.5, None)],
+            Vec::new(),
+        );
+        assert_eq!(
+            v.headline(&labels, 0),
+            "throughput sweep: cannot tell b from a (C = 1, 8, 16): capacity is not resolved at any level"
         );
     }
 

@@ -329,7 +329,18 @@ pub(crate) async fn run(
         tokio::spawn(worker.run());
     }
     drop(tx);
+    let watchdog = match (&judge, spec.stop) {
+        (Some(judge), StopRule::Precise(p)) => Some(tokio::spawn(abandon_the_lost(
+            judge.clone(),
+            enough.clone(),
+            begun + p.cap,
+        ))),
+        _ => None,
+    };
     let (finished, outage) = collect(&client, rx, &down, &abort, &mut on_done).await;
+    if let Some(w) = watchdog {
+        w.abort();
+    }
     let interrupted = interrupt.is_stopped();
     LoadResult {
         finished,
@@ -348,10 +359,14 @@ pub(crate) async fn run(
 #[derive(Default)]
 struct InFlight {
     sent: std::collections::HashMap<u64, (f64, CancellationToken)>,
-    /// The requests cut at the level's end.
-    cut: std::collections::HashSet<u64>,
-    /// Why they were cut: [`CUT`] or [`CUT_AT_CAP`].
-    why: &'static str,
+    /// The requests ended by the level rather than by the server, and how each is recorded.
+    cut: std::collections::HashMap<u64, Cut>,
+}
+
+/// How a request the level ended is recorded.
+struct Cut {
+    kind: ErrorKind,
+    message: String,
 }
 
 /// Why a request cut at a precise level's end has no numbers.
@@ -359,6 +374,13 @@ const CUT: &str = "cut at the level's end: it was queued behind the server's run
 
 /// Why a request cut at a level's time cap has no numbers.
 const CUT_AT_CAP: &str = "cut at the level's end: it was queued behind the server's running limit when the level reached its time cap (--max-level-time), and is not counted";
+
+/// The least a level waits, once it has ended, for the requests the server is running.
+const LEAST_GRACE: Duration = Duration::from_secs(10);
+
+/// How many times its slowest finished request a level waits, once it has ended, for the
+/// requests the server is running.
+const GRACE_E2E: f64 = 3.0;
 
 impl InFlight {
     /// Once the level is precise: the `running` oldest requests in flight are being served and
@@ -370,13 +392,49 @@ impl InFlight {
         if !self.cut.is_empty() {
             return;
         }
-        self.why = why;
         let mut by_start: Vec<(f64, u64)> = self.sent.iter().map(|(&i, &(t, _))| (t, i)).collect();
         by_start.sort_by(|a, b| a.0.total_cmp(&b.0));
         for &(_, i) in by_start.iter().skip(running as usize) {
             if let Some((_, token)) = self.sent.get(&i) {
                 token.cancel();
-                self.cut.insert(i);
+                let message = why.to_string();
+                self.cut.insert(
+                    i,
+                    Cut {
+                        kind: ErrorKind::Cancelled,
+                        message,
+                    },
+                );
+            }
+        }
+    }
+
+    /// Once the level has ended and waited its grace: what the server still has not finished
+    /// is aborted and counted as failed. A server can lose a request (a real engine once left
+    /// one unanswered with its connection open), and the level would otherwise wait the whole
+    /// `--timeout` for it while no other request is sent.
+    fn abandon(&mut self, waited: Duration, slowest: f64) {
+        let ids: Vec<u64> = self
+            .sent
+            .keys()
+            .filter(|i| !self.cut.contains_key(i))
+            .copied()
+            .collect();
+        for i in ids {
+            if let Some((_, token)) = self.sent.get(&i) {
+                token.cancel();
+                let message = format!(
+                    "unfinished {:.0} s after its level ended ({GRACE_E2E:.0}× the level's slowest request, {slowest:.1} s, and at least {} s): abandoned and counted as failed",
+                    waited.as_secs_f64(),
+                    LEAST_GRACE.as_secs()
+                );
+                self.cut.insert(
+                    i,
+                    Cut {
+                        kind: ErrorKind::Timeout,
+                        message,
+                    },
+                );
             }
         }
     }
@@ -411,6 +469,15 @@ impl Judge {
         }
     }
 
+    /// The longest end-to-end time of the level's successful requests seen so far.
+    fn slowest_s(&self) -> Option<f64> {
+        self.records
+            .iter()
+            .filter(|r| r.is_ok())
+            .map(|r| r.e2e_s)
+            .max_by(f64::total_cmp)
+    }
+
     /// The level reached its time cap before it was precise: as when it is precise, the
     /// requests queued behind the server's running limit are cut rather than waited for (at
     /// C=100 against kpro5 they were 84 requests, about 100 s of waiting).
@@ -421,6 +488,33 @@ impl Judge {
         if let Some(m) = self.precision.running {
             self.in_flight.cut(m, CUT_AT_CAP);
         }
+    }
+}
+
+/// Once a precise level has ended (precise, or at its time cap `cap_at`), waits a grace for the
+/// requests the server is running and then abandons the rest ([`InFlight::abandon`]). The grace
+/// is [`GRACE_E2E`] times the slowest request the level finished, and at least
+/// [`LEAST_GRACE`]; a level that finished none has nothing to measure a grace by, and its
+/// requests run to `--timeout`.
+async fn abandon_the_lost(
+    judge: Arc<std::sync::Mutex<Judge>>,
+    enough: CancellationToken,
+    cap_at: Instant,
+) {
+    tokio::select! {
+        _ = enough.cancelled() => {}
+        _ = tokio::time::sleep_until(cap_at.into()) => {}
+    }
+    let ended = Instant::now();
+    let slowest = match judge.lock() {
+        Ok(j) => j.slowest_s(),
+        Err(_) => return,
+    };
+    let Some(slowest) = slowest else { return };
+    let grace = LEAST_GRACE.max(Duration::from_secs_f64(GRACE_E2E * slowest));
+    tokio::time::sleep_until((ended + grace).into()).await;
+    if let Ok(mut j) = judge.lock() {
+        j.in_flight.abandon(grace, slowest);
     }
 }
 
@@ -763,9 +857,10 @@ impl Worker {
                 && let Ok(mut j) = judge.lock()
             {
                 j.in_flight.sent.remove(&index);
-                if j.in_flight.cut.contains(&index) {
+                if let Some(cut) = j.in_flight.cut.remove(&index) {
                     if let Some(e) = f.record.error.as_mut() {
-                        e.message = j.in_flight.why.into();
+                        e.kind = cut.kind;
+                        e.message = cut.message;
                     }
                 } else {
                     j.see(&f.record);
