@@ -1451,11 +1451,11 @@ mod tests {
         );
     }
 
-    /// A verdict of steady tok/s alone, its changes at C = 1, 8, 16 given as (pct, interval).
-    fn capacity_only(
-        changes: [(u64, f64, Option<(f64, f64)>); 3],
-        worse: Vec<u64>,
-    ) -> SweepVerdict {
+    /// A level's change in steady tok/s: (level, pct, interval).
+    type LevelChange = (u64, f64, Option<(f64, f64)>);
+
+    /// A verdict of steady tok/s alone, its changes at C = 1, 8, 16.
+    fn capacity_only(changes: [LevelChange; 3], worse: Vec<u64>) -> SweepVerdict {
         let changes: Vec<AtLevel> = changes
             .into_iter()
             .map(|(key, pct, interval)| AtLevel {
