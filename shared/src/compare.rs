@@ -84,9 +84,10 @@ pub struct Level {
     /// What the server said of its load at this level, per compared run (baseline first):
     /// shown beside the metrics, not judged.
     pub peaks: Vec<ServerPeaks>,
-    /// The stall flag's words of each compared run's point here, when it stalled (baseline
-    /// first): a change at this level may be the stall's rather than the server's speed.
-    pub stalls: Vec<Option<String>>,
+    /// The words of each compared run's flags here that can explain a change by themselves
+    /// (baseline first): a stall, a busy client host, other traffic on the server, outputs
+    /// shorter than asked. A change at this level may be theirs rather than the server's speed.
+    pub causes: Vec<Option<String>>,
     /// Whether each compared run's row here was cut off in its source (an imported table's
     /// `cut-off` flag): only its intact cells are compared (baseline first).
     pub cut_off: Vec<bool>,
@@ -371,7 +372,7 @@ fn levels(
         .map(|key| Level {
             key,
             peaks: level_peaks(runs, compared, kind, shape, key),
-            stalls: level_stalls(runs, compared, kind, shape, key),
+            causes: level_causes(runs, compared, kind, shape, key),
             cut_off: level_flagged(runs, compared, kind, shape, key, FlagKind::CutOff),
             queue_filling: level_flagged(runs, compared, kind, shape, key, FlagKind::QueueFilling),
             rows: metrics
@@ -483,8 +484,9 @@ fn level_peaks(
         .collect()
 }
 
-/// Each compared run's stall flag at level `key`, in its own words.
-fn level_stalls(
+/// Each compared run's flags at level `key` that can explain a change ([`Level::causes`]), in
+/// their own words.
+fn level_causes(
     runs: &[RunInput],
     compared: &[usize],
     kind: SweepKind,
@@ -504,7 +506,10 @@ fn level_stalls(
                 .filter(|f| {
                     matches!(
                         f.kind,
-                        FlagKind::Stall | FlagKind::HostBusy | FlagKind::OtherTraffic
+                        FlagKind::Stall
+                            | FlagKind::HostBusy
+                            | FlagKind::OtherTraffic
+                            | FlagKind::Short
                     )
                 })
                 .map(|f| f.message.as_str())

@@ -534,6 +534,15 @@ async fn the_design_table_gates_against_a_fresh_run_both_ways() {
     assert!(out.contains("only in kpro5: C = 16 — not gated"), "{out}");
     // The cut-off C=8 row is compared on what it kept.
     assert!(out.contains("cut off in the source"), "{out}");
+    // Its C=4 row's requests stopped early, which alone can move its speeds: said beside the
+    // verdict.
+    let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains(
+            "kpro6 at C=4: 3210 output tokens where 8 × 500 = 4000 were asked: requests stopped early (at EOS?), so speeds are over shorter outputs; a change there may be that"
+        ),
+        "{out}"
+    );
 
     let o = llmsweep(&["compare", new, old, "--fail-if-slower", "5"]);
     let out = text(&o.stdout);

@@ -197,7 +197,7 @@ fn sweep_verdict(cmp: &Comparison, s: &SweepComparison, run: usize, pct: f64) ->
     }
     v.notes.extend(blind_notes(s.kind, &blind));
     v.notes.extend(tail_notes(s.kind, &v.metrics));
-    v.notes.extend(stall_notes(cmp, s, n));
+    v.notes.extend(cause_notes(cmp, s, n));
     v.notes.extend(accept_notes(cmp, s, n, pct));
     v.notes.extend(per_gpu_note(cmp, s, n, &v.metrics));
     v.notes.extend(cut_off_notes(cmp, s, n));
@@ -320,13 +320,14 @@ fn queue_notes(cmp: &Comparison, s: &SweepComparison, n: usize) -> Vec<String> {
     notes
 }
 
-/// A note for every level where the baseline or the run at column `n` stalled or ran on a busy
-/// client host: a change there may be that, not the server's speed.
-fn stall_notes(cmp: &Comparison, s: &SweepComparison, n: usize) -> Vec<String> {
+/// A note for every level where the baseline or the run at column `n` carries a flag that can
+/// explain a change by itself ([`super::Level::causes`]: a stall, a busy client host, other
+/// traffic, outputs shorter than asked): a change there may be that, not the server's speed.
+fn cause_notes(cmp: &Comparison, s: &SweepComparison, n: usize) -> Vec<String> {
     let mut notes = Vec::new();
     for level in &s.levels {
         for col in [0, n] {
-            if let Some(Some(words)) = level.stalls.get(col) {
+            if let Some(Some(words)) = level.causes.get(col) {
                 notes.push(format!(
                     "{} at {}: {words}; a change there may be that, not the server's speed",
                     cmp.labels[s.runs[col]],

@@ -334,6 +334,7 @@ pub(crate) async fn run(
             judge.clone(),
             enough.clone(),
             begun + p.cap,
+            interrupt.stop_sending.clone(),
         ))),
         _ => None,
     };
@@ -495,15 +496,17 @@ impl Judge {
 /// requests the server is running and then abandons the rest ([`InFlight::abandon`]). The grace
 /// is [`GRACE_E2E`] times the slowest request the level finished, and at least
 /// [`LEAST_GRACE`]; a level that finished none has nothing to measure a grace by, and its
-/// requests run to `--timeout`.
+/// requests run to `--timeout`. An interrupted run (`stopped`) ends its requests its own way.
 async fn abandon_the_lost(
     judge: Arc<std::sync::Mutex<Judge>>,
     enough: CancellationToken,
     cap_at: Instant,
+    stopped: CancellationToken,
 ) {
     tokio::select! {
         _ = enough.cancelled() => {}
         _ = tokio::time::sleep_until(cap_at.into()) => {}
+        _ = stopped.cancelled() => return,
     }
     let ended = Instant::now();
     let slowest = match judge.lock() {
@@ -512,7 +515,10 @@ async fn abandon_the_lost(
     };
     let Some(slowest) = slowest else { return };
     let grace = LEAST_GRACE.max(Duration::from_secs_f64(GRACE_E2E * slowest));
-    tokio::time::sleep_until((ended + grace).into()).await;
+    tokio::select! {
+        _ = tokio::time::sleep_until((ended + grace).into()) => {}
+        _ = stopped.cancelled() => return,
+    }
     if let Ok(mut j) = judge.lock() {
         j.in_flight.abandon(grace, slowest);
     }
