@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use llmsweep_shared::Bundle;
-use llmsweep_shared::bundle::{Point, PointStatus, Summary, Sweep, SweepKind};
+use llmsweep_shared::bundle::{FlagKind, Point, PointStatus, Summary, Sweep, SweepKind};
 use llmsweep_shared::shorten;
 
 use crate::load::events::{Event, Sink};
@@ -332,9 +332,17 @@ fn flag_words(p: &Point) -> String {
     }
 }
 
+/// The lines under a row: why it failed or was skipped, then its flags' words. A failed row's
+/// reason already says every request failed and why, so its `failed` flag is not said again.
 fn explanations(p: &Point) -> Vec<String> {
     let mut lines: Vec<String> = p.reason.iter().cloned().collect();
-    lines.extend(p.flags.iter().map(|f| f.message.clone()));
+    let said = p.status == PointStatus::Failed && p.reason.is_some();
+    lines.extend(
+        p.flags
+            .iter()
+            .filter(|f| !(said && f.kind == FlagKind::Failed))
+            .map(|f| f.message.clone()),
+    );
     lines
 }
 
@@ -863,6 +871,36 @@ mod tests {
             "evil\\u{1b}]0;pwned\\u{7}model"
         );
         assert_eq!(inert("\u{9b}2J"), "\\u{9b}2J");
+    }
+
+    #[test]
+    fn a_failed_rows_reason_is_said_once() {
+        use llmsweep_shared::bundle::Flag;
+        let failed = Flag {
+            kind: FlagKind::Failed,
+            message: "2 of 2 requests failed; first error: a stream line grew past 1 MiB".into(),
+            count: Some(2),
+        };
+        let short = Flag {
+            kind: FlagKind::Short,
+            message: "1 of 2 requests stopped early".into(),
+            count: Some(1),
+        };
+        let mut p = point();
+        p.status = PointStatus::Failed;
+        p.reason = Some("all 2 requests failed; a stream line grew past 1 MiB".into());
+        p.flags = vec![failed.clone(), short.clone()];
+        assert_eq!(
+            explanations(&p),
+            [
+                "all 2 requests failed; a stream line grew past 1 MiB",
+                "1 of 2 requests stopped early"
+            ]
+        );
+        // A row with some requests ok keeps its failed flag's words.
+        let mut p = point();
+        p.flags = vec![failed.clone()];
+        assert_eq!(explanations(&p), [failed.message]);
     }
 
     #[test]
