@@ -7,7 +7,7 @@ use std::hint::black_box;
 use std::ops::ControlFlow;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use llmsweep::bench_api::{RequestMeta, SseDecoder, Trace, parse_chunk};
+use llmsweep::bench_api::{ChunkReader, RequestMeta, SseDecoder, Trace, parse_chunk};
 use llmsweep_shared::bundle::{ItlSummary, RequestRecord};
 use llmsweep_shared::metrics::summarize;
 
@@ -50,15 +50,21 @@ fn sglang_chat() -> Vec<u8> {
     s.into_bytes()
 }
 
-/// What the client does with one read: decode, parse each event, feed the trace. Returns
-/// whether `[DONE]` came.
-fn feed(decoder: &mut SseDecoder, bytes: &[u8], t: f64, trace: &mut Trace) -> bool {
+/// What the client does with one read: decode, parse each event (with the answer's reader, as
+/// the client does), feed the trace. Returns whether `[DONE]` came.
+fn feed(
+    decoder: &mut SseDecoder,
+    reader: &mut ChunkReader,
+    bytes: &[u8],
+    t: f64,
+    trace: &mut Trace,
+) -> bool {
     let flow = decoder.feed(bytes, |ev| {
         let data = ev.data.trim();
         if data == "[DONE]" {
             return ControlFlow::Break(());
         }
-        if let Some(chunk) = parse_chunk(data) {
+        if let Some(chunk) = reader.read(data) {
             trace.on_chunk(t, &chunk);
         }
         ControlFlow::Continue(())
@@ -79,9 +85,16 @@ fn meta() -> RequestMeta {
 /// One whole request: the stream read in `read`-byte pieces, through to its record.
 fn request(stream: &[u8], read: usize) -> RequestRecord {
     let mut decoder = SseDecoder::new();
+    let mut reader = ChunkReader::default();
     let mut trace = Trace::new();
     for (i, piece) in stream.chunks(read).enumerate() {
-        if feed(&mut decoder, piece, i as f64 * 0.01, &mut trace) {
+        if feed(
+            &mut decoder,
+            &mut reader,
+            piece,
+            i as f64 * 0.01,
+            &mut trace,
+        ) {
             break;
         }
     }

@@ -66,7 +66,7 @@ mod prop_config;
 /// The hot path's parts, for `collector/benches/` only: not a stable interface.
 #[doc(hidden)]
 pub mod bench_api {
-    pub use crate::load::run::api::{ChunkEvent, parse_chunk};
+    pub use crate::load::run::api::{ChunkEvent, ChunkReader, parse_chunk};
     pub use crate::load::run::stream::sse::{SseDecoder, SseEvent};
     pub use crate::load::run::stream::trace::{Finished, RequestMeta, Trace};
 }

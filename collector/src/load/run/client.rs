@@ -438,13 +438,16 @@ impl Client {
             return Sent::Done;
         };
         let mut decoder = SseDecoder::new();
+        let mut reader = api::ChunkReader::default();
         while let Some(item) = body::next_bytes(&mut bytes).await {
             let t = start.elapsed().as_secs_f64();
             match item {
                 Ok(chunk) => {
-                    let flow = decoder.feed(&chunk, |ev| match handle_event(ev.data, t, trace) {
-                        Step::Next => ControlFlow::Continue(()),
-                        step => ControlFlow::Break(step),
+                    let flow = decoder.feed(&chunk, |ev| {
+                        match handle_event(ev.data, t, trace, &mut reader) {
+                            Step::Next => ControlFlow::Continue(()),
+                            step => ControlFlow::Break(step),
+                        }
                     });
                     if let Some(too_long) = decoder.too_long() {
                         trace.fail(ErrorKind::Protocol, None, too_long.to_string());
@@ -475,7 +478,8 @@ impl Client {
             }
         }
         let last = decoder.finish();
-        match last.map(|ev| handle_event(&ev.data, start.elapsed().as_secs_f64(), trace)) {
+        let t = start.elapsed().as_secs_f64();
+        match last.map(|ev| handle_event(&ev.data, t, trace, &mut reader)) {
             Some(Step::Done) => trace.on_done(output_len),
             Some(Step::Failed) => {}
             Some(Step::Next) | None => trace.ended_without_done(),
@@ -560,8 +564,8 @@ enum Step {
     Failed,
 }
 
-/// Feeds one event's data to the trace.
-fn handle_event(data: &str, t: f64, trace: &mut Trace) -> Step {
+/// Feeds one event's data, read by the answer's `reader`, to the trace.
+fn handle_event(data: &str, t: f64, trace: &mut Trace, reader: &mut api::ChunkReader) -> Step {
     let data = data.trim();
     if data == "[DONE]" {
         return Step::Done;
@@ -569,7 +573,7 @@ fn handle_event(data: &str, t: f64, trace: &mut Trace) -> Step {
     if data.is_empty() {
         return Step::Next;
     }
-    match api::parse_chunk(data) {
+    match reader.read(data) {
         Some(ev) => {
             trace.on_chunk(t, &ev);
             if ev.error.is_some() {

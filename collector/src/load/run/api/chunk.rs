@@ -63,6 +63,24 @@ pub fn parse_chunk(data: &str) -> Option<ChunkEvent<'_>> {
     parse_chunk_serde(data)
 }
 
+/// Reads the chunks of one answer, as [`parse_chunk`] reads each: once it has read a chunk, the
+/// members the next ones start with and the scan only steps over (`id`, `object`, `created`,
+/// `model`: a third of a vLLM token chunk) are compared as bytes rather than scanned again.
+#[derive(Debug, Default)]
+pub struct ChunkReader {
+    common: Vec<u8>,
+}
+
+impl ChunkReader {
+    /// The chunk `data` says, as [`parse_chunk`] would read it.
+    pub fn read<'a>(&mut self, data: &'a str) -> Option<ChunkEvent<'a>> {
+        if let Some(chunk) = super::scan::chunk_after(data, &mut self.common) {
+            return Some(chunk.into_event());
+        }
+        parse_chunk_serde(data)
+    }
+}
+
 /// [`parse_chunk`] without the scanner: serde's typed reading, else the tree.
 fn parse_chunk_serde(data: &str) -> Option<ChunkEvent<'_>> {
     match serde_json::from_str::<Object<wire::Chunk<'_>>>(data) {
@@ -648,6 +666,56 @@ mod tests {
                     prop_assert_eq!(parse_chunk(data), parse_chunk_serde(data), "{}", data);
                 }
             }
+
+            /// One answer's chunks read by one reader, each after the ones before it, say what
+            /// each says alone: the members they share at their start (generated, with the
+            /// shapes of any chunk after them) and stepped over once are never misread, whether
+            /// the next chunk starts with the same bytes, with some of them, or with others.
+            #[test]
+            fn prop_a_readers_chunks_read_as_each_alone(
+                head in proptest::collection::vec((proptest::sample::select(&["id", "object", "model", "created", "x"][..]), value()), 0..4),
+                tails in proptest::collection::vec(chunk(), 1..5),
+                cut in proptest::collection::vec(any::<prop::sample::Index>(), 1..5),
+            ) {
+                let head: Vec<String> = head.iter().map(|(k, v)| format!("\"{k}\":{v}")).collect();
+                let head = head.join(",");
+                let mut reader = ChunkReader::default();
+                for (tail, cut) in tails.iter().zip(cut.iter().cycle()) {
+                    // A generated chunk's own members after the shared ones, when it is an
+                    // object; else the chunk as it is. Now and then the shared part is cut short.
+                    let data = match tail.strip_prefix('{') {
+                        Some(rest) if !head.is_empty() => {
+                            let sep = if rest.starts_with('}') { "" } else { "," };
+                            let h = &head[..cut.index(head.len() + 1).max(head.len() * 3 / 4)];
+                            format!("{{{h}{sep}{rest}")
+                        }
+                        _ => tail.clone(),
+                    };
+                    prop_assert_eq!(reader.read(&data), parse_chunk(&data), "{}", data);
+                }
+            }
+        }
+
+        /// Every real shape read by one reader, twice over and in turn, as each alone.
+        #[test]
+        fn a_reader_reads_real_chunks_in_any_order_as_each_alone() {
+            let mut reader = ChunkReader::default();
+            for data in REAL.iter().chain(REAL.iter().rev()).chain(REAL.iter()) {
+                assert_eq!(reader.read(data), parse_chunk(data), "{data}");
+            }
+            // The second chunk of an answer is read from past its shared members.
+            let mut reader = ChunkReader::default();
+            let first = REAL[1];
+            let second = REAL[1].replace(r#"" the""#, r#""\u00e9""#);
+            assert_eq!(reader.read(first).unwrap().text, " the");
+            assert_eq!(reader.read(&second).unwrap().text, "é");
+            assert!(
+                reader
+                    .common
+                    .ends_with(br#""model":"meta-llama/Llama-3.1-8B-Instruct","#),
+                "{}",
+                String::from_utf8_lossy(&reader.common)
+            );
         }
 
         /// Chunks as engines send them, one per dialect and shape.

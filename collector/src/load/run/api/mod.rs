@@ -6,5 +6,5 @@ mod scan;
 
 pub(crate) use chunk::{HTML_ANSWER, Usage, error_message, html_page, is_html};
 // Public through `bench_api`, for the benchmarks.
-pub use chunk::{ChunkEvent, parse_chunk};
+pub use chunk::{ChunkEvent, ChunkReader, parse_chunk};
 pub(crate) use request::{RequestOptions, body, endpoint};

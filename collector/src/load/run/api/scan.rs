@@ -37,15 +37,38 @@ const PLAIN: [bool; 256] = {
 
 /// Reads `data` as a token chunk, or says it cannot (`None`) and leaves it to serde.
 pub(super) fn chunk(data: &str) -> Option<wire::Chunk<'_>> {
+    chunk_after(data, &mut Vec::new())
+}
+
+/// [`chunk`], for the next chunk of one answer. `common` holds the bytes the answer's chunks
+/// start with that the scan only steps over (`{"id":"cmpl-…","object":…,"created":…,"model":…,`
+/// up to the first member it reads); a chunk that starts with them is read from there on, as a
+/// scan of them would leave it: inside the chunk's object, before a key, nothing read yet.
+/// Every lookahead of those members' scan stops at the comma that ends the last of them, so
+/// the same bytes always scan the same. After a chunk read from its start, `common` holds its
+/// own such bytes (none when it reads its first member).
+pub(super) fn chunk_after<'a>(data: &'a str, common: &mut Vec<u8>) -> Option<wire::Chunk<'a>> {
     let mut s = Scan {
         src: data,
         b: data.as_bytes(),
         i: 0,
     };
+    let resume = !common.is_empty() && s.b.starts_with(common);
+    if resume {
+        s.i = common.len();
+    } else {
+        s.ws();
+    }
+    let (c, stepped) = s.top(resume)?;
     s.ws();
-    let c = s.top()?;
-    s.ws();
-    (s.i == s.b.len()).then_some(c)
+    if s.i != s.b.len() {
+        return None;
+    }
+    if !resume {
+        common.clear();
+        common.extend_from_slice(&s.b[..stepped]);
+    }
+    Some(c)
 }
 
 struct Scan<'a> {
@@ -337,22 +360,51 @@ impl<'a> Scan<'a> {
         }
     }
 
-    /// The chunk's own object.
-    fn top(&mut self) -> Option<wire::Chunk<'a>> {
+    /// The chunk's own object, from its `{` or (`resume`) from the key after the members
+    /// [`chunk_after`] stepped over; with where the members it stepped over before the first
+    /// one it reads end (after their comma), 0 when it reads the first.
+    fn top(&mut self, resume: bool) -> Option<(wire::Chunk<'a>, usize)> {
         let (mut choices, mut usage) = (None, None);
-        self.object(0, |s, key| match key {
-            "choices" => s.field(&mut choices, Self::choices),
-            "usage" => s.field(&mut usage, Self::usage),
-            // Their readings stay serde's.
-            "error" | "metrics" => None,
-            _ => s.skip(0),
-        })?;
-        Some(wire::Chunk {
+        let mut stepped = 0;
+        let mut stepping = !resume;
+        if !resume {
+            self.eat(b'{')?;
+            self.ws();
+        }
+        if resume || self.eat(b'}').is_none() {
+            loop {
+                let key = self.key()?;
+                self.ws();
+                self.eat(b':')?;
+                self.ws();
+                match key {
+                    "choices" => {
+                        stepping = false;
+                        self.field(&mut choices, Self::choices)?
+                    }
+                    "usage" => {
+                        stepping = false;
+                        self.field(&mut usage, Self::usage)?
+                    }
+                    // Their readings stay serde's.
+                    "error" | "metrics" => return None,
+                    _ => self.skip(0)?,
+                }
+                if !self.more(b'}')? {
+                    break;
+                }
+                if stepping {
+                    stepped = self.i;
+                }
+            }
+        }
+        let c = wire::Chunk {
             choices: choices.flatten(),
             usage: usage.flatten(),
             metrics: None,
             error: false,
-        })
+        };
+        Some((c, stepped))
     }
 
     fn choices(&mut self) -> Option<FirstChoice<'a>> {
