@@ -71,7 +71,9 @@ async fn report_opens_from_disk_offline_with_both_runs_drawn() {
         .await;
     assert_eq!(
         headline,
-        json!("throughput sweep: no significant change from kpro5 to kpro6 (C = 1, 2)")
+        json!(
+            "throughput sweep: cannot tell kpro6 from kpro5 (C = 1, 2): capacity is not resolved at any level"
+        )
     );
     s.screenshot("report-compare").await;
     s.js("document.querySelector('[data-tab=Throughput]').click()")
@@ -159,7 +161,7 @@ async fn report_opens_from_disk_offline_with_both_runs_drawn() {
         verdict
             .as_str()
             .unwrap()
-            .contains("throughput sweep: no significant change from kpro5 to kpro6"),
+            .contains("throughput sweep: cannot tell kpro6 from kpro5 (C = 1, 2)"),
         "{verdict}"
     );
 }

@@ -128,8 +128,13 @@ fn verdict_item(v: &SweepVerdict, c: &Comparison) -> impl IntoView + use<> {
         Outcome::Unresolved => "cannot tell",
         Outcome::NotCompared => "not compared",
     };
-    let (before, word, after) = match headline.find(marker) {
-        Some(i) => (
+    // No change anywhere resolved reads "cannot tell" (see `SweepVerdict::headline`).
+    let found = headline
+        .find(marker)
+        .map(|i| (i, marker))
+        .or_else(|| headline.find("cannot tell").map(|i| (i, "cannot tell")));
+    let (before, word, after) = match found {
+        Some((i, marker)) => (
             headline[..i].to_string(),
             marker.to_string(),
             headline[i + marker.len()..].to_string(),
