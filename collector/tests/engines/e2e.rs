@@ -23,9 +23,36 @@ async fn sweep(server: &EngineServer, args: &[&str]) -> Bundle {
     Bundle::from_json(&std::fs::read_to_string(&outcome.path).unwrap()).unwrap()
 }
 
+/// Whether the level abandoned `r` once it had ended: the engine never finished it (llama-server
+/// once left a request of a precise level unanswered, its connection open, and nothing of it
+/// in its own log).
+fn abandoned(r: &llmsweep_shared::bundle::RequestRecord) -> bool {
+    r.error
+        .as_ref()
+        .is_some_and(|e| e.kind == ErrorKind::Timeout && e.message.starts_with("unfinished "))
+}
+
 /// Every request ok, exactly `output` tokens, positive and consistent timings.
 fn assert_exact(b: &Bundle, output: u64) {
+    assert_exact_but_lost(b, output, 0);
+}
+
+/// [`assert_exact`], but up to `lost` requests of each level may be ones the engine never
+/// finished and the level abandoned, counted as failed (said as a NOTICE when it happens).
+fn assert_exact_but_lost(b: &Bundle, output: u64, lost: usize) {
     for p in &b.sweeps[0].points {
+        let gone = p.requests.iter().filter(|r| abandoned(r)).count();
+        assert!(
+            gone <= lost,
+            "C={}: {gone} requests abandoned",
+            p.concurrency
+        );
+        if gone > 0 {
+            eprintln!(
+                "NOTICE: C={}: the engine never finished {gone} request(s); the level abandoned them",
+                p.concurrency
+            );
+        }
         assert_eq!(
             p.status,
             PointStatus::Ok,
@@ -33,24 +60,29 @@ fn assert_exact(b: &Bundle, output: u64) {
             p.concurrency,
             p.reason
         );
-        for r in &p.requests {
+        for r in p.requests.iter().filter(|r| !abandoned(r)) {
             assert!(r.is_ok(), "C={}: {:?}", p.concurrency, r.error);
             assert_eq!(r.output_tokens, output, "C={}", p.concurrency);
             let ttft = r.ttft_s.unwrap();
             assert!(ttft > 0.0 && r.e2e_s > ttft, "ttft {ttft} e2e {}", r.e2e_s);
         }
         let s = p.summary.as_ref().unwrap();
-        assert_eq!((s.ok, s.short, s.failed), (p.requests.len() as u64, 0, 0));
-        assert_eq!(s.output_tokens, s.output_tokens_asked);
+        let ok = (p.requests.len() - gone) as u64;
+        assert_eq!((s.ok, s.short, s.failed), (ok, 0, gone as u64));
+        assert_eq!(s.output_tokens, ok * output);
         assert!(s.agg_tok_s > 0.0 && s.decode_tok_s.unwrap().p50 > 0.0);
         // A user's decode speed cannot exceed what the whole server delivered per slot busy.
         assert!(s.agg_tok_s <= s.decode_tok_s.unwrap().max * p.concurrency as f64 * 1.05);
+        let failed_too = (gone == 0).then_some(FlagKind::Failed);
         for kind in [
-            FlagKind::Short,
-            FlagKind::Failed,
-            FlagKind::Overshoot,
-            FlagKind::InputLengthOff,
-        ] {
+            Some(FlagKind::Short),
+            failed_too,
+            Some(FlagKind::Overshoot),
+            Some(FlagKind::InputLengthOff),
+        ]
+        .into_iter()
+        .flatten()
+        {
             assert!(
                 !p.flags.iter().any(|f| f.kind == kind),
                 "C={} flagged {kind:?}: {:?}",
@@ -89,7 +121,9 @@ async fn llama_server_sweep_counts_exactly_what_the_engine_did() {
     assert_eq!(b.target.max_running_requests, Some(4));
     assert!(!b.target.simulated);
     assert_eq!(b.workload.calibration, Calibration::Tokenizer);
-    assert_exact(&b, 32);
+    // A request the engine never finishes is abandoned after the level's grace, not waited
+    // for: it is the engine's, and is counted as failed.
+    assert_exact_but_lost(&b, 32, 1);
     assert_eq!(b.sweeps[0].precision.map(|p| p.cap_s), Some(15.0));
     for p in &b.sweeps[0].points {
         // Precise, or flagged as stopped by the cap with the precision it reached.
