@@ -75,6 +75,11 @@ async fn report_opens_from_disk_offline_with_both_runs_drawn() {
             "throughput sweep: cannot tell kpro6 from kpro5 (C = 1, 2): capacity is not resolved at any level"
         )
     );
+    // Styled as the verdict it is: cannot tell, not no change.
+    let styled = s
+        .js("const h = document.querySelector('[data-testid=verdict] [data-testid=headline]'); return [h.dataset.outcome, h.querySelector('strong').innerText]")
+        .await;
+    assert_eq!(styled, json!(["unresolved", "cannot tell"]));
     s.screenshot("report-compare").await;
     s.js("document.querySelector('[data-tab=Throughput]').click()")
         .await;

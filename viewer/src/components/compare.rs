@@ -118,7 +118,7 @@ fn verdict_card(c: &Comparison) -> impl IntoView + use<> {
 
 fn verdict_item(v: &SweepVerdict, c: &Comparison) -> impl IntoView + use<> {
     let headline = v.headline(&c.labels, c.baseline);
-    let class = outcome_class(v.outcome);
+    let mut class = outcome_class(v.outcome);
     // The outcome's words inside the headline are the ones styled.
     let marker = match v.outcome {
         Outcome::Faster => "faster",
@@ -133,6 +133,9 @@ fn verdict_item(v: &SweepVerdict, c: &Comparison) -> impl IntoView + use<> {
         .find(marker)
         .map(|i| (i, marker))
         .or_else(|| headline.find("cannot tell").map(|i| (i, "cannot tell")));
+    if found.is_some_and(|(_, m)| m == "cannot tell") {
+        class = outcome_class(Outcome::Unresolved);
+    }
     let (before, word, after) = match found {
         Some((i, marker)) => (
             headline[..i].to_string(),
