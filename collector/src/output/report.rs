@@ -836,7 +836,7 @@ mod tests {
         // The runs are compared with each other only, and only they are charted. (Too short
         // for an interval, their capacity cannot be told apart.)
         assert!(
-            html.contains("throughput sweep: cannot tell kpro6-run from kpro5-run (C = 1, 2): capacity is not resolved at any level"),
+            html.contains("<li data-outcome=\"cannot tell\"><strong>throughput sweep: cannot tell kpro6-run from kpro5-run (C = 1, 2): capacity is not resolved at any level"),
             "{html}"
         );
         assert!(!html.contains("not compared"), "{html}");

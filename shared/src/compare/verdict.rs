@@ -192,7 +192,9 @@ fn sweep_verdict(cmp: &Comparison, s: &SweepComparison, run: usize, pct: f64) ->
     }
     v.outcome = outcome(&v.metrics);
     let blind = capacity_blind(&v.metrics);
-    if v.outcome == Outcome::Faster && !blind.is_empty() {
+    // Faster users where capacity is unknown, or nothing changed where it could not have been
+    // seen, cannot be told.
+    if matches!(v.outcome, Outcome::Faster | Outcome::NoSignificantChange) && !blind.is_empty() {
         v.outcome = Outcome::Unresolved;
     }
     v.notes.extend(blind_notes(s.kind, &blind));
@@ -731,14 +733,19 @@ impl SweepVerdict {
                 and_list(&self.phrases(false)),
                 with_subject(&and_list(&self.phrases(true)))
             ),
-            Outcome::Unresolved => format!(
+            Outcome::Unresolved if !self.phrases(true).is_empty() => format!(
                 "{name} sweep: cannot tell: against {base}, {run} {}, but its capacity there is not resolved",
                 and_list(&self.phrases(true))
             ),
-            Outcome::NoSignificantChange if blind.len() == self.levels.len() => format!(
-                "{name} sweep: cannot tell {run} from {base}{at}: capacity is not resolved at any level"
-            ),
-            Outcome::NoSignificantChange if !blind.is_empty() => {
+            // Nothing changed beyond the noise, but not everywhere could a change be seen.
+            Outcome::Unresolved | Outcome::NoSignificantChange
+                if blind.len() == self.levels.len() =>
+            {
+                format!(
+                    "{name} sweep: cannot tell {run} from {base}{at}: capacity is not resolved at any level"
+                )
+            }
+            Outcome::Unresolved | Outcome::NoSignificantChange if !blind.is_empty() => {
                 let same: Vec<u64> = self
                     .levels
                     .iter()
@@ -751,7 +758,7 @@ impl SweepVerdict {
                     level_list(self.kind, &blind)
                 )
             }
-            Outcome::NoSignificantChange => {
+            Outcome::NoSignificantChange | Outcome::Unresolved => {
                 format!("{name} sweep: no significant change from {base} to {run}{at}")
             }
             Outcome::NotCompared => format!("{name} sweep: {run} not compared with {base}"),
