@@ -677,6 +677,15 @@ impl SweepVerdict {
         keys
     }
 
+    /// The table's levels not in `keys`, in order.
+    fn levels_but(&self, keys: &[u64]) -> Vec<u64> {
+        self.levels
+            .iter()
+            .copied()
+            .filter(|k| !keys.contains(k))
+            .collect()
+    }
+
     /// The verdict's first line, e.g.
     /// `throughput sweep: kpro5 is faster than kpro6 at every level (C = 1, 2, 4)`.
     pub fn headline(&self, labels: &[String], baseline: usize) -> String {
@@ -712,30 +721,25 @@ impl SweepVerdict {
             if keys.len() == self.levels.len() {
                 format!("{name} sweep: {run} is {word} than {base} at every level{at}")
             } else {
-                let rest: Vec<u64> = self
-                    .levels
-                    .iter()
-                    .copied()
-                    .filter(|k| !keys.contains(k))
-                    .collect();
                 format!(
                     "{name} sweep: {run} is {word} than {base} at {}{}",
                     level_list(self.kind, &keys),
-                    the_rest(rest)
+                    the_rest(self.levels_but(&keys))
                 )
             }
         };
+        let won = self.phrases(true);
         match self.outcome {
             Outcome::Faster => direction("faster", self.levels_where(|m| &m.better)),
             Outcome::Slower => direction("slower", self.levels_where(|m| &m.worse)),
             Outcome::Mixed => format!(
                 "{name} sweep: mixed: against {base}, {run} {}, while {}",
                 and_list(&self.phrases(false)),
-                with_subject(&and_list(&self.phrases(true)))
+                with_subject(&and_list(&won))
             ),
-            Outcome::Unresolved if !self.phrases(true).is_empty() => format!(
+            Outcome::Unresolved if !won.is_empty() => format!(
                 "{name} sweep: cannot tell: against {base}, {run} {}, but its capacity there is not resolved",
-                and_list(&self.phrases(true))
+                and_list(&won)
             ),
             // Nothing changed beyond the noise, but not everywhere could a change be seen.
             Outcome::Unresolved | Outcome::NoSignificantChange
@@ -745,19 +749,11 @@ impl SweepVerdict {
                     "{name} sweep: cannot tell {run} from {base}{at}: capacity is not resolved at any level"
                 )
             }
-            Outcome::Unresolved | Outcome::NoSignificantChange if !blind.is_empty() => {
-                let same: Vec<u64> = self
-                    .levels
-                    .iter()
-                    .copied()
-                    .filter(|k| !blind.contains(k))
-                    .collect();
-                format!(
-                    "{name} sweep: no significant change from {base} to {run} at {}; cannot tell at {}",
-                    level_list(self.kind, &same),
-                    level_list(self.kind, &blind)
-                )
-            }
+            Outcome::Unresolved | Outcome::NoSignificantChange if !blind.is_empty() => format!(
+                "{name} sweep: no significant change from {base} to {run} at {}; cannot tell at {}",
+                level_list(self.kind, &self.levels_but(&blind)),
+                level_list(self.kind, &blind)
+            ),
             Outcome::NoSignificantChange | Outcome::Unresolved => {
                 format!("{name} sweep: no significant change from {base} to {run}{at}")
             }

@@ -37,7 +37,7 @@ const PLAIN: [bool; 256] = {
 
 /// Reads `data` as a token chunk, or says it cannot (`None`) and leaves it to serde.
 pub(super) fn chunk(data: &str) -> Option<wire::Chunk<'_>> {
-    chunk_after(data, &mut Vec::new())
+    read(data, None)
 }
 
 /// [`chunk`], for the next chunk of one answer. `common` holds the bytes the answer's chunks
@@ -48,23 +48,31 @@ pub(super) fn chunk(data: &str) -> Option<wire::Chunk<'_>> {
 /// the same bytes always scan the same. After a chunk read from its start, `common` holds its
 /// own such bytes (none when it reads its first member).
 pub(super) fn chunk_after<'a>(data: &'a str, common: &mut Vec<u8>) -> Option<wire::Chunk<'a>> {
+    read(data, Some(common))
+}
+
+/// [`chunk`], or [`chunk_after`] with `common`.
+fn read<'a>(data: &'a str, common: Option<&mut Vec<u8>>) -> Option<wire::Chunk<'a>> {
     let mut s = Scan {
         src: data,
         b: data.as_bytes(),
         i: 0,
     };
-    let resume = !common.is_empty() && s.b.starts_with(common);
-    if resume {
-        s.i = common.len();
-    } else {
-        s.ws();
+    let shared = common
+        .as_ref()
+        .filter(|c| !c.is_empty() && s.b.starts_with(c))
+        .map(|c| c.len());
+    let resume = shared.is_some();
+    match shared {
+        Some(n) => s.i = n,
+        None => s.ws(),
     }
     let (c, stepped) = s.top(resume)?;
     s.ws();
     if s.i != s.b.len() {
         return None;
     }
-    if !resume {
+    if let (false, Some(common)) = (resume, common) {
         common.clear();
         common.extend_from_slice(&s.b[..stepped]);
     }
