@@ -1,6 +1,8 @@
 //! Honesty checks: what deserves a flag on a point, decided from its records.
 
 use std::collections::HashSet;
+use std::fmt;
+use std::hash::{BuildHasher, Hasher};
 
 use crate::bundle::{Flag, FlagKind, RequestRecord, ServerSamples};
 use crate::charts::axis::fixed;
@@ -386,44 +388,66 @@ const CACHE_SLACK: u64 = 32;
 /// of up to [`MAX_PERIOD`] words repeated (at least twice) over 80 % of its length. Character level (for text without spaces):
 /// at least 16 characters and at most 2 distinct ones.
 pub fn degenerate_text(text: &str) -> Option<String> {
+    degenerate(text).map(|d| d.to_string())
+}
+
+/// [`degenerate_text`]'s judgement without its message, which [`Degenerate`]'s `Display`
+/// writes. Every request of a level passes here, so it stops counting as soon as the answer is
+/// known: distinct words once there are too many for the 15 %, a phrase's repeats once too few
+/// are left to reach 80 %.
+pub fn degenerate(text: &str) -> Option<Degenerate<'_>> {
     let words: Vec<&str> = text.split_whitespace().collect();
+    let n = words.len();
     let markup = words
         .iter()
         .filter(|w| w.starts_with('<') && w.ends_with('>'))
         .count();
-    if words.len() >= 4 && markup * 2 >= words.len() {
-        return Some(format!(
-            "{markup} of {} words are special tokens such as {:?}: the chat template or the stop tokens do not fit the model",
-            words.len(),
-            words
-                .iter()
-                .find(|w| w.starts_with('<'))
-                .copied()
-                .unwrap_or_default()
-        ));
+    if n >= 4 && markup * 2 >= n {
+        let example = words.iter().find(|w| w.starts_with('<')).copied();
+        return Some(Degenerate::Markup {
+            markup,
+            words: n,
+            example: example.unwrap_or_default(),
+        });
     }
-    if words.len() >= 8 {
-        let distinct: HashSet<&str> = words.iter().copied().collect();
-        let ratio = distinct.len() as f64 / words.len() as f64;
-        if ratio < 0.15 {
-            return Some(format!(
-                "{} distinct words in {} ({:?}…)",
-                distinct.len(),
-                words.len(),
-                preview(&words)
-            ));
+    if n >= 8 {
+        let few = |distinct: usize| (distinct as f64 / n as f64) < 0.15;
+        let mut distinct: HashSet<&str, BuildWordHasher> = HashSet::default();
+        let mut all_seen = true;
+        for (i, w) in words.iter().enumerate() {
+            // A word the one before it repeats is in the set already: not hashed again (a
+            // model stuck on one token says it hundreds of times).
+            if i > 0 && words[i - 1] == *w {
+                continue;
+            }
+            if distinct.insert(w) && !few(distinct.len()) {
+                all_seen = false;
+                break;
+            }
         }
-        for period in 1..=MAX_PERIOD.min(words.len() / 2) {
-            let repeats = words
-                .iter()
-                .zip(words.iter().skip(period))
-                .filter(|(a, b)| a == b)
-                .count();
-            if repeats as f64 >= 0.8 * (words.len() - period) as f64 {
-                return Some(format!(
-                    "the phrase {:?} repeated",
-                    words[..period].join(" ")
-                ));
+        if all_seen && few(distinct.len()) {
+            return Some(Degenerate::FewWords {
+                distinct: distinct.len(),
+                words: n,
+                text,
+            });
+        }
+        for period in 1..=MAX_PERIOD.min(n / 2) {
+            let pairs = n - period;
+            let needed = 0.8 * pairs as f64;
+            let (mut repeats, mut differ) = (0usize, 0usize);
+            for (a, b) in words.iter().zip(&words[period..]) {
+                if a == b {
+                    repeats += 1;
+                } else {
+                    differ += 1;
+                    if ((pairs - differ) as f64) < needed {
+                        break;
+                    }
+                }
+            }
+            if repeats as f64 >= needed {
+                return Some(Degenerate::Phrase { period, text });
             }
         }
         return None;
@@ -431,17 +455,103 @@ pub fn degenerate_text(text: &str) -> Option<String> {
     let chars: Vec<char> = text.chars().filter(|c| !c.is_whitespace()).collect();
     let distinct: HashSet<char> = chars.iter().copied().collect();
     if chars.len() >= 16 && distinct.len() <= 2 {
-        return Some(format!("{} characters of {:?}", chars.len(), distinct));
+        let mut distinct: Vec<char> = distinct.into_iter().collect();
+        distinct.sort_unstable();
+        return Some(Degenerate::FewChars {
+            chars: chars.len(),
+            distinct,
+        });
     }
     None
 }
 
+/// What [`degenerate`] found; its `Display` is [`degenerate_text`]'s message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Degenerate<'a> {
+    /// At least half the words are special tokens such as `example`.
+    Markup {
+        markup: usize,
+        words: usize,
+        example: &'a str,
+    },
+    /// Under 15 % of the words of `text` are distinct.
+    FewWords {
+        distinct: usize,
+        words: usize,
+        text: &'a str,
+    },
+    /// `text` is its first `period` words repeated.
+    Phrase { period: usize, text: &'a str },
+    /// Text without spaces of at most two characters, `distinct`.
+    FewChars { chars: usize, distinct: Vec<char> },
+}
+
+impl fmt::Display for Degenerate<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let first = |text: &str, k: usize| {
+            text.split_whitespace()
+                .take(k)
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        match self {
+            Degenerate::Markup {
+                markup,
+                words,
+                example,
+            } => write!(
+                f,
+                "{markup} of {words} words are special tokens such as {example:?}: the chat template or the stop tokens do not fit the model"
+            ),
+            Degenerate::FewWords {
+                distinct,
+                words,
+                text,
+            } => write!(
+                f,
+                "{distinct} distinct words in {words} ({:?}…)",
+                first(text, 6)
+            ),
+            Degenerate::Phrase { period, text } => {
+                write!(f, "the phrase {:?} repeated", first(text, *period))
+            }
+            Degenerate::FewChars { chars, distinct } => {
+                let set: Vec<String> = distinct.iter().map(|c| format!("{c:?}")).collect();
+                write!(f, "{chars} characters of {{{}}}", set.join(", "))
+            }
+        }
+    }
+}
+
+/// A word hasher for [`degenerate`]'s distinct count: FNV-1a, which for words of a few bytes
+/// costs a fraction of the default SipHash. Words a server made collide cost no more than a
+/// comparison each against the others: a request keeps at most 2,000 bytes of text, and the
+/// count stops once 15 % of its words are distinct.
+#[derive(Default, Clone, Copy)]
+struct BuildWordHasher;
+
+impl BuildHasher for BuildWordHasher {
+    type Hasher = WordHasher;
+    fn build_hasher(&self) -> WordHasher {
+        WordHasher(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+struct WordHasher(u64);
+
+impl Hasher for WordHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
 /// Longest repeated phrase, in words, that [`degenerate_text`] looks for.
 pub const MAX_PERIOD: usize = 16;
-
-fn preview(words: &[&str]) -> String {
-    words.iter().take(6).copied().collect::<Vec<_>>().join(" ")
-}
 
 /// The `other-traffic` flag of a closed-loop level that sent at most `concurrency` requests at
 /// once, when the server's own gauges counted more running or waiting than that in at least two
@@ -898,5 +1008,152 @@ mod busy_tests {
         let mut none = samples(&[9.0, 9.0], &[0.0, 0.0]);
         none.scheme = MetricScheme::Unknown;
         assert_eq!(other_traffic_flag(&none, 4), None);
+    }
+}
+
+#[cfg(test)]
+mod degenerate_tests {
+    use super::*;
+
+    /// The judgement as it was before it learned to stop early: every word counted, every
+    /// phrase length checked over the whole text (the message of two characters sorted, as the
+    /// new one writes it).
+    fn degenerate_before(text: &str) -> Option<String> {
+        let words: Vec<&str> = text.split_whitespace().collect();
+        let markup = words
+            .iter()
+            .filter(|w| w.starts_with('<') && w.ends_with('>'))
+            .count();
+        if words.len() >= 4 && markup * 2 >= words.len() {
+            return Some(format!(
+                "{markup} of {} words are special tokens such as {:?}: the chat template or the stop tokens do not fit the model",
+                words.len(),
+                words
+                    .iter()
+                    .find(|w| w.starts_with('<'))
+                    .copied()
+                    .unwrap_or_default()
+            ));
+        }
+        if words.len() >= 8 {
+            let distinct: HashSet<&str> = words.iter().copied().collect();
+            let ratio = distinct.len() as f64 / words.len() as f64;
+            if ratio < 0.15 {
+                let preview = words.iter().take(6).copied().collect::<Vec<_>>().join(" ");
+                return Some(format!(
+                    "{} distinct words in {} ({preview:?}…)",
+                    distinct.len(),
+                    words.len()
+                ));
+            }
+            for period in 1..=MAX_PERIOD.min(words.len() / 2) {
+                let repeats = words
+                    .iter()
+                    .zip(words.iter().skip(period))
+                    .filter(|(a, b)| a == b)
+                    .count();
+                if repeats as f64 >= 0.8 * (words.len() - period) as f64 {
+                    return Some(format!(
+                        "the phrase {:?} repeated",
+                        words[..period].join(" ")
+                    ));
+                }
+            }
+            return None;
+        }
+        let chars: Vec<char> = text.chars().filter(|c| !c.is_whitespace()).collect();
+        let mut distinct: Vec<char> = chars
+            .iter()
+            .copied()
+            .collect::<HashSet<_>>()
+            .into_iter()
+            .collect();
+        distinct.sort_unstable();
+        if chars.len() >= 16 && distinct.len() <= 2 {
+            let set: Vec<String> = distinct.iter().map(|c| format!("{c:?}")).collect();
+            return Some(format!(
+                "{} characters of {{{}}}",
+                chars.len(),
+                set.join(", ")
+            ));
+        }
+        None
+    }
+
+    /// Texts of a few words from a small vocabulary (so repeats, phrases and near-misses are
+    /// common), or of a few characters without spaces.
+    fn texts() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let word = prop_oneof![
+            Just("w"),
+            Just("the"),
+            Just("cat"),
+            Just("sat"),
+            Just("<|im_end|>"),
+            Just("<x"),
+            Just("é"),
+            Just("on"),
+            Just("mat"),
+            Just("!!"),
+        ];
+        let sep = prop_oneof![Just(" "), Just("\n"), Just("  ")];
+        let phrase = (
+            proptest::collection::vec(word.clone(), 1..6),
+            proptest::collection::vec((word, sep.clone()), 0..61),
+            0usize..200,
+            sep,
+        )
+            .prop_map(|(phrase, noise, repeats, sep)| {
+                let mut t = String::new();
+                for i in 0..repeats {
+                    t.push_str(phrase[i % phrase.len()]);
+                    t.push_str(sep);
+                }
+                for (w, s) in noise.into_iter().take(repeats % 31) {
+                    t.push_str(w);
+                    t.push_str(s);
+                }
+                t
+            });
+        prop_oneof![
+            4 => phrase,
+            1 => "[ab!]{0,40}",
+            1 => "[a-e ]{0,60}",
+        ]
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config {
+            cases: 3000,
+            rng_seed: proptest::test_runner::RngSeed::Fixed(0xde9e),
+            failure_persistence: None,
+            ..proptest::test_runner::Config::default()
+        })]
+        #[test]
+        fn prop_stopping_early_judges_every_text_as_counting_all(text in texts()) {
+            proptest::prop_assert_eq!(degenerate_text(&text), degenerate_before(&text));
+        }
+    }
+
+    #[test]
+    fn every_kind_of_degenerate_text_is_told_as_before() {
+        let cases = [
+            "w w w w w w w w w w".to_string(),
+            "the cat the cat the cat the cat the cat the cat".to_string(),
+            "<|im_end|> <|im_end|> <|im_start|> hello".to_string(),
+            "!!!!!!!!!!!!!!!!!!!!".to_string(),
+            "abababababababababab".to_string(),
+            format!("{} x y z", "a b ".repeat(8)),
+            // 8 of 10 pairs repeat, 80 % exactly, after both that differ: the bound itself.
+            "b c a a a a a a a a a".to_string(),
+        ];
+        for t in &cases {
+            assert!(degenerate(t).is_some(), "{t:?}");
+            assert_eq!(degenerate_text(t), degenerate_before(t), "{t:?}");
+        }
+        assert_eq!(
+            degenerate_text("abababababababababab").as_deref(),
+            Some("20 characters of {'a', 'b'}")
+        );
     }
 }

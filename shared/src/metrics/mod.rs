@@ -17,8 +17,8 @@ pub use accept::{
     Acceptance, acceptance, gauge_accept_readings, request_accept_lengths, request_tokens_per_chunk,
 };
 pub use checks::{
-    TtftTail, cache_counter_flag, client_bound_flag, degenerate_text, host_busy_flag, level_flags,
-    other_traffic_flag, ttft_tail,
+    Degenerate, TtftTail, cache_counter_flag, client_bound_flag, degenerate, degenerate_text,
+    host_busy_flag, level_flags, other_traffic_flag, ttft_tail,
 };
 pub use definitions::definitions;
 pub use fit::{PrefillFit, fit_prefill};

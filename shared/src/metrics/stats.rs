@@ -24,7 +24,7 @@ impl Stats {
         if v.is_empty() {
             return None;
         }
-        v.sort_by(f64::total_cmp);
+        v.sort_unstable_by(f64::total_cmp);
         Some(Stats {
             count: v.len() as u64,
             mean: mean(&v),
@@ -44,7 +44,7 @@ pub fn percentile(values: &[f64], q: f64) -> Option<f64> {
     if v.is_empty() {
         return None;
     }
-    v.sort_by(f64::total_cmp);
+    v.sort_unstable_by(f64::total_cmp);
     Some(percentile_sorted(&v, q))
 }
 

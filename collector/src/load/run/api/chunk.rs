@@ -57,8 +57,8 @@ pub struct Usage {
 /// do not take as they are (an error event, a field of an unexpected type, a duplicate key, data
 /// that is not an object) is read again as a JSON tree, so it means what it always meant.
 pub fn parse_chunk(data: &str) -> Option<ChunkEvent<'_>> {
-    if let Some(chunk) = super::scan::chunk(data) {
-        return Some(chunk.into_event());
+    if let Some(ev) = super::scan::chunk(data) {
+        return Some(ev);
     }
     parse_chunk_serde(data)
 }
@@ -74,8 +74,8 @@ pub struct ChunkReader {
 impl ChunkReader {
     /// The chunk `data` says, as [`parse_chunk`] would read it.
     pub fn read<'a>(&mut self, data: &'a str) -> Option<ChunkEvent<'a>> {
-        if let Some(chunk) = super::scan::chunk_after(data, &mut self.common) {
-            return Some(chunk.into_event());
+        if let Some(ev) = super::scan::chunk_after(data, &mut self.common) {
+            return Some(ev);
         }
         parse_chunk_serde(data)
     }
@@ -84,7 +84,7 @@ impl ChunkReader {
 /// [`parse_chunk`] without the scanner: serde's typed reading, else the tree.
 fn parse_chunk_serde(data: &str) -> Option<ChunkEvent<'_>> {
     match serde_json::from_str::<Object<wire::Chunk<'_>>>(data) {
-        Ok(Object(chunk)) if !chunk.error => Some(chunk.into_event()),
+        Ok(Object(mut chunk)) if !chunk.error => Some(chunk.take_event()),
         _ => parse_chunk_tree(data),
     }
 }
@@ -162,9 +162,11 @@ pub(super) mod wire {
 }
 
 impl<'a> wire::Chunk<'a> {
-    fn into_event(self) -> ChunkEvent<'a> {
+    /// The event this chunk says. It takes the chunk's fields rather than the chunk, so the
+    /// chunk (near 300 bytes, read once per token) is not copied to be passed.
+    pub(super) fn take_event(&mut self) -> ChunkEvent<'a> {
         let mut ev = ChunkEvent {
-            usage: self.usage.map(|Object(u)| Usage {
+            usage: self.usage.take().map(|Object(u)| Usage {
                 prompt_tokens: u.prompt_tokens,
                 completion_tokens: u.completion_tokens,
                 cached_tokens: u
@@ -177,6 +179,7 @@ impl<'a> wire::Chunk<'a> {
             }),
             spec: self
                 .metrics
+                .take()
                 .and_then(|Object(m)| m.speculative_decoding)
                 .and_then(|Object(s)| {
                     spec_counts(
@@ -187,7 +190,7 @@ impl<'a> wire::Chunk<'a> {
                 }),
             ..ChunkEvent::default()
         };
-        let Some(FirstChoice(Some(choice))) = self.choices else {
+        let Some(FirstChoice(Some(choice))) = self.choices.take() else {
             return ev;
         };
         ev.finish_reason = choice.finish_reason.map(|t| t.0);
@@ -748,13 +751,12 @@ mod tests {
         fn the_scanner_reads_every_real_shape() {
             for data in REAL {
                 let scanned = super::super::super::scan::chunk(data)
-                    .unwrap_or_else(|| panic!("left to serde: {data}"))
-                    .into_event();
+                    .unwrap_or_else(|| panic!("left to serde: {data}"));
                 assert_eq!(Some(scanned), parse_chunk_tree(data), "{data}");
             }
             // Escapes are unescaped into the text's own copy; a lone surrogate is serde's.
             fn scan(d: &str) -> Option<ChunkEvent<'_>> {
-                super::super::super::scan::chunk(d).map(|c| c.into_event())
+                super::super::super::scan::chunk(d)
             }
             let ev = scan(r#"{"choices":[{"text":"a\n\"\u00e9\ud83d\ude00\/"}]}"#).unwrap();
             assert_eq!(ev.text, "a\n\"é😀/");

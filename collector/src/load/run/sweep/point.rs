@@ -8,7 +8,7 @@ use llmsweep_shared::bundle::{
     SweepKind,
 };
 use llmsweep_shared::metrics::{
-    Stats, cache_counter_flag, client_bound_flag, degenerate_text, host_busy_flag, level_flags,
+    Stats, cache_counter_flag, client_bound_flag, degenerate, host_busy_flag, level_flags,
     other_traffic_flag, summarize,
 };
 
@@ -654,17 +654,22 @@ pub(crate) fn empty_point(spec: &LoadSpec) -> Point {
 
 /// Flags the point when the generated text of its successful requests is one thing repeated.
 fn degenerate_flag(finished: &[Finished]) -> Option<Flag> {
-    let ok: Vec<&Finished> = finished.iter().filter(|f| f.record.is_ok()).collect();
-    let bad: Vec<String> = ok.iter().filter_map(|f| degenerate_text(&f.text)).collect();
-    let first = bad.first()?;
+    let ok = finished.iter().filter(|f| f.record.is_ok());
+    let (mut first, mut bad, mut n) = (None, 0u64, 0u64);
+    for f in ok {
+        n += 1;
+        if let Some(d) = degenerate(&f.text) {
+            bad += 1;
+            first.get_or_insert(d);
+        }
+    }
+    let first = first?;
     Some(Flag {
         kind: FlagKind::Degenerate,
         message: format!(
-            "{} of {} requests generated degenerate text ({first}); throughput of garbage is not throughput",
-            bad.len(),
-            ok.len()
+            "{bad} of {n} requests generated degenerate text ({first}); throughput of garbage is not throughput"
         ),
-        count: Some(bad.len() as u64),
+        count: Some(bad),
     })
 }
 
