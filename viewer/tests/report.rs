@@ -77,9 +77,10 @@ async fn report_opens_from_disk_offline_with_both_runs_drawn() {
     );
     // Styled as the verdict it is: cannot tell, not no change.
     let styled = s
-        .js("const h = document.querySelector('[data-testid=verdict] [data-testid=headline]'); return [h.dataset.outcome, h.querySelector('strong').innerText]")
+        .js("const h = document.querySelector('[data-testid=verdict] [data-testid=headline]'); const w = h.querySelector('strong'); return [h.dataset.outcome, w.innerText, getComputedStyle(w).borderTopStyle]")
         .await;
-    assert_eq!(styled, json!(["unresolved", "cannot tell"]));
+    // Marked as a caution (a dashed frame), not left plain as "no change" is.
+    assert_eq!(styled, json!(["unresolved", "cannot tell", "dashed"]));
     s.screenshot("report-compare").await;
     s.js("document.querySelector('[data-tab=Throughput]').click()")
         .await;
