@@ -46,6 +46,10 @@ pub enum BundleError {
     TooLarge { limit: usize },
     #[error("not a text file (invalid UTF-8 at byte {at}); expected a .json or .json.gz bundle")]
     NotText { at: usize },
+    #[error(
+        "an HTML page, not a bundle (an llmsweep report?): give the .json or .json.gz bundles the runs wrote"
+    )]
+    Html,
 }
 
 /// What a text that is not a readable bundle holds at its top: an object's `schema` (other
@@ -134,6 +138,9 @@ pub(super) fn python_literal_at(
 
 /// A JSON syntax error, named as a Python literal when it is one.
 fn syntax_error(text: &str, e: serde_json::Error) -> BundleError {
+    if looks_like_html(text) {
+        return BundleError::Html;
+    }
     match python_literal_at(text, e.line(), e.column()) {
         Some((literal, column)) => BundleError::PythonLiteral {
             literal,
@@ -142,6 +149,15 @@ fn syntax_error(text: &str, e: serde_json::Error) -> BundleError {
         },
         None => BundleError::Json(e),
     }
+}
+
+/// Whether a text that is not JSON starts as an HTML page does (`<!DOCTYPE html>`, `<html`).
+fn looks_like_html(text: &str) -> bool {
+    let head = text.trim_start().as_bytes();
+    let head = &head[..head.len().min(64)];
+    [&b"<!doctype html"[..], b"<html"]
+        .iter()
+        .any(|tag| head.len() >= tag.len() && head[..tag.len()].eq_ignore_ascii_case(tag))
 }
 
 impl Bundle {
@@ -370,6 +386,14 @@ mod tests {
     fn errors_say_what_is_wrong() {
         assert_eq!(err(b""), "the file is empty");
         assert!(err(b"hello").starts_with("not valid JSON"));
+        // A report handed over for its bundles is named for what it is.
+        let html = b"<!DOCTYPE html>\n<html lang=\"en\"><head><title>llmsweep report</title>";
+        assert_eq!(
+            err(html),
+            "an HTML page, not a bundle (an llmsweep report?): give the .json or .json.gz bundles the runs wrote"
+        );
+        assert_eq!(err(b"  <HTML><body>"), err(html));
+        assert!(err(b"<3").starts_with("not valid JSON"));
         assert_eq!(
             err(b"42"),
             "not an llmsweep bundle: the file holds a number; expected a JSON object with \"schema\": \"llmsweep.bundle/1\""
