@@ -14,10 +14,11 @@ use crate::store;
   # Every bundle in results, into llmsweep-report.html
   llmsweep report results/*.json
 
-  # Two runs side by side, into a file to send around
+  # Two runs side by side, into a file to send around; the old host first, as the baseline
   llmsweep report results/kpro6-imported-*.json results/kpro5-run-*.json -o kpro5-vs-kpro6.html")]
 pub struct ReportArgs {
-    /// Bundles to include (.json or .json.gz).
+    /// Bundles to include (.json or .json.gz). The first run is the baseline the others are
+    /// compared against (the Compare tab's menu changes it).
     #[arg(required = true, value_name = "BUNDLE")]
     pub files: Vec<PathBuf>,
     /// The HTML file to write.
