@@ -245,6 +245,11 @@ fn builder(credentials: &Credentials, pool: usize) -> anyhow::Result<reqwest::Cl
         .tcp_nodelay(true))
 }
 
+/// The shortest and longest wait, after a level's connections are opened, for them to be back
+/// in their pools (see [`Client::preopen`]).
+const PREOPEN_SETTLE_MIN: Duration = Duration::from_millis(100);
+const PREOPEN_SETTLE_MAX: Duration = Duration::from_secs(1);
+
 impl Client {
     pub(crate) fn new(
         http: LoadHttp,
@@ -303,8 +308,13 @@ impl Client {
         });
         futures_util::future::join_all(reads).await;
         // The connections reach the pool a few task hops after their bodies end: let them
-        // arrive before the level's first wave looks for them.
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        // arrive before the level's first wave looks for them. A machine slow to open them is
+        // slow to hand them back too, so the wait is as long as the opening took (at least
+        // 100 ms, at most a second); it comes before the level, so it is in no number.
+        let waited = since
+            .elapsed()
+            .clamp(PREOPEN_SETTLE_MIN, PREOPEN_SETTLE_MAX);
+        tokio::time::sleep(waited).await;
     }
 
     /// The client for probes and checks beside the load.
