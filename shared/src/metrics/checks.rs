@@ -413,19 +413,18 @@ pub fn degenerate(text: &str) -> Option<Degenerate<'_>> {
     if n >= 8 {
         let few = |distinct: usize| (distinct as f64 / n as f64) < 0.15;
         let mut distinct: HashSet<&str, BuildWordHasher> = HashSet::default();
-        let mut all_seen = true;
         for (i, w) in words.iter().enumerate() {
             // A word the one before it repeats is in the set already: not hashed again (a
             // model stuck on one token says it hundreds of times).
             if i > 0 && words[i - 1] == *w {
                 continue;
             }
+            // Too many distinct words already: more can only add to them.
             if distinct.insert(w) && !few(distinct.len()) {
-                all_seen = false;
                 break;
             }
         }
-        if all_seen && few(distinct.len()) {
+        if few(distinct.len()) {
             return Some(Degenerate::FewWords {
                 distinct: distinct.len(),
                 words: n,

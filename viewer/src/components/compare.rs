@@ -118,7 +118,7 @@ fn verdict_card(c: &Comparison) -> impl IntoView + use<> {
 
 fn verdict_item(v: &SweepVerdict, c: &Comparison) -> impl IntoView + use<> {
     let headline = v.headline(&c.labels, c.baseline);
-    let mut class = outcome_class(v.outcome);
+    let class = outcome_class(v.outcome);
     // The outcome's words inside the headline are the ones styled.
     let marker = match v.outcome {
         Outcome::Faster => "faster",
@@ -128,16 +128,10 @@ fn verdict_item(v: &SweepVerdict, c: &Comparison) -> impl IntoView + use<> {
         Outcome::Unresolved => "cannot tell",
         Outcome::NotCompared => "not compared",
     };
-    // No change anywhere resolved reads "cannot tell" (see `SweepVerdict::headline`).
-    let found = headline
-        .find(marker)
-        .map(|i| (i, marker))
-        .or_else(|| headline.find("cannot tell").map(|i| (i, "cannot tell")));
-    if found.is_some_and(|(_, m)| m == "cannot tell") {
-        class = outcome_class(Outcome::Unresolved);
-    }
-    let (before, word, after) = match found {
-        Some((i, marker)) => (
+    // A level that cannot be told makes the outcome "cannot tell", wherever the headline says
+    // it (see `SweepVerdict::headline`).
+    let (before, word, after) = match headline.find(marker) {
+        Some(i) => (
             headline[..i].to_string(),
             marker.to_string(),
             headline[i + marker.len()..].to_string(),
