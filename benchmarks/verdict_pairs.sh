@@ -39,7 +39,9 @@ judge() {
   esac
   note=""
   grep -q "speculative decoding:" "$dir/compare.txt" && note=" | acceptance note"
-  echo "pair $i | $verdict | gate exit $gate$note"
+  # Where steady tok/s moved beyond the noise: "worse at all 8 levels", "better at 1 of 8 (C=2)".
+  steady=$(grep -m1 -E "^ *steady output tok/s" "$dir/compare.txt" | sed -E 's/^ *steady output tok\/s:? *//; s/;.*//')
+  echo "pair $i | $verdict | gate exit $gate | steady: ${steady:-none}$note"
 }
 
 # --judge DIR...: judge again the pairs an earlier run left in DIR (after a change to compare).
@@ -61,6 +63,8 @@ if [ "${1:-}" = --judge ]; then
     echo "gate --fail-if-slower 5 (exit 0 passes, 1 fails, 3 cannot tell):"
     echo "$lines" | cut -d'|' -f3 | sort | uniq -c
     echo "acceptance named as changed beyond the noise: $(echo "$lines" | grep -c 'acceptance note')"
+    echo "steady tok/s beyond the noise:"
+    echo "$lines" | cut -d'|' -f4 | sort | uniq -c
   }
   exit 0
 fi
@@ -115,3 +119,5 @@ echo "$pairs pairs, case $case_name, simulator speed ×$SPEED, $at_once at once;
 cut -d'|' -f2 "$OUT/pairs.txt" | sort | uniq -c
 echo "gate --fail-if-slower 5 (exit 0 passes, 1 fails, 3 cannot tell):"
 cut -d'|' -f3 "$OUT/pairs.txt" | sort | uniq -c
+echo "steady tok/s beyond the noise:"
+cut -d'|' -f4 "$OUT/pairs.txt" | sort | uniq -c
