@@ -778,6 +778,7 @@ mod tests {
             interval: Some((pct - 0.1, pct + 0.1)),
             no_interval: None,
             below_resolution: false,
+            df: None,
         };
         let v = |m, pct| verdict(m, Some(&sure(pct)));
         assert_eq!(v(Metric::SteadyTokS, 25.0), Verdict::Better);

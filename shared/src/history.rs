@@ -215,7 +215,9 @@ impl SweepSummary {
                         .filter_map(|&m| {
                             let e = estimate(m, p)?;
                             let (down, up) = match e.spread {
-                                Spread::LogSe(se) => (Some(Z95 * se), Some(Z95 * se)),
+                                Spread::LogSe(se) | Spread::LogSeT { se, .. } => {
+                                    (Some(Z95 * se), Some(Z95 * se))
+                                }
                                 Spread::LogBounds { down, up } => (Some(down), Some(up)),
                                 _ => (None, None),
                             };

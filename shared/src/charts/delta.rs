@@ -591,6 +591,7 @@ mod tests {
             interval: Some((-1.0, f64::INFINITY)),
             no_interval: None,
             below_resolution: false,
+            df: None,
         });
         let cells = &mut cmp.sweeps[0].levels[1].rows[0].cells[1];
         cells.change = Some(Change {
@@ -598,6 +599,7 @@ mod tests {
             interval: None,
             no_interval: None,
             below_resolution: false,
+            df: None,
         });
         let d = delta_chart(&cmp, &cmp.sweeps[0], &[], 1.0);
         assert_eq!(d.left_out, 1);
@@ -661,6 +663,7 @@ mod tests {
             interval,
             no_interval: None,
             below_resolution: false,
+            df: None,
         };
         // TTFT −50 % (−55 … −40): better by +50, interval +40 … +55.
         let p = delta_point(

@@ -292,6 +292,7 @@ mod tests {
             interval,
             no_interval,
             below_resolution: false,
+            df: None,
         }
     }
 

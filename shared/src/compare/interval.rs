@@ -12,7 +12,8 @@
 //! - **Steady tok/s**: the level's cycles ([`crate::metrics::steady_cycles`]), each opened
 //!   and closed at a completion at least a decode time apart so that it holds whole waves of a
 //!   closed loop; the ratio of their tokens to their time, its standard error by the cycles'
-//!   residuals, with Student's t for the few cycles. Fewer than
+//!   residuals, with Student's t for the few cycles (its degrees of freedom kept in the
+//!   [`Change`], so that a p-value far in the tail is t's, not the normal's). Fewer than
 //!   [`crate::metrics::MIN_CYCLES`] cycles give no interval. A level run several times
 //!   (`--repeats`) pools the cycles of every pass, so a difference between passes widens it.
 //! - **Aggregate tok/s**: batch means — the span cut into [`BATCHES`] equal slices, the token
@@ -26,7 +27,7 @@ use crate::bundle::{Point, PointStatus, RequestRecord};
 use crate::curves::Metric;
 use crate::metrics::request::tpot_s;
 use crate::metrics::{
-    cycle_log_se, decode_tok_s, passes, prefill_tok_s, span, steady_cycles, t_quantile,
+    cycle_log_se_df, decode_tok_s, passes, prefill_tok_s, span, steady_cycles, t_quantile,
     tokens_between,
 };
 
@@ -49,6 +50,10 @@ pub enum Spread {
     /// Standard error of the number's natural log (≈ its relative standard error): a symmetric
     /// interval on the log scale (token rates).
     LogSe(f64),
+    /// [`Spread::LogSe`] where the standard error is Student's t over `df` degrees of freedom,
+    /// already scaled to the normal's reach at [`CONFIDENCE`] (a level's steady tok/s from its
+    /// cycles): the interval is the same, a p-value far in the tail is t's.
+    LogSeT { se: f64, df: f64 },
     /// How far the [`CONFIDENCE`] interval reaches below and above the number on the log scale,
     /// `ln v − ln lo` and `ln hi − ln v` (percentiles, whose order-statistic interval need not
     /// be centred on the percentile: a median at the top of a cluster has little room above).
@@ -82,6 +87,10 @@ pub struct Change {
     /// Why the change is never significant whatever its interval: a latency change smaller
     /// than the client's timing resolution ([`RESOLUTION_S`]).
     pub below_resolution: bool,
+    /// The degrees of freedom of the interval when it is Student's t (Welch–Satterthwaite over
+    /// the two runs' cycles), so that [`Change::p_value`] reads t's tail; `None` for a normal
+    /// or order-statistic interval.
+    pub df: Option<f64>,
 }
 
 /// Latency changes smaller than this are not told apart from the noise of the client's and the
@@ -119,6 +128,7 @@ impl Change {
             interval,
             no_interval,
             below_resolution: false,
+            df: interval.and(welch_df(base.spread, other.spread)),
         })
     }
 
@@ -138,8 +148,14 @@ impl Change {
 
     /// How likely a change at least this far from zero would be if there were none: the
     /// two-sided p-value read off the interval on the log scale, the side facing zero taken as
-    /// [`CONFIDENCE`]'s normal reach. `None` without an interval (or with a change that is not a
-    /// number); 1 for a change under the timing resolution.
+    /// [`CONFIDENCE`]'s reach: Student's t's over [`Change::df`] when the interval is t's, else
+    /// the normal's. `None` without an interval (or with a change that is not a number); 1 for
+    /// a change under the timing resolution.
+    ///
+    /// The tail matters to the verdict, which reads p-values of 0.0025 and less. A change 1.3
+    /// times as far from zero as its interval reaches, the interval of two runs' few cycles
+    /// (2 degrees of freedom): as a normal, z = 1.3 × 1.96 = 2.55, p = 0.011; as t(2), t = 1.3
+    /// × 4.30 = 5.6, p = 0.031.
     pub fn p_value(&self) -> Option<f64> {
         let (lo, hi) = self.interval?;
         if self.below_resolution {
@@ -156,6 +172,10 @@ impl Change {
         }
         if toward_zero <= 0.0 {
             return Some(if l == 0.0 { 1.0 } else { 0.0 });
+        }
+        if let Some(df) = self.df.filter(|d| d.is_finite() && *d > 0.0) {
+            let t = l.abs() / (toward_zero / crate::metrics::t_quantile(df));
+            return Some((2.0 * crate::metrics::student::upper_tail(t, df)).min(1.0));
         }
         let z = l.abs() / (toward_zero / Z);
         Some((2.0 * normal_upper_tail(z)).min(1.0))
@@ -185,10 +205,31 @@ pub const NO_SPREAD: &str = "imported numbers have no spread: compared as report
 /// How far a number's interval reaches below and above it on the log scale.
 fn log_bounds(s: Spread) -> (f64, f64) {
     match s {
-        Spread::LogSe(se) => (Z * se, Z * se),
+        Spread::LogSe(se) | Spread::LogSeT { se, .. } => (Z * se, Z * se),
         Spread::LogBounds { down, up } => (down, up),
         Spread::Unstated | Spread::TooFew | Spread::NoInterval(_) => (0.0, 0.0),
     }
+}
+
+/// The degrees of freedom of the log ratio of two numbers when at least one is Student's t and
+/// the other t or exact (imported): Welch–Satterthwaite over their unscaled variances, `(v_a +
+/// v_b)² / (v_a²/df_a + v_b²/df_b)`. `None` when either side is normal or order-statistic, or
+/// both exact.
+///
+/// Worked example: two runs of 3 cycles (2 degrees of freedom each) with equal standard errors
+/// give 4; one of them against an imported number gives 2.
+fn welch_df(a: Spread, b: Spread) -> Option<f64> {
+    let part = |s: Spread| match s {
+        Spread::LogSeT { se, df } if df > 0.0 => {
+            let v = (se * Z / crate::metrics::t_quantile(df)).powi(2);
+            Some((v, v * v / df))
+        }
+        Spread::Unstated => Some((0.0, 0.0)),
+        _ => None,
+    };
+    let ((va, wa), (vb, wb)) = (part(a)?, part(b)?);
+    let df = (va + vb).powi(2) / (wa + wb);
+    (df.is_finite() && df > 0.0).then_some(df)
 }
 
 /// The value of `metric` at `p` (as [`Metric::of`] gives it) with its spread.
@@ -235,9 +276,8 @@ fn spread_of(metric: Metric, p: &Point, value: f64) -> Option<Spread> {
         )),
         Metric::DecodeTokSP50 => percentile_log_bounds(values(&decode_tok_s), 0.5, value),
         Metric::PrefillTokSP50 => percentile_log_bounds(values(&prefill_tok_s), 0.5, value),
-        Metric::SteadyTokS => {
-            cycle_log_se(&steady_cycles(&p.requests, p.concurrency)).map(Spread::LogSe)
-        }
+        Metric::SteadyTokS => cycle_log_se_df(&steady_cycles(&p.requests, p.concurrency))
+            .map(|(se, df)| Spread::LogSeT { se, df }),
         Metric::AggTokS => {
             let spans: Vec<(f64, f64)> =
                 passes(&p.requests).iter().filter_map(|r| span(r)).collect();
@@ -269,7 +309,7 @@ pub const MIN_READINGS: usize = 5;
 /// gives 2.26 %.
 pub fn readings_log_se(readings: &[f64]) -> Option<f64> {
     let (se, n) = relative_se(readings, MIN_READINGS)?;
-    Some(se * (crate::metrics::level::t_quantile(n as f64 - 1.0) / Z))
+    Some(se * (crate::metrics::t_quantile(n as f64 - 1.0) / Z))
 }
 
 /// The relative standard error of the mean of the finite `values`, `s / √n / mean`, and their
@@ -858,10 +898,18 @@ mod tests {
 
     #[test]
     fn students_t_matches_the_tables() {
-        // Exact 97.5 % quantiles for 9, 19 and 29 degrees of freedom.
-        for (df, t) in [(9.0, 2.262_157), (19.0, 2.093_024), (29.0, 2.045_230)] {
+        // Exact 97.5 % quantiles from 2 to 29 degrees of freedom, and one between.
+        for (df, t) in [
+            (2.0, 4.302_653),
+            (3.0, 3.182_446),
+            (4.0, 2.776_445),
+            (9.0, 2.262_157),
+            (19.0, 2.093_024),
+            (29.0, 2.045_230),
+            (2.5, 3.574_655),
+        ] {
             assert!(
-                (t_quantile(df) - t).abs() < 0.002,
+                (t_quantile(df) - t).abs() < 1e-5,
                 "{df}: {}",
                 t_quantile(df)
             );
@@ -897,15 +945,93 @@ mod tests {
         let mut p = Point::empty(1, 1000, 101);
         p.requests = apart;
         p.summary = Some(crate::metrics::summarize(&p.requests, 1, 101, &[]));
-        let Some(Spread::LogSe(got)) = estimate(Metric::SteadyTokS, &p).map(|e| e.spread) else {
+        let Some(Spread::LogSeT { se: got, df }) =
+            estimate(Metric::SteadyTokS, &p).map(|e| e.spread)
+        else {
             panic!("no spread");
         };
         assert!(got > 0.02, "{got}");
+        // Twenty cycles: 19 degrees of freedom.
+        assert_eq!(df, 19.0);
         // One slot: a cycle per request. Their first tokens land on the cycles' edges, each
         // counted in the cycle it closes, so the last of a pass holds 100 tokens, not 101.
         let same_cycles = crate::metrics::steady_cycles(&same, 1);
         assert_eq!(same_cycles.len(), 20);
-        assert!(cycle_log_se(&same_cycles).unwrap() < 0.002);
+        assert!(cycle_log_se_df(&same_cycles).unwrap().0 < 0.002);
+    }
+
+    /// Student's t's upper tail against printed tables: t(1) at 12.706, t(2) at 4.303, t(4)
+    /// at 2.776 and t(30) at 2.042 leave 2.5 %; t(10) at 3.169 leaves 0.5 %; at 0 half;
+    /// for 2 degrees of freedom the closed form `½ (1 − t / √(2 + t²))`; and a huge `df`
+    /// is the normal.
+    #[test]
+    fn students_tail_by_the_tables() {
+        for (t, df, want) in [
+            (12.706, 1.0, 0.025),
+            (4.303, 2.0, 0.025),
+            (2.776, 4.0, 0.025),
+            (2.042, 30.0, 0.025),
+            (3.169, 10.0, 0.005),
+        ] {
+            let got = crate::metrics::student::upper_tail(t, df);
+            assert!((got - want).abs() < 2e-5, "t {t} df {df}: {got}");
+        }
+        assert!((crate::metrics::student::upper_tail(0.0, 3.0) - 0.5).abs() < 1e-12);
+        assert!((crate::metrics::student::upper_tail(-4.303, 2.0) - 0.975).abs() < 2e-5);
+        for t in [0.5, 1.0, 2.5, 5.6, 20.0] {
+            let exact = 0.5 * (1.0 - t / (2.0f64 + t * t).sqrt());
+            let got = crate::metrics::student::upper_tail(t, 2.0);
+            assert!((got - exact).abs() < 1e-12, "t {t}: {got} vs {exact}");
+        }
+        assert!(
+            (crate::metrics::student::upper_tail(2.5, 1e7) - normal_upper_tail(2.5)).abs() < 1e-6
+        );
+        assert!(crate::metrics::student::upper_tail(f64::NAN, 3.0).is_nan());
+    }
+
+    /// The worked example of [`welch_df`], and the p-value it gives: far in the tail, t's.
+    #[test]
+    fn a_change_of_few_cycles_reads_its_p_value_off_students_t() {
+        let t2 = crate::metrics::t_quantile(2.0);
+        // Three cycles each, the same relative standard error, 1 % unscaled.
+        let cycles = |v: f64| Estimate {
+            value: v,
+            spread: Spread::LogSeT {
+                se: 0.01 * t2 / Z,
+                df: 2.0,
+            },
+        };
+        let c = Change::between(cycles(100.0), cycles(90.0)).unwrap();
+        assert!((c.df.unwrap() - 4.0).abs() < 1e-9, "{c:?}");
+        let imported = Estimate {
+            value: 100.0,
+            spread: Spread::Unstated,
+        };
+        let one = Change::between(imported, cycles(90.0)).unwrap();
+        assert!((one.df.unwrap() - 2.0).abs() < 1e-9, "{one:?}");
+        // A normal spread on either side: no degrees of freedom, the normal tail.
+        let normal = Estimate {
+            value: 100.0,
+            spread: Spread::LogSe(0.01),
+        };
+        assert_eq!(Change::between(normal, cycles(90.0)).unwrap().df, None);
+        // −10 % (ln 0.9 = −0.105) with the interval reaching √2 × 1 % × t(2) = 0.0608 either
+        // way on the log scale: read as a normal, z = 0.105 / (0.0608 / 1.96) = 3.40, p =
+        // 0.0007, beyond the verdict's 0.02/8; as t(4), t = 0.105 / (0.0608 / 2.776) = 4.81,
+        // p = 0.0086, not. At the interval's edge both are 0.05.
+        let p = c.p_value().unwrap();
+        let normal_p = Change { df: None, ..c }.p_value().unwrap();
+        assert!((normal_p - 0.0007).abs() < 0.0001, "{normal_p}");
+        assert!((p - 0.0086).abs() < 0.0003, "{p}");
+        let (_, hi) = c.interval.unwrap();
+        let reach = (1.0 + hi / 100.0).ln() - (1.0f64 + c.pct / 100.0).ln();
+        assert!((reach - 0.0608).abs() < 0.0001, "{reach}");
+        let edge = Change {
+            pct: ((-reach).exp() - 1.0) * 100.0,
+            interval: Some((((-2.0 * reach).exp() - 1.0) * 100.0, 0.0)),
+            ..c
+        };
+        assert!((edge.p_value().unwrap() - 0.05).abs() < 1e-3, "{edge:?}");
     }
 
     #[test]

@@ -1136,6 +1136,7 @@ mod tests {
             )),
             no_interval: None,
             below_resolution: false,
+            df: None,
         }
     }
 
@@ -1629,6 +1630,7 @@ mod tests {
                     interval,
                     no_interval: interval.is_none().then_some("too few waves"),
                     below_resolution: false,
+                    df: None,
                 },
             })
             .collect();
@@ -1781,6 +1783,7 @@ mod tests {
             interval: Some((lo, hi)),
             no_interval: None,
             below_resolution: false,
+            df: None,
         };
         assert_eq!(change_text(&c(8.6, 7.4, 9.8)), "+8.6 ±1.2 %");
         // Ends that are not numbers are left out (found by the property test).

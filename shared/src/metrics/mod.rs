@@ -12,6 +12,7 @@ pub mod level;
 pub mod rate;
 pub mod request;
 pub mod stats;
+pub mod student;
 
 pub use accept::{
     Acceptance, acceptance, gauge_accept_readings, request_accept_lengths, request_tokens_per_chunk,
@@ -23,9 +24,10 @@ pub use checks::{
 pub use definitions::definitions;
 pub use fit::{PrefillFit, fit_prefill};
 pub use level::{
-    Cycle, MIN_CYCLES, cycle_log_se, cycle_pm_pct, passes, running_cycles, span, steady_cycles,
-    steady_window, steady_windows, summarize, t_quantile, tokens_between,
+    Cycle, MIN_CYCLES, cycle_log_se, cycle_log_se_df, cycle_pm_pct, passes, running_cycles, span,
+    steady_cycles, steady_window, steady_windows, summarize, tokens_between,
 };
 pub use rate::{goodput, meets, rate_point};
 pub use request::{decode_tok_s, end_s, prefill_tok_s};
 pub use stats::{Stats, percentile};
+pub use student::t_quantile;
