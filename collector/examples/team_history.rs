@@ -87,7 +87,7 @@ async fn main() -> anyhow::Result<()> {
         .find(|p| p.concurrency == 4)
         .ok_or_else(|| anyhow::anyhow!("no C=4 point"))?;
     let se = match estimate(Metric::SteadyTokS, point).map(|e| e.spread) {
-        Some(Spread::LogSe(se)) => se,
+        Some(Spread::LogSe(se) | Spread::LogSeT { se, .. }) => se,
         other => anyhow::bail!("the seed run's steady tok/s at C=4 has no interval: {other:?}"),
     };
     let mut g = Normal(0x2545_f491_4f6c_dd1d);

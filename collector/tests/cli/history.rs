@@ -77,7 +77,8 @@ async fn history_finds_the_one_slow_down_in_fifty_runs_and_says_what_else_change
     )
     .unwrap();
     let se = match e.spread {
-        llmsweep_shared::compare::interval::Spread::LogSe(se) => se,
+        llmsweep_shared::compare::interval::Spread::LogSeT { se, .. }
+        | llmsweep_shared::compare::interval::Spread::LogSe(se) => se,
         other => panic!("the seed run's steady tok/s has no interval: {other:?}"),
     };
     let runs = dir.path().join("runs");
