@@ -64,7 +64,7 @@ if [ "${1:-}" = --judge ]; then
     echo "$lines" | cut -d'|' -f3 | sort | uniq -c
     echo "acceptance named as changed beyond the noise: $(echo "$lines" | grep -c 'acceptance note')"
     echo "steady tok/s beyond the noise:"
-    echo "$lines" | cut -d'|' -f4 | sort | uniq -c
+    echo "$lines" | cut -d'|' -f4 | sed 's/ *$//' | sort | uniq -c
   }
   exit 0
 fi
@@ -120,4 +120,4 @@ cut -d'|' -f2 "$OUT/pairs.txt" | sort | uniq -c
 echo "gate --fail-if-slower 5 (exit 0 passes, 1 fails, 3 cannot tell):"
 cut -d'|' -f3 "$OUT/pairs.txt" | sort | uniq -c
 echo "steady tok/s beyond the noise:"
-cut -d'|' -f4 "$OUT/pairs.txt" | sort | uniq -c
+cut -d'|' -f4 "$OUT/pairs.txt" | sed 's/ *$//' | sort | uniq -c

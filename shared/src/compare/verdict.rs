@@ -482,8 +482,8 @@ pub fn holm(p_values: &[f64]) -> Vec<usize> {
 /// Capacity is what the verdict judges first and what a comparison of hosts asks. Taken in
 /// one family with the other metrics, each of its eight levels had to clear 0.05/40 where a
 /// uniform 5 % slow-down is about four standard errors at C = 1 and 2: it was called at every
-/// level in 79 % of pairs. Its own 2 % among eight levels lets each clear 0.02/8 (BENCHMARKS.md,
-/// "Capacity judged in a family of its own").
+/// level in 64 of 90 pairs. Its own 2 % among eight levels lets each clear 0.02/8: 80 of the
+/// same 90 (BENCHMARKS.md, "Capacity judged in a family of its own").
 pub const CAPACITY_SHARE: f64 = 0.4;
 
 /// Holm's step-down run in families, each holding `shares[f]` of [`FAMILY_ERROR`] (the shares
