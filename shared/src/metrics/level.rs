@@ -4,6 +4,7 @@ use crate::bundle::{RequestRecord, Summary};
 
 use super::request::{decode_tok_s, end_s, prefill_tok_s, tpot_s};
 use super::stats::Stats;
+use super::student::Z;
 
 /// Summarises a point's records.
 ///
@@ -212,9 +213,6 @@ pub fn tokens_between(r: &RequestRecord, lo: f64, hi: f64) -> f64 {
     }
     n
 }
-
-/// The 95 % two-sided normal quantile.
-const Z: f64 = 1.959_963_985;
 
 /// Fewest cycles a steady rate's interval is drawn from.
 pub const MIN_CYCLES: usize = 3;
