@@ -239,6 +239,7 @@ mod tests {
                 value: v,
                 down: Some(0.017),
                 up: Some(0.017),
+                df: None,
             }),
             flags: vec![],
         }

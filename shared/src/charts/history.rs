@@ -132,6 +132,7 @@ mod tests {
                     value: if i < 6 { 100.0 } else { 90.0 } + (i % 2) as f64 * 0.2,
                     down: Some(0.01),
                     up: Some(0.01),
+                    df: None,
                 }),
                 flags: vec![],
             })

@@ -50,10 +50,19 @@ pub struct Precision {
 /// level another wave, about 17 s at kpro5's saturation.
 pub(crate) const MIN_PRECISE_CYCLES: usize = 3;
 
+/// [`MIN_PRECISE_CYCLES`] below the server's running limit, where a cycle is one decode of a
+/// small batch and a level needs more of them anyway: each request's speed varies with its
+/// accepted drafts, so few cycles agree only by chance. Over 800 default runs against the kpro5
+/// preset, levels that stopped on three ended `imprecise` at C = 1, 2 and 4 in 6, 6 and 4 % of
+/// runs; at and above the limit, where a cycle is a full batch's decode (17 s), three to five
+/// were enough in all but 1 %.
+pub(crate) const MIN_PRECISE_CYCLES_BELOW_LIMIT: usize = 5;
+
 impl Precision {
     /// Whether the requests finished so far at concurrency `c` pin the level down: its steady
-    /// throughput over at least [`MIN_PRECISE_CYCLES`] cycles within 90 % of the asked share, and
-    /// enough requests for its TTFT p50 to have an interval.
+    /// throughput over at least [`MIN_PRECISE_CYCLES`] cycles (below the server's running
+    /// limit, [`MIN_PRECISE_CYCLES_BELOW_LIMIT`]) within 90 % of the asked share, and enough
+    /// requests for its TTFT p50 to have an interval.
     ///
     /// TTFT p50 is not held to a width: a closed loop's TTFTs cluster by place in the queue
     /// (at C=2 on a server that prefills one at a time, half wait for the other's prefill), and
@@ -62,7 +71,11 @@ impl Precision {
         use llmsweep_shared::compare::interval::percentile_log_bounds;
         use llmsweep_shared::metrics::{cycle_pm_pct, percentile, running_cycles};
         let cycles = running_cycles(records, c);
-        if cycles.len() < MIN_PRECISE_CYCLES {
+        let least = match self.running {
+            Some(limit) if c < limit => MIN_PRECISE_CYCLES_BELOW_LIMIT,
+            _ => MIN_PRECISE_CYCLES,
+        };
+        if cycles.len() < least {
             return false;
         }
         // A tenth of the asked share is kept as margin: the level's interval is drawn again
@@ -904,6 +917,35 @@ mod tests {
             }),
             ..RequestRecord::test_failed(0.0, 0.001)
         }
+    }
+
+    #[test]
+    fn below_the_running_limit_a_level_needs_five_cycles_and_three_at_it() {
+        use llmsweep_shared::metrics::running_cycles;
+        // Two slots in lock step, 100 tokens in exactly 2 s a request: every cycle agrees.
+        let waves = |n: usize| -> Vec<RequestRecord> {
+            (0..2 * n)
+                .map(|i| RequestRecord::test_ok(2.0 * (i / 2) as f64, 0.1, 2.0, 100))
+                .collect()
+        };
+        let p = |running| Precision {
+            steady_pct: 2.0,
+            cap: Duration::from_secs(120),
+            running,
+        };
+        let four = (1..20)
+            .map(waves)
+            .find(|rs| running_cycles(rs, 2).len() == 4)
+            .unwrap();
+        // Four cycles: enough at the server's running limit (or when it says none), not below.
+        assert!(p(Some(2)).reached(&four, 2));
+        assert!(p(None).reached(&four, 2));
+        assert!(!p(Some(16)).reached(&four, 2));
+        let five = (1..20)
+            .map(waves)
+            .find(|rs| running_cycles(rs, 2).len() == 5)
+            .unwrap();
+        assert!(p(Some(16)).reached(&five, 2));
     }
 
     #[test]

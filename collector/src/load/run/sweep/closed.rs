@@ -5,7 +5,9 @@ use llmsweep_shared::bundle::{LevelPrecision, Point, Sweep, SweepKind};
 
 use crate::load::events::Event;
 use crate::load::plan::ThroughputPlan;
-use crate::load::run::generator::{LoadSpec, MIN_PRECISE_CYCLES, StopRule};
+use crate::load::run::generator::{
+    LoadSpec, MIN_PRECISE_CYCLES, MIN_PRECISE_CYCLES_BELOW_LIMIT, StopRule,
+};
 use crate::load::run::session::Session;
 
 use super::point::{gave_up, measure, resuming_note, stream_id};
@@ -214,6 +216,9 @@ fn running_limit(s: &Session) -> Option<u32> {
 /// the one its first cycle waits for.
 const PRECISE_WAVES: f64 = (MIN_PRECISE_CYCLES + 1) as f64;
 
+/// The same below the server's running limit, where a level needs more cycles.
+const PRECISE_WAVES_BELOW_LIMIT: f64 = (MIN_PRECISE_CYCLES_BELOW_LIMIT + 1) as f64;
+
 /// The same above the server's running limit, where what still waits in its queue once the level
 /// is precise is cut rather than waited for: 2.5 waves after the fill on the simulator's kpro5
 /// preset at C = 32, 64 and 100 (`BENCHMARKS.md`).
@@ -221,14 +226,15 @@ const PRECISE_WAVES_QUEUED: f64 = 2.5;
 
 /// How long a precise level of concurrency `c` takes, in a model of a batching server: a wave (one
 /// request's time in a batch of `min(c, running)`, `unit` at batch 1, growing by `slowdown` per
-/// request added to the batch) times [`PRECISE_WAVES`] (above the running limit,
-/// [`PRECISE_WAVES_QUEUED`] plus the waves that fill the queue before the level's first cycle can
-/// open); at most the level's cap.
+/// request added to the batch) times [`PRECISE_WAVES`] (below the running limit,
+/// [`PRECISE_WAVES_BELOW_LIMIT`]; above it, [`PRECISE_WAVES_QUEUED`] plus the waves that fill the
+/// queue before the level's first cycle can open); at most the level's cap.
 fn precise_level_s(c: u32, unit: f64, slowdown: f64, running: Option<u32>, cap: f64) -> f64 {
     let batch = running.map_or(c, |r| c.min(r));
     let wave = unit * (1.0 + slowdown * f64::from(batch.saturating_sub(1)));
     let (waves, fill) = match running {
         Some(r) if c > r => (PRECISE_WAVES_QUEUED, f64::from(c - r) / f64::from(r)),
+        Some(r) if c < r => (PRECISE_WAVES_BELOW_LIMIT, 0.0),
         _ => (PRECISE_WAVES, 0.0),
     };
     (wave * (waves + fill)).min(cap)
@@ -368,8 +374,9 @@ mod tests {
         // no slowdown at the low end; at the high end every level runs to its 120 s cap and then
         // finishes a wave of requests taking 3 s in a full batch (twice the prior).
         let (lo, hi) = precise_range(120.0, 1.0, Some(16), &[1, 32]);
-        // C=1: 4 waves of 1 s. C=32: 2.5 waves, plus one to fill the queue of 16.
-        assert_eq!(lo, 4.0 + 3.5);
+        // C=1, below the limit: 6 waves of 1 s. C=32: 2.5 waves, plus one to fill the queue
+        // of 16.
+        assert_eq!(lo, 6.0 + 3.5);
         assert_eq!(hi, (120.0 + 1.0) + (120.0 + 3.0));
         // After C=1 (1 s a request): the prior, twice as long at 16. C=16: 4 waves of 2 s.
         let c1 = level(1, 1.0, 0.1);
@@ -388,10 +395,10 @@ mod tests {
         // The cap bounds every level, and nothing is left after the last.
         assert_eq!(precise_left(5.0, &[&c1], Some(16), &[16, 32]), Some(10.0));
         assert_eq!(precise_left(120.0, &[&c1], Some(16), &[]), None);
-        // A C=1 that ran 16 s, four times the model's 4 waves (a server whose requests vary
+        // A C=1 that ran 24 s, four times the model's 6 waves (a server whose requests vary
         // needs more of them): the rest are four times as long too, each within the cap.
         let mut slow = level(1, 1.0, 0.1);
-        slow.summary.as_mut().unwrap().wall_s = 16.0;
+        slow.summary.as_mut().unwrap().wall_s = 24.0;
         let left = precise_left(120.0, &[&slow], Some(16), &[16, 32]).unwrap();
         assert!((left - 4.0 * (8.0 + 7.0)).abs() < 1e-9, "{left}");
         let left = precise_left(20.0, &[&slow], Some(16), &[16, 32]).unwrap();
