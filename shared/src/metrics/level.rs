@@ -265,10 +265,6 @@ pub fn steady_cycles(records: &[RequestRecord], concurrency: u32) -> Vec<Cycle> 
 /// above the server's running limit most of a request's time is spent queued, producing
 /// nothing, and waiting that out held every level at C = 32, 64 and 100 of the kpro5 story to
 /// its cap.)
-///
-/// One slot has nothing in flight while its level is judged (the judge sees a request finish
-/// before the slot sends its next), so every finished request counts, up to the last: the
-/// cycles are those the level's own interval is drawn from once it ends.
 pub fn running_cycles(records: &[RequestRecord], concurrency: u32) -> Vec<Cycle> {
     let c = concurrency as usize;
     if c == 0 || records.len() < c {
@@ -277,14 +273,10 @@ pub fn running_cycles(records: &[RequestRecord], concurrency: u32) -> Vec<Cycle>
     let mut starts: Vec<f64> = records.iter().map(|r| r.start_s).collect();
     starts.sort_by(f64::total_cmp);
     let last_end = records.iter().map(end_s).fold(f64::NEG_INFINITY, f64::max);
-    let longest = if c == 1 {
-        0.0
-    } else {
-        records
-            .iter()
-            .map(|r| r.e2e_s - r.ttft_s.unwrap_or(0.0))
-            .fold(0.0, f64::max)
-    };
+    let longest = records
+        .iter()
+        .map(|r| r.e2e_s - r.ttft_s.unwrap_or(0.0))
+        .fold(0.0, f64::max);
     let refs: Vec<&RequestRecord> = records.iter().collect();
     cycles_in(&refs, starts[c - 1], last_end - longest, concurrency)
 }
@@ -635,27 +627,6 @@ mod tests {
         let two = lock_step(4, 2, |_| 10.0);
         assert_eq!(cycle_pm_pct(&steady_cycles(&two, 4)), None);
         assert_eq!(summarize(&two, 4, 101, &[]).steady_pm_pct, None);
-    }
-
-    #[test]
-    fn one_slot_is_judged_on_every_request_it_finished_and_ends_where_it_was_judged() {
-        // One slot, requests of 101 tokens taking 2, 3, 2.5, 4 and 2 s back to back: nothing is
-        // in flight while the level is judged, so its running cycles are its final ones, the
-        // last request's included (waiting the longest decode, 3.9 s, would leave out the
-        // last two).
-        let mut at = 0.0;
-        let rs: Vec<RequestRecord> = [2.0, 3.0, 2.5, 4.0, 2.0]
-            .iter()
-            .map(|&len| {
-                let r = rec(at, 0.1, len, 101);
-                at += len;
-                r
-            })
-            .collect();
-        let running = running_cycles(&rs, 1);
-        assert_eq!(running.len(), 5, "{running:?}");
-        assert_eq!(running, steady_cycles(&rs, 1));
-        assert_eq!(cycle_pm_pct(&running), cycle_pm_pct(&steady_cycles(&rs, 1)));
     }
 
     #[test]
