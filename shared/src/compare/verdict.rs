@@ -191,13 +191,19 @@ fn sweep_verdict(cmp: &Comparison, s: &SweepComparison, run: usize, pct: f64) ->
         return v;
     }
     v.outcome = outcome(&v.metrics);
-    let blind = capacity_blind(&v.metrics);
+    let (capacity, blind) = capacity_blind(&v.metrics);
     // Faster users where capacity is unknown, or nothing changed where it could not have been
     // seen, cannot be told.
     if matches!(v.outcome, Outcome::Faster | Outcome::NoSignificantChange) && !blind.is_empty() {
         v.outcome = Outcome::Unresolved;
     }
-    v.notes.extend(blind_notes(s.kind, &blind));
+    let imported: Vec<&str> = [cmp.baseline, run]
+        .into_iter()
+        .filter(|&i| cmp.sources[i].is_some())
+        .map(|i| cmp.labels[i].as_str())
+        .collect();
+    v.notes
+        .extend(blind_notes(s.kind, capacity, &blind, &imported));
     v.notes.extend(tail_notes(s.kind, &v.metrics));
     v.notes.extend(cause_notes(cmp, s, n));
     v.notes.extend(accept_notes(cmp, s, n, pct));
@@ -211,21 +217,31 @@ fn sweep_verdict(cmp: &Comparison, s: &SweepComparison, run: usize, pct: f64) ->
 
 /// The levels where capacity is not known well enough to call a run faster: its change has no
 /// interval (a measured run with too few waves), or one reaching past [`CAPACITY_BLIND_PCT`]
-/// the worse way; with the change.
-fn capacity_blind(metrics: &[MetricVerdict]) -> Vec<AtLevel> {
+/// the worse way; with the change, and the capacity metric compared (steady tok/s, or the
+/// aggregate when a run has no steady rate).
+fn capacity_blind(metrics: &[MetricVerdict]) -> (Metric, Vec<AtLevel>) {
     let Some(m) = metrics.iter().find(|m| is_capacity(m.metric)) else {
-        return Vec::new();
+        return (Metric::SteadyTokS, Vec::new());
     };
-    m.changes
+    let blind = m
+        .changes
         .iter()
         .copied()
         .filter(|a| !m.worse.contains(&a.key))
         .filter(|a| super::gate::could_be_worse(m.metric, &a.change, CAPACITY_BLIND_PCT))
-        .collect()
+        .collect();
+    (m.metric, blind)
 }
 
-/// A note naming the levels whose capacity the runs cannot tell apart.
-fn blind_notes(kind: SweepKind, blind: &[AtLevel]) -> Option<String> {
+/// A note naming the levels whose capacity the runs cannot tell apart, by the metric compared,
+/// and what would narrow it: rerunning both runs, or, when one is imported (a number with no
+/// spread that cannot be rerun), the measured one alone.
+fn blind_notes(
+    kind: SweepKind,
+    metric: Metric,
+    blind: &[AtLevel],
+    imported: &[&str],
+) -> Option<String> {
     let first = blind.first()?;
     let keys: Vec<u64> = blind.iter().map(|a| a.key).collect();
     let how = match first.change.interval {
@@ -241,9 +257,17 @@ fn blind_notes(kind: SweepKind, blind: &[AtLevel]) -> Option<String> {
             first.change.no_interval.unwrap_or("no interval")
         ),
     };
+    let rerun = match imported {
+        [] => "rerun both with --precision for levels that run until they are precise".to_string(),
+        [one] => format!(
+            "{one} is imported, so the interval is the measured run's alone: a tighter --precision or a longer --duration narrows it"
+        ),
+        _ => "both runs are imported".to_string(),
+    };
     Some(format!(
-        "capacity cannot be told at {}: steady tok/s could be more than {CAPACITY_BLIND_PCT} % lower ({how}); rerun both with --precision for levels that run until they are precise",
-        level_list(kind, &keys)
+        "capacity cannot be told at {}: {} could be more than {CAPACITY_BLIND_PCT} % lower ({how}); {rerun}",
+        level_list(kind, &keys),
+        metric.label()
     ))
 }
 
@@ -752,6 +776,7 @@ impl SweepVerdict {
         };
         // Levels whose capacity the runs cannot tell apart are not "no significant change".
         let blind: Vec<u64> = capacity_blind(&self.metrics)
+            .1
             .iter()
             .map(|a| a.key)
             .collect();
@@ -1138,6 +1163,48 @@ mod tests {
             below_resolution: false,
             df: None,
         }
+    }
+
+    #[test]
+    fn a_blind_capacity_is_named_by_its_metric_and_an_imported_run_is_not_asked_to_rerun() {
+        let at = |pct| AtLevel {
+            key: 2,
+            change: change(pct, 0.085),
+        };
+        let note = blind_notes(
+            SweepKind::Throughput,
+            Metric::AggTokS,
+            &[at(-9.5)],
+            &["kpro6"],
+        )
+        .unwrap();
+        assert!(
+            note.starts_with(
+                "capacity cannot be told at C = 2: aggregate output tok/s could be more than 5 % lower (-9.5 "
+            ),
+            "{note}"
+        );
+        assert!(
+            note.ends_with(
+                "kpro6 is imported, so the interval is the measured run's alone: a tighter --precision or a longer --duration narrows it"
+            ),
+            "{note}"
+        );
+        let both =
+            blind_notes(SweepKind::Throughput, Metric::SteadyTokS, &[at(-3.0)], &[]).unwrap();
+        assert!(
+            both.contains(": steady output tok/s could be more than 5 % lower"),
+            "{both}"
+        );
+        assert!(
+            both.ends_with(
+                "rerun both with --precision for levels that run until they are precise"
+            )
+        );
+        assert_eq!(
+            blind_notes(SweepKind::Throughput, Metric::SteadyTokS, &[], &[]),
+            None
+        );
     }
 
     fn steady(changes: &[Change]) -> Vec<MetricVerdict> {
