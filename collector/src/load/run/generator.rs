@@ -52,10 +52,12 @@ pub(crate) const MIN_PRECISE_CYCLES: usize = 3;
 
 /// [`MIN_PRECISE_CYCLES`] below the server's running limit, where a cycle is one decode of a
 /// small batch and a level needs more of them anyway: each request's speed varies with its
-/// accepted drafts, so few cycles agree only by chance. Over 800 default runs against the kpro5
-/// preset, levels that stopped on three ended `imprecise` at C = 1, 2 and 4 in 6, 6 and 4 % of
-/// runs; at and above the limit, where a cycle is a full batch's decode (17 s), three to five
-/// were enough in all but 1 %.
+/// accepted drafts, so a few cycles can agree by chance. Over 75 pairs of default runs against
+/// the kpro5 preset (BENCHMARKS.md), five instead of three took `imprecise` levels from 29 to 24
+/// of 1,200 (none left at C=8, where they were 2), C=8's interval from ±1.42 to ±1.15 % at the
+/// median, and the gate's passes of same-configuration pairs from 24 to 33 of 75, for 3.4 % more
+/// time. At and above the limit a cycle is a full batch's decode (17 s at kpro5's saturation):
+/// two more at each of the story's four saturated levels could cost two minutes.
 pub(crate) const MIN_PRECISE_CYCLES_BELOW_LIMIT: usize = 5;
 
 impl Precision {
