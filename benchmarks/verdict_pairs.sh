@@ -113,6 +113,13 @@ export SECOND
 export RUN_ARGS=${RUN_ARGS:-}
 mkdir -p "$OUT"
 first=${FIRST_PAIR:-0}
+# The simulators' ports stay below Linux's ephemeral ports, which the runs' own connections take:
+# a simulator whose port one of them holds cannot start, and its pair leaves no bundle.
+last_port=$((${PORT_BASE:-20000} + 2 * (first + pairs)))
+if [ "$last_port" -ge 32768 ]; then
+  echo "PORT_BASE ${PORT_BASE:-20000} with pairs up to $((first + pairs - 1)) reaches port $last_port, among the ephemeral ports (32768 and up): lower PORT_BASE or FIRST_PAIR" >&2
+  exit 2
+fi
 seq "$first" $((first + pairs - 1)) | xargs -P "$at_once" -I{} "$0" --one {} | tee "$OUT/pairs.txt"
 echo
 echo "$pairs pairs, case $case_name, simulator speed ×$SPEED, $at_once at once; bundles in $OUT"
