@@ -596,7 +596,7 @@ pub fn changes(series: &[Option<Obs>]) -> Changes {
 fn beyond(d: f64, o: &Obs, segment: &[Obs], rest: f64, tested: usize, critical_z: f64) -> bool {
     let raw = |x: &Obs| {
         let df = x.df.filter(|&df| df >= 1.0)?;
-        Some(((x.se * Z95 / crate::metrics::t_quantile(df)).powi(2), df))
+        Some((crate::metrics::student::unscaled_se(x.se, df).powi(2), df))
     };
     let Some((own, _)) = raw(o) else {
         return d.abs() > critical_z * (o.se * o.se + rest).sqrt();
@@ -841,35 +841,36 @@ mod tests {
         );
     }
 
-    /// Histories of 50 runs whose steady rates are each drawn from four cycles (Student's t
-    /// with 3 degrees of freedom, the interval ±2 % at the median): with no change, the chance of
-    /// any false alarm in a whole history stays within [`FALSE_ALARM`] (read in the normal's
-    /// tail, 28 % of histories raised one); a 10 % step from run 25 on is found there or at the
-    /// next run in nine histories of ten.
+    /// A history of 50 runs whose true value is 100 (× `step` from run 25 on), each run's
+    /// steady rate drawn from four cycles: its log off by σ = 1.2 % times a normal draw, and its
+    /// own estimate of σ from its cycles, σ·√(χ²₃/3), stated as a bundle states it (Student's t
+    /// with 3 degrees of freedom scaled to the normal's 95 %; ±2 % at the median).
+    fn t_history(g: &mut Normal, step: f64) -> Vec<Option<Obs>> {
+        let (sigma, df) = (0.012, 3.0);
+        let t = crate::metrics::t_quantile(df);
+        (0..50)
+            .map(|i| {
+                let chi2: f64 = (0..3).map(|_| g.draw().powi(2)).sum();
+                let truth = if i >= 25 { 100.0 * step } else { 100.0 };
+                Some(Obs {
+                    log: f64::ln(truth) + sigma * g.draw(),
+                    se: sigma * (chi2 / df).sqrt() * t / Z95,
+                    df: Some(df),
+                })
+            })
+            .collect()
+    }
+
+    /// Histories of [`t_history`]: with no change, the chance of any false alarm in a whole
+    /// history stays within [`FALSE_ALARM`] (read in the normal's tail, 28 % of histories raised
+    /// one); a 10 % step from run 25 on is found there or at the next run in nine histories of
+    /// ten.
     #[test]
     fn runs_measured_over_a_few_cycles_are_tested_with_t_not_the_normal() {
         let mut g = Normal(0x2545_f491_4f6c_dd1d);
-        let df = 3.0;
-        let t = crate::metrics::t_quantile(df);
-        // The true standard error of a run's log rate, and each run's estimate of it from its
-        // own cycles: σ·√(χ²₃/3), scaled to the normal's 95 % as a bundle states it.
-        let sigma = 0.012;
         let n = 2000;
         let alarms = (0..n)
-            .filter(|_| {
-                let h: Vec<Option<Obs>> = (0..50)
-                    .map(|_| {
-                        let chi2: f64 = (0..3).map(|_| g.draw().powi(2)).sum();
-                        let est = sigma * (chi2 / df).sqrt();
-                        Some(Obs {
-                            log: 100f64.ln() + sigma * g.draw(),
-                            se: est * t / Z95,
-                            df: Some(df),
-                        })
-                    })
-                    .collect();
-                !changes(&h).steps.is_empty()
-            })
+            .filter(|_| !changes(&t_history(&mut g, 1.0)).steps.is_empty())
             .count();
         let rate = alarms as f64 / n as f64;
         eprintln!("false alarms in {rate:.3} of histories");
@@ -878,18 +879,7 @@ mod tests {
         for step in [0.95, 0.90] {
             let found = (0..n)
                 .filter(|_| {
-                    let h: Vec<Option<Obs>> = (0..50)
-                        .map(|i| {
-                            let chi2: f64 = (0..3).map(|_| g.draw().powi(2)).sum();
-                            let truth = if i >= 25 { 100.0 * step } else { 100.0 };
-                            Some(Obs {
-                                log: f64::ln(truth) + sigma * g.draw(),
-                                se: sigma * (chi2 / df).sqrt() * t / Z95,
-                                df: Some(df),
-                            })
-                        })
-                        .collect();
-                    changes(&h)
+                    changes(&t_history(&mut g, step))
                         .steps
                         .iter()
                         .any(|s| s.pct < 0.0 && (25..=26).contains(&s.at))

@@ -221,7 +221,7 @@ fn log_bounds(s: Spread) -> (f64, f64) {
 fn welch_df(a: Spread, b: Spread) -> Option<f64> {
     let part = |s: Spread| match s {
         Spread::LogSeT { se, df } if df > 0.0 => {
-            let v = (se * Z / crate::metrics::t_quantile(df)).powi(2);
+            let v = crate::metrics::student::unscaled_se(se, df).powi(2);
             Some((v, v * v / df))
         }
         Spread::Unstated => Some((0.0, 0.0)),

@@ -197,13 +197,12 @@ fn sweep_verdict(cmp: &Comparison, s: &SweepComparison, run: usize, pct: f64) ->
     if matches!(v.outcome, Outcome::Faster | Outcome::NoSignificantChange) && !blind.is_empty() {
         v.outcome = Outcome::Unresolved;
     }
-    let imported: Vec<&str> = [cmp.baseline, run]
-        .into_iter()
-        .filter(|&i| cmp.sources[i].is_some())
-        .map(|i| cmp.labels[i].as_str())
-        .collect();
-    v.notes
-        .extend(blind_notes(s.kind, capacity, &blind, &imported));
+    v.notes.extend(blind_notes(
+        s.kind,
+        capacity,
+        &blind,
+        &imported_labels(cmp, run),
+    ));
     v.notes.extend(tail_notes(s.kind, &v.metrics));
     v.notes.extend(cause_notes(cmp, s, n));
     v.notes.extend(accept_notes(cmp, s, n, pct));
@@ -650,15 +649,22 @@ fn outcome(metrics: &[MetricVerdict]) -> Outcome {
 
 /// A note for the baseline and for run `run` when it is imported: how its intervals are made.
 fn imported_notes(cmp: &Comparison, run: usize) -> Vec<String> {
+    imported_labels(cmp, run)
+        .into_iter()
+        .map(|label| {
+            format!(
+                "{label} is imported: its numbers have no spread, so the intervals are the measured run's alone"
+            )
+        })
+        .collect()
+}
+
+/// The labels of the baseline and of run `run` that are imported, in that order.
+fn imported_labels(cmp: &Comparison, run: usize) -> Vec<&str> {
     [cmp.baseline, run]
         .into_iter()
         .filter(|&i| cmp.sources[i].is_some())
-        .map(|i| {
-            format!(
-                "{} is imported: its numbers have no spread, so the intervals are the measured run's alone",
-                cmp.labels[i]
-            )
-        })
+        .map(|i| cmp.labels[i].as_str())
         .collect()
 }
 

@@ -27,6 +27,12 @@ pub fn t_quantile(df: f64) -> f64 {
     t
 }
 
+/// The standard error behind `scaled`, a t interval over `df` degrees of freedom stated as the
+/// normal standard error of the same 95 % interval (as a steady rate's is): `scaled · z / t`.
+pub fn unscaled_se(scaled: f64, df: f64) -> f64 {
+    scaled * Z / t_quantile(df)
+}
+
 /// Student's density at `t` for `df` degrees of freedom.
 fn density(t: f64, df: f64) -> f64 {
     let ln = ln_gamma((df + 1.0) / 2.0)
