@@ -41,6 +41,10 @@ pub const FALSE_ALARM: f64 = 0.05;
 /// Runs before a run that it is tested against, at most (those since the last change).
 pub const WINDOW: usize = 8;
 
+/// Degrees of freedom from which Student's t is taken for the normal: a steady rate has a few
+/// dozen at most, and t's tail at absurd counts is not computed.
+const NORMAL_DF: f64 = 1e4;
+
 /// The two-sided normal quantile of a 95 % interval.
 const Z95: f64 = 1.959_963_985;
 
@@ -593,9 +597,12 @@ pub fn changes(series: &[Option<Obs>]) -> Changes {
 /// the 95 % intervals they were stated as, are pooled with the run's own by their degrees of
 /// freedom, and the run is tested with the larger of its own and the pooled one, in the tail of
 /// all their degrees of freedom together.
+///
+/// Degrees of freedom past [`NORMAL_DF`] (an index is a file, and may say anything) are the
+/// normal's.
 fn beyond(d: f64, o: &Obs, segment: &[Obs], rest: f64, tested: usize, critical_z: f64) -> bool {
     let raw = |x: &Obs| {
-        let df = x.df.filter(|&df| df >= 1.0)?;
+        let df = x.df.filter(|df| (1.0..=NORMAL_DF).contains(df))?;
         Some((crate::metrics::student::unscaled_se(x.se, df).powi(2), df))
     };
     let Some((own, _)) = raw(o) else {
@@ -893,6 +900,33 @@ mod tests {
             if step == 0.90 {
                 assert!(rate >= 0.9, "a 10 % step found in {rate:.3} of histories");
             }
+        }
+    }
+
+    #[test]
+    fn degrees_of_freedom_an_index_could_not_hold_are_read_as_the_normal() {
+        // Seven runs at 100 ±2 %, then one at 50: a change whatever the runs' degrees of
+        // freedom say, an index's absurd ones included.
+        for df in [
+            None,
+            Some(3.0),
+            Some(1e6),
+            Some(1e308),
+            Some(0.5),
+            Some(-5.0),
+        ] {
+            let series: Vec<Option<Obs>> = (0..8)
+                .map(|i| {
+                    Some(Obs {
+                        log: if i < 7 { 100f64.ln() } else { 50f64.ln() },
+                        se: 0.01,
+                        df,
+                    })
+                })
+                .collect();
+            let c = changes(&series);
+            assert_eq!(c.steps.len(), 1, "df {df:?}: {c:?}");
+            assert_eq!(c.steps[0].at, 7, "df {df:?}");
         }
     }
 
