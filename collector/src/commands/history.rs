@@ -148,6 +148,9 @@ pub(crate) async fn run(a: HistoryArgs) -> anyhow::Result<ExitCode> {
         found.retain(|h| h.key == at.key);
     }
     out!("{}", render(&place.shown(), &found, a.at.is_some()));
+    if let Some(note) = unread_note(listing) {
+        errln!("{}", inert(&note));
+    }
     if found.is_empty() {
         errln!(
             "no history of {} in {}{}: a history needs two runs of one label and workload that measured it{}",
@@ -192,6 +195,35 @@ pub(crate) async fn run(a: HistoryArgs) -> anyhow::Result<ExitCode> {
         errln!("gate: passed — no newest run is worse beyond the noise");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Files of the listing that are not in any history because they cannot be read as bundles,
+/// named with why (the first few): a nightly gate must not pass over a newest run it never
+/// read. `None` when every file was read.
+fn unread_note(listing: &llmsweep_shared::folder::FolderListing) -> Option<String> {
+    const SHOWN: usize = 5;
+    let unread: Vec<String> = listing
+        .bundles
+        .iter()
+        .filter(|e| e.bundle.is_none())
+        .map(|e| match &e.error {
+            Some(why) => format!("{} ({why})", e.name),
+            None => e.name.clone(),
+        })
+        .collect();
+    let first = unread.first()?;
+    let more = match unread.len() {
+        1 => String::new(),
+        n if n <= SHOWN => format!("; {}", unread[1..].join("; ")),
+        n => format!("; {}; and {} more", unread[1..SHOWN].join("; "), n - SHOWN),
+    };
+    Some(format!(
+        "note: {} not in any history: {first}{more}",
+        match unread.len() {
+            1 => "1 file is not a readable bundle, so it is".to_string(),
+            n => format!("{n} files are not readable bundles, so they are"),
+        }
+    ))
 }
 
 /// A local place must be a folder.
@@ -379,6 +411,41 @@ pub(crate) async fn push(a: PushArgs) -> anyhow::Result<ExitCode> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn files_no_history_could_read_are_named_with_why() {
+        use llmsweep_shared::folder::{FolderEntry, FolderListing};
+        let entry = |name: &str, error: Option<&str>| FolderEntry {
+            name: name.into(),
+            url: format!("bundles/{name}"),
+            size_bytes: 1,
+            modified: None,
+            bundle: None,
+            error: error.map(String::from),
+            etag: None,
+            summary: None,
+        };
+        let mut listing = FolderListing {
+            folder: "results".into(),
+            bundles: Vec::new(),
+        };
+        assert_eq!(unread_note(&listing), None);
+        listing
+            .bundles
+            .push(entry("big.json", Some("1024 MB, more than 512 MB")));
+        assert_eq!(
+            unread_note(&listing).unwrap(),
+            "note: 1 file is not a readable bundle, so it is not in any history: big.json (1024 MB, more than 512 MB)"
+        );
+        for i in 0..6 {
+            listing.bundles.push(entry(&format!("x{i}.json"), None));
+        }
+        let note = unread_note(&listing).unwrap();
+        assert!(
+            note.starts_with("note: 7 files are not readable bundles, so they are not in any history: big.json (1024 MB, more than 512 MB); x0.json; x1.json; x2.json; x3.json; and 2 more"),
+            "{note}"
+        );
+    }
 
     #[test]
     fn levels_and_metrics_are_read_or_refused_with_what_to_give() {
