@@ -11,6 +11,9 @@
 # one run's load does not set another simulator's pace; `examples/verdict_pairs.rs` runs them
 # all on one thread, where at ×0.1 speed a busy thread slows the simulators' 4 ms steps.
 # RUN_ARGS are given to both runs of a pair (default none: the defaults, e.g. --precision 1.5).
+# LEVELS are the concurrency levels both run (default 1,2,4,8,16,32,64,100, every one of them:
+# the default levels would end once the server is saturated, at C=32 for kpro5; LEVELS=default
+# runs the defaults as a user gets them).
 # PAIRS_AT_ONCE pairs run at once (default 4); FIRST_PAIR numbers the first (its seeds, default 0); PORT_BASE is the first port (default 20000, below
 # Linux's ephemeral ports, which the runs' own connections take); SPEED
 # is the simulator's (default 0.1, ten times faster than kpro5). Not run by the tests or CI: see
@@ -111,6 +114,8 @@ case "$case_name" in
 esac
 export SECOND
 export RUN_ARGS=${RUN_ARGS:-}
+LEVELS=${LEVELS:-1,2,4,8,16,32,64,100}
+if [ "$LEVELS" != default ]; then RUN_ARGS="--concurrency $LEVELS $RUN_ARGS"; fi
 mkdir -p "$OUT"
 first=${FIRST_PAIR:-0}
 # The simulators' ports stay below Linux's ephemeral ports, which the runs' own connections take:

@@ -45,12 +45,32 @@ fn throughput(sweep: &Sweep) -> Option<String> {
     let mut out = format!("peak {name} {} tok/s at C={peak_c}", num(peak));
     // Saturated only when a higher level shows it: a peak at the last level may still rise.
     let last_c = pts.last().map_or(0, |p| p.0);
+    // Levels the sweep skipped: a throughput sweep's default levels end once saturated.
+    let skipped: Vec<String> = sweep
+        .points
+        .iter()
+        .filter(|p| p.status == PointStatus::Skipped)
+        .map(|p| p.concurrency.to_string())
+        .collect();
+    let not_run = match skipped.len() {
+        0 => String::new(),
+        1 => format!("C={} was not run", skipped[0]),
+        _ => format!("C = {} were not run", skipped.join(", ")),
+    };
     match pts.iter().find(|&&(_, v)| v >= floor) {
-        Some(&(sat_c, _)) if sat_c < last_c => out.push_str(&format!(
-            "; saturates from C={sat_c} (within {SATURATION_PCT:.0} % of peak)"
-        )),
+        Some(&(sat_c, _)) if sat_c < last_c => {
+            out.push_str(&format!(
+                "; saturates from C={sat_c} (within {SATURATION_PCT:.0} % of peak)"
+            ));
+            if !not_run.is_empty() {
+                out.push_str(&format!(", so {not_run}"));
+            }
+        }
         Some(_) if pts.len() > 1 => out.push_str("; still rising at the last level"),
         _ => {}
+    }
+    if !not_run.is_empty() && !out.contains(&not_run) {
+        out.push_str(&format!("; {not_run}"));
     }
     if let Some(low) = ok(sweep).min_by_key(|p| p.concurrency) {
         let ttft = Metric::TtftP50.of(low);
@@ -236,6 +256,40 @@ mod tests {
             h.starts_with(
                 "peak steady 400.0 tok/s at C=4; saturates from C=4 (within 5 % of peak)"
             ),
+            "{h}"
+        );
+    }
+
+    #[test]
+    fn levels_not_run_once_saturated_are_named() {
+        let mut b = bundle("a");
+        // Steady 100, 200, 400 at C = 1, 2, 4; C=8 within 5 % of C=4's; C = 16, 32 skipped.
+        let mut p8 = b.sweeps[0].points[2].clone();
+        p8.concurrency = 8;
+        if let Some(s) = p8.summary.as_mut() {
+            s.steady_tok_s = Some(398.0);
+        }
+        b.sweeps[0].points.push(p8);
+        for c in [16, 32] {
+            b.sweeps[0].points.push(crate::bundle::Point {
+                status: PointStatus::Skipped,
+                reason: Some("not run: saturated".into()),
+                ..crate::bundle::Point::empty(c, 1000, 500)
+            });
+        }
+        let h = headline(&b.sweeps[0]).unwrap();
+        assert!(
+            h.starts_with(
+                "peak steady 400.0 tok/s at C=4; saturates from C=4 (within 5 % of peak), so C = 16, 32 were not run; at C=1"
+            ),
+            "{h}"
+        );
+        // One level skipped, and no saturation shown by the levels measured.
+        b.sweeps[0].points.remove(3);
+        b.sweeps[0].points.remove(3);
+        let h = headline(&b.sweeps[0]).unwrap();
+        assert!(
+            h.starts_with("peak steady 400.0 tok/s at C=4; still rising at the last level; C=32 was not run; at C=1"),
             "{h}"
         );
     }

@@ -101,6 +101,7 @@ fn demo_plan(url: &str, a: &DemoArgs) -> anyhow::Result<RunPlan> {
     };
     let throughput = ThroughputPlan {
         concurrency: vec![1, 2, 4, 8, 16, 32, 64],
+        until_saturated: true,
         input_len: 512,
         output_len: 128,
         shapes: Vec::new(),

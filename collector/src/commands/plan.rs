@@ -16,15 +16,19 @@ use crate::load::plan::secrets::{
     Credentials, header_file, parse_header, redact_url, split_userinfo,
 };
 use crate::load::{
-    ContextPlan, MAX_CONCURRENCY, MAX_RATE, MAX_RATE_POINT_S, MAX_REPEATS, OpenPlan, OutputPlan,
-    Precision, SearchPlan, TargetPlan, ThroughputPlan, is_loopback, random_prefix_seed, rate_words,
-    time_words,
+    ContextPlan, DEFAULT_CONCURRENCY, MAX_CONCURRENCY, MAX_RATE, MAX_RATE_POINT_S, MAX_REPEATS,
+    OpenPlan, OutputPlan, Precision, SearchPlan, TargetPlan, ThroughputPlan, is_loopback,
+    random_prefix_seed, rate_words, time_words,
 };
 use crate::output::terminal::inert;
 
 /// The throughput sweep (closed loop, or open loop with `--rates` / `--find-max-rate`).
 pub(crate) fn throughput(a: &ThroughputOpts) -> anyhow::Result<ThroughputPlan> {
-    check_concurrency(&a.concurrency, "--concurrency")?;
+    let concurrency = a
+        .concurrency
+        .clone()
+        .unwrap_or_else(|| DEFAULT_CONCURRENCY.to_vec());
+    check_concurrency(&concurrency, "--concurrency")?;
     if a.input_len == 0 {
         bail!("--input-len must be at least 1 token");
     }
@@ -78,7 +82,8 @@ pub(crate) fn throughput(a: &ThroughputOpts) -> anyhow::Result<ThroughputPlan> {
     let first = shapes.first().copied();
     let plan = ThroughputPlan {
         precision,
-        concurrency: a.concurrency.clone(),
+        until_saturated: a.concurrency.is_none(),
+        concurrency,
         input_len: first.map_or(a.input_len, |s| s.input),
         output_len: first.map_or(a.output_len, |s| s.output),
         shapes,

@@ -76,7 +76,10 @@ mod tests {
         let Command::Throughput(a) = cli.command else {
             panic!("not throughput")
         };
-        assert_eq!(a.sweep.concurrency, [1, 2, 4, 8, 16, 32, 64, 100]);
+        assert_eq!(a.sweep.concurrency, None);
+        let plan = crate::commands::plan::throughput(&a.sweep).unwrap();
+        assert_eq!(plan.concurrency, [1, 2, 4, 8, 16, 32, 64, 100]);
+        assert!(plan.until_saturated);
         assert_eq!(
             (a.sweep.input_len, a.sweep.output_len, a.warmup),
             (1000, 500, 2)

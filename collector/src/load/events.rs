@@ -32,11 +32,14 @@ pub enum Event<'a> {
     Finished { output_tokens: u64, ok: bool },
     /// The running point sends no more requests.
     Sent,
-    /// How long the levels still to run will take, as a range, and which they are.
+    /// How long the levels still to run will take, as a range, and which they are; `ends`
+    /// when the default levels are expected to end at the last of them, once the server is
+    /// saturated, before the plan's own last level.
     TimeLeft {
         low_s: f64,
         high_s: f64,
         levels: &'a [u32],
+        ends: bool,
     },
     /// A context sweep is done: its prefill fit, if any, and the points it predicts.
     PrefillFit(&'a Sweep),

@@ -18,9 +18,9 @@ pub(crate) mod workload;
 pub use events::{Event, Recorded, Recorder, Silent, Sink};
 pub use plan::secrets::redacted_command_line;
 pub use plan::{
-    ContextPlan, MAX_CONCURRENCY, MAX_RATE, MAX_RATE_POINT_S, MAX_REPEATS, OpenPlan, OutputPlan,
-    Resume, RunPlan, SearchPlan, Sweeps, TargetPlan, ThroughputPlan, is_loopback,
-    random_prefix_seed, rate_words, time_words,
+    ContextPlan, DEFAULT_CONCURRENCY, MAX_CONCURRENCY, MAX_RATE, MAX_RATE_POINT_S, MAX_REPEATS,
+    OpenPlan, OutputPlan, Resume, RunPlan, SearchPlan, Sweeps, TargetPlan, ThroughputPlan,
+    is_loopback, random_prefix_seed, rate_words, time_words,
 };
 pub use run::generator::{Interrupt, Precision, Signal};
 pub use run::{Outcome, run_plan};

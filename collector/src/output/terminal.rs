@@ -653,13 +653,19 @@ impl Sink for Printer {
                 low_s,
                 high_s,
                 levels,
+                ends,
             } => {
                 let left = if high_s - low_s < 1.0 {
                     format!("about {}", duration_words(low_s))
                 } else {
                     format!("{} to {}", duration_words(low_s), duration_words(high_s))
                 };
-                say(&format!("      {left} left for C = {}", join(levels)));
+                let then = if ends {
+                    ", where the server should be saturated and the sweep end"
+                } else {
+                    ""
+                };
+                say(&format!("      {left} left for C = {}{then}", join(levels)));
             }
             Event::PrefillFit(sweep) => print_fit(sweep),
             Event::Headline(h) => say(&format!("\n{h}")),

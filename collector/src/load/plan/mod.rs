@@ -72,6 +72,9 @@ pub struct OutputPlan {
 #[derive(Debug, Clone)]
 pub struct ThroughputPlan {
     pub concurrency: Vec<u32>,
+    /// The levels are the default ones, and the sweep ends once a level shows the server
+    /// saturated (see `sweep::closed::saturated`); levels given are all run.
+    pub until_saturated: bool,
     pub input_len: u64,
     pub output_len: u64,
     /// `--shapes`: one sweep per input/output pair, in this order; empty for the one sweep at
@@ -124,6 +127,9 @@ pub struct OpenPlan {
     pub burstiness: f64,
     pub max_concurrency: Option<u32>,
 }
+
+/// The concurrency levels of a throughput sweep when `--concurrency` does not name them.
+pub const DEFAULT_CONCURRENCY: [u32; 8] = [1, 2, 4, 8, 16, 32, 64, 100];
 
 /// Most requests per second `--rates` may offer.
 pub const MAX_RATE: f64 = 100_000.0;

@@ -1,7 +1,8 @@
 //! The closed-loop throughput sweep: one level per concurrency, in the plan's order, with the
 //! time the levels still to run will take.
 
-use llmsweep_shared::bundle::{LevelPrecision, Point, Sweep, SweepKind};
+use llmsweep_shared::bundle::{LevelPrecision, Point, PointStatus, Sweep, SweepKind};
+use llmsweep_shared::headline::SATURATION_PCT;
 
 use crate::load::events::Event;
 use crate::load::plan::ThroughputPlan;
@@ -67,20 +68,19 @@ pub(crate) async fn levels(
             0.0
         };
         let running = running_limit(s);
+        let expected = expected_levels(plan, &[], &plan.concurrency, running);
         let estimate = match plan.precision {
-            Some(p) if plan.requests.is_none() => Some(precise_range(
-                p.cap.as_secs_f64(),
-                e2e,
-                running,
-                &plan.concurrency,
-            )),
-            _ => remaining_from(plan, e2e, rate, &plan.concurrency),
+            Some(p) if plan.requests.is_none() => {
+                Some(precise_range(p.cap.as_secs_f64(), e2e, running, expected))
+            }
+            _ => remaining_from(plan, e2e, rate, expected),
         };
         if let Some((lo, hi)) = estimate.filter(|&(_, hi)| hi >= 20.0) {
             s.tell(Event::TimeLeft {
                 low_s: lo,
                 high_s: hi,
-                levels: &plan.concurrency,
+                levels: expected,
+                ends: expected.len() < plan.concurrency.len(),
             });
         }
     }
@@ -90,6 +90,19 @@ pub(crate) async fn levels(
                 kind: SweepKind::Throughput,
                 point: p,
             });
+            // A resumed sweep ends where the levels it has show the server saturated.
+            let why = plan.until_saturated.then(|| {
+                let points = &s.writer.sweep(sweep).points;
+                let below: Vec<&Point> = points.iter().filter(|q| q.concurrency < c).collect();
+                points
+                    .iter()
+                    .find(|q| q.concurrency == c && q.input_len == plan.input_len)
+                    .and_then(|last| saturated(&below, last, running_limit(s)))
+            });
+            if let Some(why) = why.flatten() {
+                skip_the_rest(s, sweep, plan, &plan.concurrency[i + 1..], &why);
+                break;
+            }
             continue;
         }
         if plan.requests_at(c) < u64::from(c) {
@@ -119,20 +132,33 @@ pub(crate) async fn levels(
             break;
         }
         let rest = &plan.concurrency[i + 1..];
+        let running = running_limit(s);
+        if plan.until_saturated
+            && let Some(why) = {
+                let below: Vec<&Point> = s.writer.sweep(sweep).points.iter().collect();
+                saturated(&below, &point, running)
+            }
+        {
+            s.writer.add_point(sweep, point);
+            skip_the_rest(s, sweep, plan, rest, &why);
+            break;
+        }
+        let expected = expected_levels(plan, &plan.concurrency[..=i], rest, running);
         let estimate = match plan.precision {
             Some(p) if plan.requests.is_none() => {
                 let mut measured: Vec<&Point> = s.writer.sweep(sweep).points.iter().collect();
                 measured.push(&point);
-                precise_left(p.cap.as_secs_f64(), &measured, running_limit(s), rest).map(|t| (t, t))
+                precise_left(p.cap.as_secs_f64(), &measured, running, expected).map(|t| (t, t))
             }
-            _ => remaining_s(plan, &point, rest),
+            _ => remaining_s(plan, &point, expected),
         };
         // Told only when it is worth waiting for.
         if let Some((lo, hi)) = estimate.filter(|&(_, hi)| hi >= 20.0) {
             s.tell(Event::TimeLeft {
                 low_s: lo,
                 high_s: hi,
-                levels: rest,
+                levels: expected,
+                ends: expected.len() < rest.len(),
             });
         }
         s.writer.add_point(sweep, point);
@@ -144,6 +170,136 @@ pub(crate) async fn levels(
         s.tell(Event::Headline(&h));
     }
     Ok(())
+}
+
+/// Why the default levels end at `last`, when they do: it is above the server's running limit
+/// (or, when the server does not say one, at least twice the best level below it) and serves at
+/// most [`SATURATION_PCT`] more output tokens per second than the best level below, even at the
+/// top of its steady interval. The levels after it would only queue behind the same batch:
+/// against the kpro5 preset (at most 16 running) C = 32, 64 and 100 served 457.6, 457.4 and
+/// 458.1 tok/s where C=16 served 458.0, and C = 64 and 100 took 112 and 130 s without their
+/// queues settling (a request there waits about C / 16 decodes, 68 and 106 s, as long as the
+/// level). A level that stalled, ran on a busy client host or shared the server with other
+/// traffic does not end the sweep: its rate may be theirs.
+pub(crate) fn saturated(below: &[&Point], last: &Point, running: Option<u32>) -> Option<String> {
+    use llmsweep_shared::bundle::FlagKind;
+    if last.status != PointStatus::Ok
+        || last.flags.iter().any(|f| {
+            matches!(
+                f.kind,
+                FlagKind::Stall
+                    | FlagKind::HostBusy
+                    | FlagKind::OtherTraffic
+                    | FlagKind::Interrupted
+            )
+        })
+    {
+        return None;
+    }
+    let summary = last.summary.as_ref()?;
+    let (rate, pm) = (summary.steady_tok_s?, summary.steady_pm_pct?);
+    let (best_c, best) = below
+        .iter()
+        .filter(|p| p.status == PointStatus::Ok && p.concurrency < last.concurrency)
+        .filter_map(|p| Some((p.concurrency, p.summary.as_ref()?.steady_tok_s?)))
+        .filter(|&(_, v)| v.is_finite() && v > 0.0)
+        .max_by(|a, b| a.1.total_cmp(&b.1))?;
+    let c = last.concurrency;
+    let beyond = match running {
+        Some(r) => c > r,
+        None => c >= 2 * best_c,
+    };
+    if !(beyond && rate.is_finite() && pm.is_finite()) {
+        return None;
+    }
+    if rate * (1.0 + pm / 100.0) > best * (1.0 + SATURATION_PCT / 100.0) {
+        return None;
+    }
+    let change = (rate / best - 1.0) * 100.0;
+    // Less only beyond its own interval; else within the noise of no more.
+    let serves = if change >= -pm {
+        format!(
+            "no more than C={best_c}: {rate:.1} tok/s ±{pm:.1}%, {change:+.1} % on its {best:.1}"
+        )
+    } else {
+        format!(
+            "{:.1} % less than C={best_c}: {rate:.1} tok/s ±{pm:.1}% against {best:.1}",
+            -change
+        )
+    };
+    let limit = match running {
+        Some(r) => format!(", and more than the {r} requests the server runs at once"),
+        None => String::new(),
+    };
+    Some(format!("C={c} serves {serves}{limit}"))
+}
+
+/// Records the levels of `rest` the sweep has no point for as skipped, because the server was
+/// saturated (`why`), and says so with the flag that runs them.
+fn skip_the_rest(
+    s: &mut Session,
+    sweep: crate::load::run::writer::SweepHandle,
+    plan: &ThroughputPlan,
+    rest: &[u32],
+    why: &str,
+) {
+    let skipped: Vec<u32> = rest
+        .iter()
+        .copied()
+        .filter(|&c| s.writer.point(sweep, c, plan.input_len).is_none())
+        .collect();
+    if skipped.is_empty() {
+        return;
+    }
+    let all: Vec<String> = plan.concurrency.iter().map(u32::to_string).collect();
+    let levels: Vec<String> = skipped.iter().map(|c| c.to_string()).collect();
+    let last = plan
+        .concurrency
+        .iter()
+        .take_while(|c| !rest.contains(c))
+        .last()
+        .copied()
+        .unwrap_or_default();
+    s.note(&format!(
+        "{why}. The server is saturated: C = {} would only queue, and are not run (--concurrency {} runs every level)",
+        levels.join(", "),
+        all.join(",")
+    ));
+    for c in skipped {
+        let point = Point {
+            status: PointStatus::Skipped,
+            reason: Some(format!(
+                "not run: the default levels ended at C={last}, where the server was saturated: {why} (--concurrency runs every level given)"
+            )),
+            ..Point::empty(c, plan.input_len, plan.output_len)
+        };
+        // The note above says it; the bundle keeps a point per level, with its reason.
+        s.writer.add_point(sweep, point);
+    }
+}
+
+/// The levels of `rest` a sweep expects to run after the levels `done`: all of them, except
+/// that default levels against a server that says its running limit are expected to end at
+/// the first level above the limit that follows one at or above it, where [`saturated`]
+/// usually ends them (the kpro5 preset's 16: at C=32). The estimate of the time left is for
+/// these; the levels measured decide.
+fn expected_levels<'a>(
+    plan: &ThroughputPlan,
+    done: &[u32],
+    rest: &'a [u32],
+    running: Option<u32>,
+) -> &'a [u32] {
+    let Some(r) = running.filter(|_| plan.until_saturated) else {
+        return rest;
+    };
+    let mut reached = done.iter().any(|&c| c >= r);
+    for (i, &c) in rest.iter().enumerate() {
+        if reached && c > r {
+            return &rest[..=i];
+        }
+        reached |= c >= r;
+    }
+    rest
 }
 
 /// The load of level `c`, against a server that runs at most `running` requests at once when
@@ -330,11 +486,13 @@ fn precise_left(cap: f64, measured: &[&Point], running: Option<u32>, rest: &[u32
 #[cfg(test)]
 mod tests {
     use super::*;
+    use llmsweep_shared::bundle::FlagKind;
 
     #[test]
     fn the_time_left_is_a_range_from_request_rounds_to_tokens_at_the_last_rate() {
         let plan = ThroughputPlan {
             concurrency: vec![4, 8, 16],
+            until_saturated: false,
             input_len: 1000,
             output_len: 500,
             shapes: Vec::new(),
@@ -403,5 +561,97 @@ mod tests {
         assert!((left - 4.0 * (8.0 + 7.0)).abs() < 1e-9, "{left}");
         let left = precise_left(20.0, &[&slow], Some(16), &[16, 32]).unwrap();
         assert!((left - 40.0).abs() < 1e-9, "{left}");
+    }
+
+    /// A measured level: steady tok/s and half its interval in per cent.
+    fn steady(c: u32, rate: f64, pm: f64) -> Point {
+        let mut p = Point::empty(c, 1000, 500);
+        let mut s = llmsweep_shared::metrics::summarize(&[], c, 500, &[]);
+        s.steady_tok_s = Some(rate);
+        s.steady_pm_pct = Some(pm);
+        p.summary = Some(s);
+        p
+    }
+
+    #[test]
+    fn the_default_levels_end_above_the_running_limit_once_a_level_serves_no_more() {
+        let (c8, c16) = (steady(8, 336.0, 1.5), steady(16, 458.0, 1.2));
+        let below = [&c8, &c16];
+        // The kpro5 story's C=32: as much as C=16, above its limit of 16.
+        let why = saturated(&below, &steady(32, 457.6, 0.6), Some(16)).unwrap();
+        assert_eq!(
+            why,
+            "C=32 serves no more than C=16: 457.6 tok/s ±0.6%, -0.1 % on its 458.0, and more than the 16 requests the server runs at once"
+        );
+        // A fall beyond the limit ends it too, and says by how much.
+        let why = saturated(&below, &steady(32, 366.4, 0.6), Some(16)).unwrap();
+        assert!(
+            why.starts_with("C=32 serves 20.0 % less than C=16"),
+            "{why}"
+        );
+        // 4.6 % more, but its interval reaches past 5 %: it may still be rising.
+        assert_eq!(saturated(&below, &steady(32, 479.0, 1.0), Some(16)), None);
+        assert!(saturated(&below, &steady(32, 479.0, 0.3), Some(16)).is_some());
+        // At or below the limit a flat level does not end it: the batch still grows.
+        assert_eq!(saturated(&[&c8], &steady(16, 340.0, 0.5), Some(16)), None);
+        assert_eq!(saturated(&[&c8], &steady(16, 340.0, 0.5), Some(32)), None);
+        // With no limit said: at least twice the best level below.
+        assert!(saturated(&below, &steady(32, 458.0, 0.5), None).is_some());
+        let c24 = steady(24, 458.0, 0.5);
+        assert_eq!(
+            saturated(&[&c8, &c16, &c24], &steady(32, 458.0, 0.5), None),
+            None
+        );
+        // No interval, nothing below, or a level whose rate may be a stall's or a busy host's:
+        // the sweep goes on.
+        let mut bare = steady(32, 458.0, 0.5);
+        bare.summary.as_mut().unwrap().steady_pm_pct = None;
+        assert_eq!(saturated(&below, &bare, Some(16)), None);
+        assert_eq!(saturated(&[], &steady(32, 458.0, 0.5), Some(16)), None);
+        for kind in [FlagKind::Stall, FlagKind::HostBusy, FlagKind::OtherTraffic] {
+            let mut p = steady(32, 400.0, 0.5);
+            p.flags.push(llmsweep_shared::bundle::Flag {
+                kind,
+                message: String::new(),
+                count: None,
+            });
+            assert_eq!(saturated(&below, &p, Some(16)), None, "{kind:?}");
+        }
+    }
+
+    #[test]
+    fn the_time_left_is_for_the_levels_expected_before_saturation_ends_the_sweep() {
+        let mut plan = ThroughputPlan {
+            concurrency: vec![1, 2, 4, 8, 16, 32, 64, 100],
+            until_saturated: true,
+            input_len: 1000,
+            output_len: 500,
+            shapes: Vec::new(),
+            requests: None,
+            duration: None,
+            repeats: 1,
+            open: None,
+            spread: 0.0,
+            turns: 1,
+            precision: None,
+        };
+        let all = plan.concurrency.clone();
+        // kpro5 runs 16: C=32 is the first above it after one at it.
+        assert_eq!(
+            expected_levels(&plan, &[], &all, Some(16)),
+            [1, 2, 4, 8, 16, 32]
+        );
+        assert_eq!(expected_levels(&plan, &all[..5], &all[5..], Some(16)), [32]);
+        // 12: C=16 is above it but follows none at it.
+        assert_eq!(
+            expected_levels(&plan, &all[..1], &all[1..], Some(12)),
+            [2, 4, 8, 16, 32]
+        );
+        // A limit the levels never pass, or none said: all of them.
+        assert_eq!(expected_levels(&plan, &[], &all, Some(256)), all);
+        assert_eq!(expected_levels(&plan, &[], &all, None), all);
+        // Levels given are all run.
+        plan.until_saturated = false;
+        assert_eq!(expected_levels(&plan, &[], &all, Some(16)), all);
     }
 }

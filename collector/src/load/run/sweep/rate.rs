@@ -705,6 +705,7 @@ mod tests {
     fn plan(requests: Option<u64>, duration_s: Option<f64>) -> ThroughputPlan {
         ThroughputPlan {
             concurrency: vec![1],
+            until_saturated: false,
             input_len: 16,
             output_len: 4,
             shapes: Vec::new(),
