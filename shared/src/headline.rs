@@ -241,16 +241,21 @@ mod tests {
         );
     }
 
+    /// Adds a level at C=8 to the fixture's sweep, C=4's with steady tok/s `steady`.
+    fn add_level_8(b: &mut crate::Bundle, steady: f64) {
+        let mut p8 = b.sweeps[0].points[2].clone();
+        p8.concurrency = 8;
+        if let Some(s) = p8.summary.as_mut() {
+            s.steady_tok_s = Some(steady);
+        }
+        b.sweeps[0].points.push(p8);
+    }
+
     #[test]
     fn saturation_is_claimed_only_where_a_higher_level_shows_it() {
         let mut b = bundle("a");
         // Steady 100, 200, 400 at C = 1, 2, 4; a fourth level at C=8 within 5 % of C=4's.
-        let mut p8 = b.sweeps[0].points[2].clone();
-        p8.concurrency = 8;
-        if let Some(s) = p8.summary.as_mut() {
-            s.steady_tok_s = Some(390.0);
-        }
-        b.sweeps[0].points.push(p8);
+        add_level_8(&mut b, 390.0);
         let h = headline(&b.sweeps[0]).unwrap();
         assert!(
             h.starts_with(
@@ -264,12 +269,7 @@ mod tests {
     fn levels_not_run_once_saturated_are_named() {
         let mut b = bundle("a");
         // Steady 100, 200, 400 at C = 1, 2, 4; C=8 within 5 % of C=4's; C = 16, 32 skipped.
-        let mut p8 = b.sweeps[0].points[2].clone();
-        p8.concurrency = 8;
-        if let Some(s) = p8.summary.as_mut() {
-            s.steady_tok_s = Some(398.0);
-        }
-        b.sweeps[0].points.push(p8);
+        add_level_8(&mut b, 398.0);
         for c in [16, 32] {
             b.sweeps[0].points.push(crate::bundle::Point {
                 status: PointStatus::Skipped,

@@ -10,6 +10,7 @@ use crate::load::run::generator::{
     LoadSpec, MIN_PRECISE_CYCLES, MIN_PRECISE_CYCLES_BELOW_LIMIT, StopRule,
 };
 use crate::load::run::session::Session;
+use crate::load::run::writer::SweepHandle;
 
 use super::point::{gave_up, measure, resuming_note, stream_id};
 
@@ -91,15 +92,7 @@ pub(crate) async fn levels(
                 point: p,
             });
             // A resumed sweep ends where the levels it has show the server saturated.
-            let why = plan.until_saturated.then(|| {
-                let points = &s.writer.sweep(sweep).points;
-                let below: Vec<&Point> = points.iter().filter(|q| q.concurrency < c).collect();
-                points
-                    .iter()
-                    .find(|q| q.concurrency == c && q.input_len == plan.input_len)
-                    .and_then(|last| saturated(&below, last, running_limit(s)))
-            });
-            if let Some(why) = why.flatten() {
+            if let Some(why) = ends_at(s, sweep, plan, c) {
                 skip_the_rest(s, sweep, plan, &plan.concurrency[i + 1..], &why);
                 break;
             }
@@ -132,25 +125,20 @@ pub(crate) async fn levels(
             break;
         }
         let rest = &plan.concurrency[i + 1..];
-        let running = running_limit(s);
-        if plan.until_saturated
-            && let Some(why) = {
-                let below: Vec<&Point> = s.writer.sweep(sweep).points.iter().collect();
-                saturated(&below, &point, running)
-            }
-        {
-            s.writer.add_point(sweep, point);
+        s.writer.add_point(sweep, point);
+        if let Some(why) = ends_at(s, sweep, plan, c) {
             skip_the_rest(s, sweep, plan, rest, &why);
             break;
         }
+        let running = running_limit(s);
         let expected = expected_levels(plan, &plan.concurrency[..=i], rest, running);
-        let estimate = match plan.precision {
-            Some(p) if plan.requests.is_none() => {
-                let mut measured: Vec<&Point> = s.writer.sweep(sweep).points.iter().collect();
-                measured.push(&point);
+        let measured: Vec<&Point> = s.writer.sweep(sweep).points.iter().collect();
+        let estimate = match (plan.precision, s.writer.point(sweep, c, plan.input_len)) {
+            (Some(p), _) if plan.requests.is_none() => {
                 precise_left(p.cap.as_secs_f64(), &measured, running, expected).map(|t| (t, t))
             }
-            _ => remaining_s(plan, &point, expected),
+            (_, Some(last)) => remaining_s(plan, last, expected),
+            _ => None,
         };
         // Told only when it is worth waiting for.
         if let Some((lo, hi)) = estimate.filter(|&(_, hi)| hi >= 20.0) {
@@ -161,7 +149,6 @@ pub(crate) async fn levels(
                 ends: expected.len() < rest.len(),
             });
         }
-        s.writer.add_point(sweep, point);
     }
     // A resumed sweep's levels in the plan's order, whatever order they were measured in.
     let order = |p: &Point| plan.concurrency.iter().position(|&c| c == p.concurrency);
@@ -170,6 +157,18 @@ pub(crate) async fn levels(
         s.tell(Event::Headline(&h));
     }
     Ok(())
+}
+
+/// Why the default levels end at level `c`, measured and in the sweep, when they do
+/// ([`saturated`] over the levels below it); never for levels the user named.
+fn ends_at(s: &Session, sweep: SweepHandle, plan: &ThroughputPlan, c: u32) -> Option<String> {
+    if !plan.until_saturated {
+        return None;
+    }
+    let points = &s.writer.sweep(sweep).points;
+    let below: Vec<&Point> = points.iter().filter(|q| q.concurrency < c).collect();
+    let last = s.writer.point(sweep, c, plan.input_len)?;
+    saturated(&below, last, running_limit(s))
 }
 
 /// Why the default levels end at `last`, when they do: it is above the server's running limit
@@ -238,7 +237,7 @@ pub(crate) fn saturated(below: &[&Point], last: &Point, running: Option<u32>) ->
 /// saturated (`why`), and says so with the flag that runs them.
 fn skip_the_rest(
     s: &mut Session,
-    sweep: crate::load::run::writer::SweepHandle,
+    sweep: SweepHandle,
     plan: &ThroughputPlan,
     rest: &[u32],
     why: &str,
@@ -488,11 +487,11 @@ mod tests {
     use super::*;
     use llmsweep_shared::bundle::FlagKind;
 
-    #[test]
-    fn the_time_left_is_a_range_from_request_rounds_to_tokens_at_the_last_rate() {
-        let plan = ThroughputPlan {
-            concurrency: vec![4, 8, 16],
-            until_saturated: false,
+    /// A closed-loop plan of 1000×500-token levels `concurrency`, sized by its default rule.
+    fn plan(concurrency: &[u32], until_saturated: bool) -> ThroughputPlan {
+        ThroughputPlan {
+            concurrency: concurrency.to_vec(),
+            until_saturated,
             input_len: 1000,
             output_len: 500,
             shapes: Vec::new(),
@@ -503,7 +502,12 @@ mod tests {
             spread: 0.0,
             turns: 1,
             precision: None,
-        };
+        }
+    }
+
+    #[test]
+    fn the_time_left_is_a_range_from_request_rounds_to_tokens_at_the_last_rate() {
+        let plan = plan(&[4, 8, 16], false);
         let mut last = Point::empty(4, 1000, 500);
         let mut s = llmsweep_shared::metrics::summarize(&[], 4, 500, &[]);
         s.steady_tok_s = Some(250.0);
@@ -621,20 +625,7 @@ mod tests {
 
     #[test]
     fn the_time_left_is_for_the_levels_expected_before_saturation_ends_the_sweep() {
-        let mut plan = ThroughputPlan {
-            concurrency: vec![1, 2, 4, 8, 16, 32, 64, 100],
-            until_saturated: true,
-            input_len: 1000,
-            output_len: 500,
-            shapes: Vec::new(),
-            requests: None,
-            duration: None,
-            repeats: 1,
-            open: None,
-            spread: 0.0,
-            turns: 1,
-            precision: None,
-        };
+        let mut plan = plan(&[1, 2, 4, 8, 16, 32, 64, 100], true);
         let all = plan.concurrency.clone();
         // kpro5 runs 16: C=32 is the first above it after one at it.
         assert_eq!(
