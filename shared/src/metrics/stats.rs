@@ -20,7 +20,11 @@ pub struct Stats {
 impl Stats {
     /// Summarises `values`, ignoring NaN and infinite entries; `None` when nothing is left.
     pub fn from_values(values: impl IntoIterator<Item = f64>) -> Option<Stats> {
-        let mut v: Vec<f64> = values.into_iter().filter(|x| x.is_finite()).collect();
+        // Sized from the most the values can be: a level's inter-token gaps run to millions,
+        // and a list grown as they come copies them each time it doubles.
+        let values = values.into_iter();
+        let mut v: Vec<f64> = Vec::with_capacity(values.size_hint().1.unwrap_or(0));
+        v.extend(values.filter(|x| x.is_finite()));
         if v.is_empty() {
             return None;
         }

@@ -512,12 +512,13 @@ pub(crate) fn build_point(spec: &LoadSpec, result: &LoadResult, expected_cached:
         .cloned()
         .collect();
     let aborted = records.len() - counted.len();
-    let gaps: Vec<f64> = result
-        .finished
-        .iter()
-        .filter(|f| f.record.is_ok())
-        .flat_map(|f| f.itl_gaps_s.iter().copied())
-        .collect();
+    // Sized first: a level's gaps run to millions, and a growing list copies them each time
+    // it doubles.
+    let ok = || result.finished.iter().filter(|f| f.record.is_ok());
+    let mut gaps: Vec<f64> = Vec::with_capacity(ok().map(|f| f.itl_gaps_s.len()).sum());
+    for f in ok() {
+        gaps.extend_from_slice(&f.itl_gaps_s);
+    }
     let summary = summarize(&records, spec.concurrency, spec.output_len, &gaps);
     let mut chunk_tokens = ChunkTokens::new();
     for f in result.finished.iter().filter(|f| f.record.is_ok()) {
