@@ -78,9 +78,10 @@ pub struct ImportArgs {
     /// Name of the imported run, e.g. the host it ran on.
     #[arg(long)]
     pub label: String,
-    /// Bundle to write [default: results/<label>-imported-<time>.json].
+    /// Bundle to write, or a folder to write it in [default: results/].
     ///
-    /// The bundle to write [default: results/<label>-imported-<UTC time>.json].
+    /// The bundle to write. A folder that is there gets the bundle as
+    /// `<label>-imported-<UTC time>.json`, as `run --out` names its runs [default: results/].
     #[arg(short, long)]
     pub output: Option<PathBuf>,
     /// Prompt tokens the source ran, when it does not say.
@@ -119,6 +120,10 @@ pub(crate) fn run(a: ImportArgs) -> anyhow::Result<ExitCode> {
     };
     let bundle = import(&req)?;
     let path = match a.output {
+        // A folder, as `run --out` takes one: the bundle goes in it under its own name.
+        Some(dir) if dir.is_dir() => {
+            store::bundle_path(&dir, &bundle.label, "imported", &chrono::Utc::now())
+        }
         Some(p) => {
             // The folder it names is made, as --out makes its folder.
             if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {

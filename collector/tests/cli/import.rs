@@ -148,6 +148,36 @@ fn an_old_text_table_joins_the_comparison_with_its_cut_off_row_kept_as_far_as_it
     );
 }
 
+/// `-o` naming a folder that is there, as `run --out results` names one: the bundle goes in
+/// it under its own name, and nothing else is written there.
+#[test]
+fn output_naming_a_folder_writes_the_bundle_in_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = llmsweep(&[
+        "import",
+        "--from",
+        "table",
+        &fixture("kpro6-throughput.txt"),
+        "--label",
+        "kpro6",
+        "-o",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let files: Vec<PathBuf> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let name = files[0].file_name().unwrap().to_str().unwrap().to_string();
+    assert!(
+        name.starts_with("kpro6-imported-") && name.ends_with(".json"),
+        "{name}"
+    );
+    assert!(text(&o.stdout).contains(&name), "{}", text(&o.stdout));
+    assert_eq!(read(&files[0]).label, "kpro6");
+}
+
 #[test]
 fn a_table_needs_the_lengths_it_does_not_state() {
     let dir = tempfile::tempdir().unwrap();

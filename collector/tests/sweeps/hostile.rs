@@ -302,3 +302,55 @@ async fn escape_sequences_from_the_server_reach_the_terminal_as_text() {
         "{out}"
     );
 }
+
+/// A server that takes the warm-up request and never answers it: the terminal is told, while
+/// the run waits, that the warm-up has not finished and how long it may wait, instead of
+/// staying blank for the whole `--timeout`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_warm_up_left_unanswered_is_told_while_the_run_waits() {
+    let _turn = SERIAL.lock().await;
+    let silent = axum::routing::post(|| async {
+        tokio::time::sleep(Duration::from_secs(3600)).await;
+        StatusCode::OK
+    });
+    let server = Hostile::start(listing(&["m"]).route("/v1/completions", silent)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let (url, out) = (server.url.clone(), dir.path().to_str().unwrap().to_string());
+    let said = tokio::task::spawn_blocking(move || {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_llmsweep"))
+            .args(["throughput", "--url", &url, "--out", &out, "--model", "m"])
+            .args(["--concurrency", "1", "--requests", "1", "--warmup", "1"])
+            .args(["--input-len", "8", "--output-len", "8", "--timeout", "60"])
+            .env_remove("LLMSWEEP_URL")
+            .env_remove("LLMSWEEP_API_KEY")
+            .env_remove("OPENAI_API_KEY")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let started = std::time::Instant::now();
+        let mut said = None;
+        for line in std::io::BufReader::new(child.stderr.take().unwrap()).lines() {
+            let line = line.unwrap();
+            if line.contains("warm-up:") {
+                said = Some((line, started.elapsed()));
+                break;
+            }
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        said
+    })
+    .await
+    .unwrap();
+    let (line, after) = said.expect("the run says the warm-up is waiting");
+    assert!(
+        line.starts_with(
+            "warm-up: its request has not finished after 15 s; waiting up to 60 s (--timeout)"
+        ),
+        "{line}"
+    );
+    // Told at 15 s, not at the timeout's 60.
+    assert!(after < Duration::from_secs(40), "{after:?}");
+}

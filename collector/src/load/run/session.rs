@@ -73,6 +73,9 @@ pub(crate) struct Session {
     sweeps_begun: usize,
 }
 
+/// How long a warm-up request goes unanswered before the terminal is told it is waiting.
+const WARMUP_QUIET: Duration = Duration::from_secs(15);
+
 impl Session {
     /// Locks the bundle to be written (`resume`'s, when finishing one), checks the output
     /// folder, probes the server and builds the bundle header. Fails with a message that says
@@ -172,19 +175,35 @@ impl Session {
         let mut prompts = (*self.prompts).clone();
         let mut sent = 0;
         let mut index = 0;
+        let mut told = false;
         while sent < n && !self.interrupt.is_stopped() {
             let prompt = prompts.prompt(WARMUP_STREAM, index, input_len);
             index += 1;
-            let f = client
-                .generate(
+            // Nothing else is on the screen while the warm-up waits: a server that takes the
+            // request and says nothing would leave a blank terminal for the whole --timeout.
+            let f = {
+                let generate = client.generate(
                     0,
                     &prompt,
                     output_len,
                     Instant::now(),
                     &self.interrupt.abort,
                     Keep::Start,
-                )
-                .await;
+                );
+                tokio::pin!(generate);
+                tokio::select! {
+                    f = &mut generate => f,
+                    _ = tokio::time::sleep(WARMUP_QUIET), if !told && self.options.timeout > WARMUP_QUIET => {
+                        told = true;
+                        self.note(&format!(
+                            "warm-up: its request has not finished after {} s; waiting up to {} s (--timeout) before the first level",
+                            WARMUP_QUIET.as_secs(),
+                            self.options.timeout.as_secs_f64()
+                        ));
+                        generate.await
+                    }
+                }
+            };
             let r = &f.record;
             if let Some(e) = &r.error {
                 if e.status == Some(400) && index < 8 && client.options.drop_refused(&e.message) {
