@@ -110,6 +110,10 @@ fn report(o: &Outcome) -> ExitCode {
         return ExitCode::from(o.signal.map_or(130, Signal::exit_code));
     }
     outln!("\nbundle: {}{copy}", o.path.display());
+    if o.points_ok == 0 && o.failed.is_empty() {
+        errln!("error: no level was measured; the lines above say why");
+        return ExitCode::from(1);
+    }
     if o.points_ok == 0 {
         errln!(
             "error: no level had a successful request; the server's errors are in the table above and in the bundle"

@@ -354,3 +354,58 @@ async fn a_warm_up_left_unanswered_is_told_while_the_run_waits() {
     // Told at 15 s, not at the timeout's 60.
     assert!(after < Duration::from_secs(40), "{after:?}");
 }
+
+/// A warm-up the server takes and never answers within `--timeout` stops the run before its
+/// first level: each level would wait as long for every request. The bundle is written, with
+/// no level and `"complete": false`, and the exit status says nothing was measured.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_warm_up_with_no_token_within_the_timeout_stops_the_run() {
+    let _turn = SERIAL.lock().await;
+    let silent = axum::routing::post(|| async {
+        tokio::time::sleep(Duration::from_secs(3600)).await;
+        StatusCode::OK
+    });
+    let server = Hostile::start(listing(&["m"]).route("/v1/completions", silent)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let (url, out) = (server.url.clone(), dir.path().to_str().unwrap().to_string());
+    let started = std::time::Instant::now();
+    let o = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_llmsweep"))
+            .args(["throughput", "--url", &url, "--out", &out, "--model", "m"])
+            .args(["--concurrency", "1,2", "--requests", "2", "--warmup", "1"])
+            .args(["--input-len", "8", "--output-len", "8", "--timeout", "3"])
+            .env_remove("LLMSWEEP_URL")
+            .env_remove("LLMSWEEP_API_KEY")
+            .env_remove("OPENAI_API_KEY")
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    // The warm-up's 3 s, not two levels' more.
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr).replace("\n  ", " ");
+    assert!(
+        err.contains("stopping: the server took the warm-up request and sent no token in 3 s (--timeout), so no level is run"),
+        "{err}"
+    );
+    assert!(err.contains("error: no level was measured"), "{err}");
+    let bundles: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    assert_eq!(bundles.len(), 1, "{bundles:?}");
+    let b = Bundle::from_json(&std::fs::read_to_string(&bundles[0]).unwrap()).unwrap();
+    assert!(!b.complete);
+    assert!(
+        b.sweeps.iter().all(|w| w.points.is_empty()),
+        "{:?}",
+        b.sweeps
+    );
+}

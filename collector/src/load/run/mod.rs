@@ -70,9 +70,13 @@ pub async fn run_plan(
     let max_context = s.writer.bundle().target.max_context;
     plan.check_fits(max_context)?;
     let (input_len, output_len) = plan.warmup_shape(max_context);
-    s.warmup(plan.warmup, input_len, output_len).await;
+    let silent = s.warmup(plan.warmup, input_len, output_len).await;
     for note in &s.notes {
         s.note(&format!("note: {note}"));
+    }
+    if let Some(why) = silent {
+        s.note(&format!("stopping: {why}"));
+        s.gave_up = true;
     }
     // The warm-up is recorded with the sweep it preceded.
     match &plan.sweeps {

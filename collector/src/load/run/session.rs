@@ -6,7 +6,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::bail;
 use llmsweep_shared::Bundle;
-use llmsweep_shared::bundle::{Calibration, DatasetFacts, GpuTelemetry, Hosts, Target, Workload};
+use llmsweep_shared::bundle::{
+    Calibration, DatasetFacts, ErrorKind, GpuTelemetry, Hosts, Target, Workload,
+};
 use llmsweep_shared::metrics::definitions;
 
 use crate::load::events::{Event, Sink};
@@ -170,7 +172,16 @@ impl Session {
 
     /// Sends `n` unrecorded requests one at a time. They warm the server, drop request options
     /// the server refuses, and measure the tokens the server adds to every prompt.
-    pub(crate) async fn warmup(&mut self, n: u64, input_len: u64, output_len: u64) {
+    ///
+    /// Returns why the run should stop before its first level: the server took a warm-up
+    /// request and sent nothing back within `--timeout`. Every level would wait as long for
+    /// each of its requests (a level of silent requests takes up to its cap plus a timeout).
+    pub(crate) async fn warmup(
+        &mut self,
+        n: u64,
+        input_len: u64,
+        output_len: u64,
+    ) -> Option<String> {
         let mut client = (*self.server.client).clone();
         let mut prompts = (*self.prompts).clone();
         let mut sent = 0;
@@ -215,6 +226,14 @@ impl Session {
                 }
                 self.notes
                     .push(format!("warm-up request failed: {}", e.message));
+                if e.kind == ErrorKind::Timeout && r.ttft_s.is_none() {
+                    self.server.client = Arc::new(client);
+                    self.prompts = Arc::new(prompts);
+                    return Some(format!(
+                        "the server took the warm-up request and sent no token in {} s (--timeout), so no level is run; if it is only slow to start, a longer --timeout waits for it",
+                        self.options.timeout.as_secs_f64()
+                    ));
+                }
             } else if let Some(counted) = r.prompt_tokens {
                 if let (Some(ttft), Some(tpot)) =
                     (r.ttft_s, llmsweep_shared::metrics::request::tpot_s(r))
@@ -232,6 +251,7 @@ impl Session {
         }
         self.server.client = Arc::new(client);
         self.prompts = Arc::new(prompts);
+        None
     }
 
     /// Takes over an interrupted bundle (`--resume`): its levels so far, its path, its workload,
