@@ -1,6 +1,6 @@
 //! `llmsweep import`: another tool's results as a bundle.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Args;
@@ -119,21 +119,26 @@ pub(crate) fn run(a: ImportArgs) -> anyhow::Result<ExitCode> {
         command_line: super::command_line(),
     };
     let bundle = import(&req)?;
+    let make = |p: &Path, dir: &Path| {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            anyhow::anyhow!(
+                "--output {}: cannot create the folder {}: {e}",
+                inert(&p.display().to_string()),
+                inert(&dir.display().to_string())
+            )
+        })
+    };
     let path = match a.output {
-        // A folder, as `run --out` takes one: the bundle goes in it under its own name.
-        Some(dir) if dir.is_dir() => {
+        // A folder, as `run --out` takes one (one that is there, or a name ending in `/`): the
+        // bundle goes in it under its own name.
+        Some(dir) if dir.is_dir() || dir.as_os_str().to_string_lossy().ends_with('/') => {
+            make(&dir, &dir)?;
             store::bundle_path(&dir, &bundle.label, "imported", &chrono::Utc::now())
         }
         Some(p) => {
             // The folder it names is made, as --out makes its folder.
             if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
-                std::fs::create_dir_all(dir).map_err(|e| {
-                    anyhow::anyhow!(
-                        "--output {}: cannot create the folder {}: {e}",
-                        inert(&p.display().to_string()),
-                        inert(&dir.display().to_string())
-                    )
-                })?;
+                make(&p, dir)?;
             }
             p
         }

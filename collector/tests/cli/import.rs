@@ -176,6 +176,22 @@ fn output_naming_a_folder_writes_the_bundle_in_it() {
     );
     assert!(text(&o.stdout).contains(&name), "{}", text(&o.stdout));
     assert_eq!(read(&files[0]).label, "kpro6");
+
+    // A folder that is not there yet, named with a trailing `/`, is made.
+    let new = dir.path().join("new").join("");
+    let o = llmsweep(&[
+        "import",
+        "--from",
+        "table",
+        &fixture("kpro6-throughput.txt"),
+        "--label",
+        "kpro6",
+        "-o",
+        new.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let made: Vec<_> = std::fs::read_dir(&new).unwrap().collect();
+    assert_eq!(made.len(), 1);
 }
 
 #[test]

@@ -37,6 +37,26 @@ async fn swept(url: &str, args: &[&str], limit: Duration) -> Bundle {
     Bundle::from_json(&std::fs::read_to_string(&outcome.path).unwrap()).unwrap()
 }
 
+/// `llmsweep throughput` against `url`, writing into `out`, with none of the environment's
+/// server, key or credentials.
+fn throughput(url: &str, out: &str) -> std::process::Command {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_llmsweep"));
+    cmd.args(["throughput", "--url", url, "--out", out])
+        .env_remove("LLMSWEEP_URL")
+        .env_remove("LLMSWEEP_API_KEY")
+        .env_remove("OPENAI_API_KEY");
+    cmd
+}
+
+/// A server listing model `m` that takes every generation request and never answers it.
+async fn silent_server() -> Hostile {
+    let silent = axum::routing::post(|| async {
+        tokio::time::sleep(Duration::from_secs(3600)).await;
+        StatusCode::OK
+    });
+    Hostile::start(listing(&["m"]).route("/v1/completions", silent)).await
+}
+
 const ONE_REQUEST: [&str; 10] = [
     "--concurrency",
     "1",
@@ -262,15 +282,7 @@ async fn escape_sequences_from_the_server_reach_the_terminal_as_text() {
     let url = server.url.clone();
     let run = |extra: &'static [&'static str]| {
         let (url, out) = (url.clone(), out.clone());
-        tokio::task::spawn_blocking(move || {
-            let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_llmsweep"));
-            cmd.args(["throughput", "--url", &url, "--out", &out])
-                .args(extra)
-                .env_remove("LLMSWEEP_URL")
-                .env_remove("LLMSWEEP_API_KEY")
-                .env_remove("OPENAI_API_KEY");
-            cmd.output().unwrap()
-        })
+        tokio::task::spawn_blocking(move || throughput(&url, &out).args(extra).output().unwrap())
     };
     let refused = run(&["--model", "nope"]).await.unwrap();
     let failed = run(&[
@@ -309,22 +321,23 @@ async fn escape_sequences_from_the_server_reach_the_terminal_as_text() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_warm_up_left_unanswered_is_told_while_the_run_waits() {
     let _turn = SERIAL.lock().await;
-    let silent = axum::routing::post(|| async {
-        tokio::time::sleep(Duration::from_secs(3600)).await;
-        StatusCode::OK
-    });
-    let server = Hostile::start(listing(&["m"]).route("/v1/completions", silent)).await;
+    let server = silent_server().await;
     let dir = tempfile::tempdir().unwrap();
     let (url, out) = (server.url.clone(), dir.path().to_str().unwrap().to_string());
     let said = tokio::task::spawn_blocking(move || {
         use std::io::BufRead;
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_llmsweep"))
-            .args(["throughput", "--url", &url, "--out", &out, "--model", "m"])
-            .args(["--concurrency", "1", "--requests", "1", "--warmup", "1"])
+        let mut child = throughput(&url, &out)
+            .args([
+                "--model",
+                "m",
+                "--concurrency",
+                "1",
+                "--requests",
+                "1",
+                "--warmup",
+                "1",
+            ])
             .args(["--input-len", "8", "--output-len", "8", "--timeout", "60"])
-            .env_remove("LLMSWEEP_URL")
-            .env_remove("LLMSWEEP_API_KEY")
-            .env_remove("OPENAI_API_KEY")
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped())
             .spawn()
@@ -361,22 +374,23 @@ async fn a_warm_up_left_unanswered_is_told_while_the_run_waits() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_warm_up_with_no_token_within_the_timeout_stops_the_run() {
     let _turn = SERIAL.lock().await;
-    let silent = axum::routing::post(|| async {
-        tokio::time::sleep(Duration::from_secs(3600)).await;
-        StatusCode::OK
-    });
-    let server = Hostile::start(listing(&["m"]).route("/v1/completions", silent)).await;
+    let server = silent_server().await;
     let dir = tempfile::tempdir().unwrap();
     let (url, out) = (server.url.clone(), dir.path().to_str().unwrap().to_string());
     let started = std::time::Instant::now();
     let o = tokio::task::spawn_blocking(move || {
-        std::process::Command::new(env!("CARGO_BIN_EXE_llmsweep"))
-            .args(["throughput", "--url", &url, "--out", &out, "--model", "m"])
-            .args(["--concurrency", "1,2", "--requests", "2", "--warmup", "1"])
+        throughput(&url, &out)
+            .args([
+                "--model",
+                "m",
+                "--concurrency",
+                "1,2",
+                "--requests",
+                "2",
+                "--warmup",
+                "1",
+            ])
             .args(["--input-len", "8", "--output-len", "8", "--timeout", "3"])
-            .env_remove("LLMSWEEP_URL")
-            .env_remove("LLMSWEEP_API_KEY")
-            .env_remove("OPENAI_API_KEY")
             .output()
             .unwrap()
     })

@@ -17,13 +17,18 @@ pub struct Stats {
     pub max: f64,
 }
 
+/// The most values [`Stats::from_values`] makes room for before it has them (128 MiB).
+const PRESIZE_MAX: usize = 1 << 24;
+
 impl Stats {
     /// Summarises `values`, ignoring NaN and infinite entries; `None` when nothing is left.
     pub fn from_values(values: impl IntoIterator<Item = f64>) -> Option<Stats> {
         // Sized from the most the values can be: a level's inter-token gaps run to millions,
-        // and a list grown as they come copies them each time it doubles.
+        // and a list grown as they come copies them each time it doubles. An iterator that
+        // claims more than [`PRESIZE_MAX`] gets that much, and the list grows past it if needed.
         let values = values.into_iter();
-        let mut v: Vec<f64> = Vec::with_capacity(values.size_hint().1.unwrap_or(0));
+        let room = values.size_hint().1.unwrap_or(0).min(PRESIZE_MAX);
+        let mut v: Vec<f64> = Vec::with_capacity(room);
         v.extend(values.filter(|x| x.is_finite()));
         if v.is_empty() {
             return None;
@@ -87,6 +92,16 @@ pub(crate) fn percentile_sorted(sorted: &[f64], q: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An iterator that says it may hold more values than memory does is summarised from the
+    /// values it has, without making room for all it claims.
+    #[test]
+    fn a_huge_size_hint_is_not_taken_at_its_word() {
+        let claims_all = (0..u64::MAX).map(|i| i as f64).take_while(|&x| x < 3.0);
+        assert_eq!(claims_all.size_hint().1, Some(u64::MAX as usize));
+        let s = Stats::from_values(claims_all).unwrap();
+        assert_eq!((s.count, s.min, s.max, s.p50), (3, 0.0, 2.0, 1.0));
+    }
 
     #[test]
     fn percentile_interpolates_between_ranks() {

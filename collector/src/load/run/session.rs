@@ -187,6 +187,7 @@ impl Session {
         let mut sent = 0;
         let mut index = 0;
         let mut told = false;
+        let mut silent = None;
         while sent < n && !self.interrupt.is_stopped() {
             let prompt = prompts.prompt(WARMUP_STREAM, index, input_len);
             index += 1;
@@ -227,12 +228,11 @@ impl Session {
                 self.notes
                     .push(format!("warm-up request failed: {}", e.message));
                 if e.kind == ErrorKind::Timeout && r.ttft_s.is_none() {
-                    self.server.client = Arc::new(client);
-                    self.prompts = Arc::new(prompts);
-                    return Some(format!(
+                    silent = Some(format!(
                         "the server took the warm-up request and sent no token in {} s (--timeout), so no level is run; if it is only slow to start, a longer --timeout waits for it",
                         self.options.timeout.as_secs_f64()
                     ));
+                    break;
                 }
             } else if let Some(counted) = r.prompt_tokens {
                 if let (Some(ttft), Some(tpot)) =
@@ -251,7 +251,7 @@ impl Session {
         }
         self.server.client = Arc::new(client);
         self.prompts = Arc::new(prompts);
-        None
+        silent
     }
 
     /// Takes over an interrupted bundle (`--resume`): its levels so far, its path, its workload,

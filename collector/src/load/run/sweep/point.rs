@@ -521,7 +521,7 @@ pub(crate) fn build_point(spec: &LoadSpec, result: &LoadResult, expected_cached:
     }
     let summary = summarize(&records, spec.concurrency, spec.output_len, &gaps);
     let mut chunk_tokens = ChunkTokens::new();
-    for f in result.finished.iter().filter(|f| f.record.is_ok()) {
+    for f in ok() {
         chunk_tokens.merge(&f.chunk_tokens);
     }
     let mut flags = level_flags(&counted, spec.output_len, expected_cached);
