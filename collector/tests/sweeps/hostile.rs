@@ -423,3 +423,112 @@ async fn a_warm_up_with_no_token_within_the_timeout_stops_the_run() {
         b.sweeps
     );
 }
+
+/// A server listing model `m` that streams a whole 8-token answer to its first `good`
+/// generation requests and refuses every later one with a 400.
+async fn refusing_after(good: usize) -> Hostile {
+    let served = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let post = axum::routing::post(move || {
+        let n = served.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        async move {
+            if n >= good {
+                let body = r#"{"error":{"message":"model m is not loaded"}}"#;
+                return axum::response::Response::builder()
+                    .status(StatusCode::BAD_REQUEST)
+                    .header("content-type", "application/json")
+                    .body(Body::from(body))
+                    .unwrap();
+            }
+            let mut s = String::new();
+            for i in 0..8 {
+                let finish = if i == 7 { r#""length""# } else { "null" };
+                s.push_str(&format!(
+                    "data: {{\"choices\":[{{\"index\":0,\"text\":\"t{i}\",\"finish_reason\":{finish}}}]}}\n\n"
+                ));
+            }
+            s.push_str("data: {\"choices\":[],\"usage\":{\"prompt_tokens\":8,\"completion_tokens\":8,\"total_tokens\":16}}\n\ndata: [DONE]\n\n");
+            event_stream(Body::from(s))
+        }
+    });
+    Hostile::start(listing(&["m"]).route("/v1/completions", post)).await
+}
+
+/// `llmsweep throughput` of levels `levels`, 2 requests each and one warm-up request, against
+/// `url`; its output and the bundle it wrote.
+async fn two_a_level(url: &str, levels: &str) -> (std::process::Output, Bundle) {
+    let dir = tempfile::tempdir().unwrap();
+    let (url, out, levels) = (
+        url.to_string(),
+        dir.path().to_str().unwrap().to_string(),
+        levels.to_string(),
+    );
+    let o = tokio::task::spawn_blocking(move || {
+        throughput(&url, &out)
+            .args(["--model", "m", "--concurrency", &levels, "--requests", "2"])
+            .args(["--warmup", "1", "--input-len", "8", "--output-len", "8"])
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let bundle = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "json"))
+        .expect("a bundle");
+    let b = Bundle::from_json(&std::fs::read_to_string(bundle).unwrap()).unwrap();
+    (o, b)
+}
+
+/// A server that refuses every request: the run stops after its first level, saying why and
+/// which levels it did not run, instead of sending each of them to be refused too. The first
+/// level is in the bundle as measured, the bundle is not complete, and the exit status is 1.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_refusing_every_request_stops_the_run_after_its_first_level() {
+    let _turn = SERIAL.lock().await;
+    let server = refusing_after(0).await;
+    let (o, b) = two_a_level(&server.url, "1,2,4").await;
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr).replace("\n  ", " ");
+    assert!(
+        err.contains("stopping: no request of C=1, the run's first point, succeeded (its row says why), and the points after it would fail the same way; not run: C=2, C=4"),
+        "{err}"
+    );
+    assert!(err.contains("model m is not loaded"), "{err}");
+    assert!(!b.complete);
+    let levels: Vec<(u32, PointStatus)> = b.sweeps[0]
+        .points
+        .iter()
+        .map(|p| (p.concurrency, p.status))
+        .collect();
+    assert_eq!(levels, [(1, PointStatus::Failed)]);
+    // C=1 sent its two requests, each refused.
+    let generations = b.sweeps[0].points[0].requests.len();
+    assert_eq!(generations, 2);
+}
+
+/// A level refused whole after an earlier one succeeded is a measurement of the server at that
+/// load: the sweep goes on to the next level.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_level_refused_after_one_that_succeeded_does_not_stop_the_sweep() {
+    let _turn = SERIAL.lock().await;
+    // The warm-up and C=1's two requests are served; C = 2 and 4 are refused.
+    let server = refusing_after(3).await;
+    let (o, b) = two_a_level(&server.url, "1,2,4").await;
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("stopping:"), "{err}");
+    let levels: Vec<(u32, PointStatus)> = b.sweeps[0]
+        .points
+        .iter()
+        .map(|p| (p.concurrency, p.status))
+        .collect();
+    assert_eq!(
+        levels,
+        [
+            (1, PointStatus::Ok),
+            (2, PointStatus::Failed),
+            (4, PointStatus::Failed)
+        ]
+    );
+    assert!(b.complete);
+}

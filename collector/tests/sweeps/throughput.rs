@@ -534,7 +534,7 @@ async fn overshoot_and_cache_hits_and_repeats_are_flagged() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn rejected_levels_are_recorded_failed_with_the_server_words_and_the_sweep_goes_on() {
+async fn a_rejected_first_level_is_recorded_failed_with_the_server_words_and_ends_the_sweep() {
     let cfg = SimConfig {
         reject_all: Some(503),
         ..fast()
@@ -553,8 +553,11 @@ async fn rejected_levels_are_recorded_failed_with_the_server_words_and_the_sweep
         ],
     )
     .await;
+    // C=2 would be refused the same way: the first level refused whole ends the sweep (a level
+    // refused after one that succeeded does not: `hostile`).
     let pts = &s.bundle.sweeps[0].points;
-    assert_eq!(pts.len(), 2, "the sweep went on after a failed level");
+    assert_eq!(pts.len(), 1, "the sweep stopped after its first level");
+    assert!(!s.bundle.complete);
     for p in pts {
         assert_eq!(p.status, PointStatus::Failed);
         let reason = p.reason.as_deref().unwrap();

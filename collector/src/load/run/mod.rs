@@ -83,7 +83,11 @@ pub async fn run_plan(
         Sweeps::Throughput(t) => sweep::throughput(&mut s, t, plan.warmup).await?,
         Sweeps::Context(c) => sweep::context(&mut s, c, plan.warmup).await?,
         Sweeps::Both(t, c) => {
+            let stopped_before = s.gave_up;
             sweep::throughput(&mut s, t, plan.warmup).await?;
+            if s.gave_up && !stopped_before {
+                s.note("the context sweep is not run either");
+            }
             sweep::context(&mut s, c, 0).await?;
         }
     }

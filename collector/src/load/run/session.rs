@@ -62,8 +62,11 @@ pub(crate) struct Session {
     pub writer: BundleWriter,
     pub options: RunOptions,
     pub interrupt: Interrupt,
-    /// The server stopped answering and did not come back: no more levels are run.
+    /// The server stopped answering and did not come back, or refused the run's first point
+    /// whole: no more levels are run.
     pub gave_up: bool,
+    /// Why, when it is not that the server stopped answering.
+    pub gave_up_why: Option<String>,
     /// One request's pace alone, from the last warm-up request that succeeded: its TTFT and
     /// its seconds per output token after the first, for a time estimate before any level.
     pub warmup_pace: Option<(f64, f64)>,
@@ -163,6 +166,7 @@ impl Session {
             },
             interrupt,
             gave_up: false,
+            gave_up_why: None,
             warmup_pace: None,
             notes: gpu_notes(target.gpu_telemetry, nvidia_smi),
             events,

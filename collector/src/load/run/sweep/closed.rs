@@ -12,7 +12,7 @@ use crate::load::run::generator::{
 use crate::load::run::session::Session;
 use crate::load::run::writer::SweepHandle;
 
-use super::point::{gave_up, measure, resuming_note, stream_id};
+use super::point::{gave_up, measure, resuming_note, stop_when_refused_from_the_start, stream_id};
 
 /// Runs a throughput sweep into the session's bundle, writing it after every level.
 pub(crate) async fn levels(
@@ -109,6 +109,7 @@ pub(crate) async fn levels(
         let Some(point) = measure(s, load, plan.repeats, format!("C={c}")).await else {
             break;
         };
+        stop_when_refused_from_the_start(s, &point, &format!("C={c}"));
         s.tell(Event::Point {
             kind: SweepKind::Throughput,
             point: &point,

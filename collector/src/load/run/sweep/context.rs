@@ -9,7 +9,9 @@ use crate::load::plan::ContextPlan;
 use crate::load::run::generator::{LoadSpec, StopRule};
 use crate::load::run::session::Session;
 
-use super::point::{empty_point, gave_up, measure, resuming_note, stream_id};
+use super::point::{
+    empty_point, gave_up, measure, resuming_note, stop_when_refused_from_the_start, stream_id,
+};
 
 /// Runs a context sweep: every length at every concurrency; lengths that cannot fit the server's
 /// context are skipped with the reason, then the prefill curve is fitted and predicts them.
@@ -68,13 +70,29 @@ pub(crate) async fn context(
                     None => break 'lengths,
                 },
             };
+            // A length refused whole says nothing of a shorter one after it (`--lengths 8k,1k`).
+            if plan
+                .lengths
+                .iter()
+                .skip_while(|&&l| l != len)
+                .all(|&l| l >= len)
+            {
+                stop_when_refused_from_the_start(s, &point, &format!("{len} tokens, C={c}"));
+            }
             s.tell(Event::Point {
                 kind: SweepKind::Context,
                 point: &point,
             });
             s.writer.add_point(sweep, point);
             if s.gave_up {
-                gave_up(s, &[]);
+                let rest: Vec<String> = plan
+                    .lengths
+                    .iter()
+                    .skip_while(|&&l| l != len)
+                    .skip(1)
+                    .map(|l| format!("{l} tokens"))
+                    .collect();
+                gave_up(s, &rest);
                 break 'lengths;
             }
         }

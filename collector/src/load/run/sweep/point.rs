@@ -49,14 +49,48 @@ pub(crate) fn resuming_note(s: &Session, have: &[String]) {
     }
 }
 
-/// Says that the run stops because the server did not come back, and what is left unrun.
+/// Says why the run stops (the server did not come back, or refused its first point whole),
+/// and what is left unrun.
 pub(crate) fn gave_up(s: &Session, rest: &[String]) {
     let left = if rest.is_empty() {
         String::new()
     } else {
         format!("; not run: {}", rest.join(", "))
     };
-    s.note(&format!("stopping: the server did not answer again{left}"));
+    let why = s
+        .gave_up_why
+        .as_deref()
+        .unwrap_or("the server did not answer again");
+    s.note(&format!("stopping: {why}{left}"));
+}
+
+/// Stops the run when `point`, named `label`, had requests and none succeeded, and no point
+/// before it in the run had a successful request either: a server that refuses the workload
+/// (a model it does not serve, a header it rejects, a 400 for every request) or takes requests
+/// and never answers does the same at every level after it, each a whole level's time (a
+/// silent server's level waits `--timeout` for its first request). A point that fails after
+/// others succeeded is a measurement, and the sweep goes on. The sweeps whose later points
+/// load the server more with the same requests (levels, rates, longer prompts) call it; a
+/// context sweep whose next length is shorter does not.
+pub(crate) fn stop_when_refused_from_the_start(s: &mut Session, point: &Point, label: &str) {
+    if s.gave_up || s.interrupt.is_stopped() || point.requests.is_empty() {
+        return;
+    }
+    let ok = |p: &Point| p.requests.iter().any(RequestRecord::is_ok);
+    let earlier_ok = s
+        .writer
+        .bundle()
+        .sweeps
+        .iter()
+        .flat_map(|w| &w.points)
+        .any(ok);
+    if ok(point) || earlier_ok {
+        return;
+    }
+    s.gave_up = true;
+    s.gave_up_why = Some(format!(
+        "no request of {label}, the run's first point, succeeded (its row says why), and the points after it would fail the same way"
+    ));
 }
 
 /// Most attempts at one point when the server keeps going away during it.

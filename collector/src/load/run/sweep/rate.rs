@@ -13,7 +13,7 @@ use crate::load::run::generator::{LoadSpec, OpenLoop, StopRule};
 use crate::load::run::session::Session;
 use crate::load::run::writer::SweepHandle;
 
-use super::point::{gave_up, measure, stream_id};
+use super::point::{gave_up, measure, stop_when_refused_from_the_start, stream_id};
 
 /// Runs a rate sweep (`--rates`): one open-loop point per offered rate, writing the bundle
 /// after every point.
@@ -154,7 +154,9 @@ async fn measure_rate(
             seed: s.writer.bundle().workload.seed,
         }),
     };
-    let mut point = measure(s, spec, 1, format!("{} req/s", rate_text(rate))).await?;
+    let label = format!("{} req/s", rate_text(rate));
+    let mut point = measure(s, spec, 1, label.clone()).await?;
+    stop_when_refused_from_the_start(s, &point, &label);
     // An interrupted point stopped sending before its --duration was over: its window is not
     // known, only its sends.
     let interrupted = point.flags.iter().any(|f| f.kind == FlagKind::Interrupted);
@@ -292,7 +294,11 @@ pub(crate) async fn find_max_rate(
             });
         }
         if s.gave_up {
-            break "stopped: the server did not answer again".to_string();
+            let why = s.gave_up_why.as_deref();
+            break format!(
+                "stopped: {}",
+                why.unwrap_or("the server did not answer again")
+            );
         }
         if s.interrupt.is_stopped() {
             break "stopped: the run was interrupted".to_string();
