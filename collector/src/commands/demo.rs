@@ -115,6 +115,7 @@ fn demo_plan(url: &str, a: &DemoArgs) -> anyhow::Result<RunPlan> {
             steady_pct: 2.0,
             cap: Duration::from_secs(20),
             running: None,
+            alone_s: None,
         }),
     };
     let context = ContextPlan {

@@ -72,6 +72,7 @@ pub(crate) fn throughput(a: &ThroughputOpts) -> anyhow::Result<ThroughputPlan> {
             steady_pct: a.precision,
             cap: Duration::from_secs_f64(a.max_level_time),
             running: None,
+            alone_s: None,
         });
     let shapes = a.shapes.as_ref().map(|s| s.0.clone()).unwrap_or_default();
     if !shapes.is_empty() && (!a.rates.is_empty() || a.find_max_rate) {

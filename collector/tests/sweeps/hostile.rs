@@ -427,10 +427,20 @@ async fn a_warm_up_with_no_token_within_the_timeout_stops_the_run() {
 /// A server listing model `m` that streams a whole 8-token answer to its first `good`
 /// generation requests and refuses every later one with a 400.
 async fn refusing_after(good: usize) -> Hostile {
+    answering(good, false).await
+}
+
+/// A server listing model `m` that streams a whole 8-token answer to its first `good`
+/// generation requests and then takes every request and never answers (`silent`), or refuses
+/// it with a 400.
+async fn answering(good: usize, silent: bool) -> Hostile {
     let served = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let post = axum::routing::post(move || {
         let n = served.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         async move {
+            if n >= good && silent {
+                tokio::time::sleep(Duration::from_secs(3600)).await;
+            }
             if n >= good {
                 let body = r#"{"error":{"message":"model m is not loaded"}}"#;
                 return axum::response::Response::builder()
@@ -531,4 +541,54 @@ async fn a_level_refused_after_one_that_succeeded_does_not_stop_the_sweep() {
         ]
     );
     assert!(b.complete);
+}
+
+/// A server that answers the warm-up and then takes every request and answers none: the first
+/// level ends at its time cap, waits a grace measured by the warm-up's request (none of its own
+/// finished to measure it by) instead of `--timeout`, and the run stops there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_silent_after_the_warm_up_is_given_up_on_after_the_first_level() {
+    let _turn = SERIAL.lock().await;
+    let server = answering(1, true).await;
+    let dir = tempfile::tempdir().unwrap();
+    let (url, out) = (server.url.clone(), dir.path().to_str().unwrap().to_string());
+    let started = std::time::Instant::now();
+    let o = tokio::task::spawn_blocking(move || {
+        throughput(&url, &out)
+            .args(["--model", "m", "--concurrency", "1,2", "--warmup", "1"])
+            .args([
+                "--input-len",
+                "8",
+                "--output-len",
+                "8",
+                "--max-level-time",
+                "2",
+            ])
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    // The 2 s cap and the least grace, 10 s: not --timeout's 600 s.
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(60), "{took:?}");
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr).replace("\n  ", " ");
+    assert!(err.contains("stopping: no request of C=1"), "{err}");
+    let bundle = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "json"))
+        .expect("a bundle");
+    let b = Bundle::from_json(&std::fs::read_to_string(bundle).unwrap()).unwrap();
+    let p = &b.sweeps[0].points[0];
+    assert_eq!(p.concurrency, 1);
+    let e = p.requests[0].error.as_ref().unwrap();
+    assert_eq!(e.kind, ErrorKind::Timeout);
+    assert!(
+        e.message
+            .contains("one request alone in the warm-up, as the level finished none"),
+        "{}",
+        e.message
+    );
 }

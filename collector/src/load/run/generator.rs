@@ -40,6 +40,9 @@ pub struct Precision {
     /// The server's running limit, when it says: once the level is precise, requests queued
     /// behind it are cut instead of waited for (see [`InFlight::cut`]).
     pub running: Option<u32>,
+    /// Seconds one request took alone (the warm-up's), when known: the grace a level waits at
+    /// its end when none of its own requests finished (see [`abandon_the_lost`]).
+    pub alone_s: Option<f64>,
 }
 
 /// Cycles (see [`llmsweep_shared::metrics::steady_cycles`]) a level runs at least before its
@@ -429,7 +432,11 @@ impl InFlight {
     /// is aborted and counted as failed. A server can lose a request (a real engine once left
     /// one unanswered with its connection open), and the level would otherwise wait the whole
     /// `--timeout` for it while no other request is sent.
-    fn abandon(&mut self, waited: Duration, slowest: f64) {
+    fn abandon(&mut self, waited: Duration, slowest: f64, of: Slowest) {
+        let basis = match of {
+            Slowest::Level => "the level's slowest request",
+            Slowest::Alone => "one request alone in the warm-up, as the level finished none",
+        };
         let ids: Vec<u64> = self
             .sent
             .keys()
@@ -440,7 +447,7 @@ impl InFlight {
             if let Some((_, token)) = self.sent.get(&i) {
                 token.cancel();
                 let message = format!(
-                    "unfinished {:.0} s after its level ended ({GRACE_E2E:.0}× the level's slowest request, {slowest:.1} s, and at least {} s): abandoned and counted as failed",
+                    "unfinished {:.0} s after its level ended ({GRACE_E2E:.0}× {basis}, {slowest:.1} s, and at least {} s): abandoned and counted as failed",
                     waited.as_secs_f64(),
                     LEAST_GRACE.as_secs()
                 );
@@ -524,19 +531,35 @@ async fn abandon_the_lost(
         _ = stopped.cancelled() => return,
     }
     let ended = Instant::now();
-    let slowest = match judge.lock() {
-        Ok(j) => j.slowest_s(),
+    // The level's slowest request; when none finished, one request alone (the warm-up's): a
+    // server that answered the warm-up and then nothing in a whole level has lost the
+    // requests, and waiting `--timeout` for them runs no faster.
+    let basis = match judge.lock() {
+        Ok(j) => match (j.slowest_s(), j.precision.alone_s) {
+            (Some(s), _) => Some((s, Slowest::Level)),
+            (None, Some(a)) if a.is_finite() && a > 0.0 => Some((a, Slowest::Alone)),
+            _ => None,
+        },
         Err(_) => return,
     };
-    let Some(slowest) = slowest else { return };
+    let Some((slowest, of)) = basis else { return };
     let grace = LEAST_GRACE.max(Duration::from_secs_f64(GRACE_E2E * slowest));
     tokio::select! {
         _ = tokio::time::sleep_until((ended + grace).into()) => {}
         _ = stopped.cancelled() => return,
     }
     if let Ok(mut j) = judge.lock() {
-        j.in_flight.abandon(grace, slowest);
+        j.in_flight.abandon(grace, slowest, of);
     }
+}
+
+/// What a level's grace at its end is measured by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Slowest {
+    /// The slowest request the level finished.
+    Level,
+    /// No request of the level finished: one request alone, in the warm-up.
+    Alone,
 }
 
 /// Gathers a point's finished requests in the order they were sent, watching for an outage
@@ -934,6 +957,7 @@ mod tests {
             steady_pct: 2.0,
             cap: Duration::from_secs(120),
             running,
+            alone_s: None,
         };
         let four = (1..20)
             .map(waves)

@@ -105,7 +105,10 @@ pub(crate) async fn levels(
             ));
         }
         let running = s.writer.bundle().target.max_running_requests;
-        let load = spec(plan, c, running);
+        let alone_s = s
+            .warmup_pace
+            .map(|(ttft, tpot)| ttft + plan.output_len.saturating_sub(1) as f64 * tpot);
+        let load = spec(plan, c, running, alone_s);
         let Some(point) = measure(s, load, plan.repeats, format!("C={c}")).await else {
             break;
         };
@@ -304,10 +307,11 @@ fn expected_levels<'a>(
 
 /// The load of level `c`, against a server that runs at most `running` requests at once when
 /// it says so.
-fn spec(plan: &ThroughputPlan, c: u32, running: Option<u64>) -> LoadSpec {
+fn spec(plan: &ThroughputPlan, c: u32, running: Option<u64>, alone_s: Option<f64>) -> LoadSpec {
     let mut stop = plan.stop_at(c);
     if let StopRule::Precise(p) = &mut stop {
         p.running = running.and_then(|m| u32::try_from(m).ok());
+        p.alone_s = alone_s;
     }
     LoadSpec {
         concurrency: c,
