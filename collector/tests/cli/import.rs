@@ -153,17 +153,16 @@ fn an_old_text_table_joins_the_comparison_with_its_cut_off_row_kept_as_far_as_it
 #[test]
 fn output_naming_a_folder_writes_the_bundle_in_it() {
     let dir = tempfile::tempdir().unwrap();
-    let o = llmsweep(&[
-        "import",
-        "--from",
-        "table",
-        &fixture("kpro6-throughput.txt"),
-        "--label",
-        "kpro6",
-        "-o",
-        dir.path().to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", text(&o.stderr));
+    let import_to = |out: &std::path::Path| {
+        let table = fixture("kpro6-throughput.txt");
+        let args = [
+            "import", "--from", "table", &table, "--label", "kpro6", "-o",
+        ];
+        let o = llmsweep(&[&args[..], &[out.to_str().unwrap()]].concat());
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        o
+    };
+    let o = import_to(dir.path());
     let files: Vec<PathBuf> = std::fs::read_dir(dir.path())
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -179,17 +178,7 @@ fn output_naming_a_folder_writes_the_bundle_in_it() {
 
     // A folder that is not there yet, named with a trailing `/`, is made.
     let new = dir.path().join("new").join("");
-    let o = llmsweep(&[
-        "import",
-        "--from",
-        "table",
-        &fixture("kpro6-throughput.txt"),
-        "--label",
-        "kpro6",
-        "-o",
-        new.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", text(&o.stderr));
+    import_to(&new);
     let made: Vec<_> = std::fs::read_dir(&new).unwrap().collect();
     assert_eq!(made.len(), 1);
 }

@@ -375,33 +375,10 @@ async fn a_warm_up_left_unanswered_is_told_while_the_run_waits() {
 async fn a_warm_up_with_no_token_within_the_timeout_stops_the_run() {
     let _turn = SERIAL.lock().await;
     let server = silent_server().await;
-    let dir = tempfile::tempdir().unwrap();
-    let (url, out) = (server.url.clone(), dir.path().to_str().unwrap().to_string());
-    let started = std::time::Instant::now();
-    let o = tokio::task::spawn_blocking(move || {
-        throughput(&url, &out)
-            .args([
-                "--model",
-                "m",
-                "--concurrency",
-                "1,2",
-                "--requests",
-                "2",
-                "--warmup",
-                "1",
-            ])
-            .args(["--input-len", "8", "--output-len", "8", "--timeout", "3"])
-            .output()
-            .unwrap()
-    })
-    .await
-    .unwrap();
+    let levels = ["--concurrency", "1,2", "--requests", "2", "--timeout", "3"];
+    let (o, b, took) = tiny_run(&server.url, &levels).await;
     // The warm-up's 3 s, not two levels' more.
-    assert!(
-        started.elapsed() < Duration::from_secs(20),
-        "{:?}",
-        started.elapsed()
-    );
+    assert!(took < Duration::from_secs(20), "{took:?}");
     assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8_lossy(&o.stderr).replace("\n  ", " ");
     assert!(
@@ -409,13 +386,6 @@ async fn a_warm_up_with_no_token_within_the_timeout_stops_the_run() {
         "{err}"
     );
     assert!(err.contains("error: no level was measured"), "{err}");
-    let bundles: Vec<_> = std::fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    assert_eq!(bundles.len(), 1, "{bundles:?}");
-    let b = Bundle::from_json(&std::fs::read_to_string(&bundles[0]).unwrap()).unwrap();
     assert!(!b.complete);
     assert!(
         b.sweeps.iter().all(|w| w.points.is_empty()),
@@ -463,31 +433,49 @@ async fn answering(good: usize, silent: bool) -> Hostile {
     Hostile::start(listing(&["m"]).route("/v1/completions", post)).await
 }
 
-/// `llmsweep throughput` of levels `levels`, 2 requests each and one warm-up request, against
-/// `url`; its output and the bundle it wrote.
-async fn two_a_level(url: &str, levels: &str) -> (std::process::Output, Bundle) {
+/// `llmsweep throughput --model m --warmup 1` of 8-token requests and `args` against `url`:
+/// its output, the bundle it wrote (the only one), and how long it took.
+async fn tiny_run(url: &str, args: &[&str]) -> (std::process::Output, Bundle, Duration) {
     let dir = tempfile::tempdir().unwrap();
-    let (url, out, levels) = (
-        url.to_string(),
-        dir.path().to_str().unwrap().to_string(),
-        levels.to_string(),
-    );
+    let (url, out) = (url.to_string(), dir.path().to_str().unwrap().to_string());
+    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    let started = std::time::Instant::now();
     let o = tokio::task::spawn_blocking(move || {
         throughput(&url, &out)
-            .args(["--model", "m", "--concurrency", &levels, "--requests", "2"])
-            .args(["--warmup", "1", "--input-len", "8", "--output-len", "8"])
+            .args([
+                "--model",
+                "m",
+                "--warmup",
+                "1",
+                "--input-len",
+                "8",
+                "--output-len",
+                "8",
+            ])
+            .args(&args)
             .output()
             .unwrap()
     })
     .await
     .unwrap();
-    let bundle = std::fs::read_dir(dir.path())
+    let took = started.elapsed();
+    let bundles: Vec<_> = std::fs::read_dir(dir.path())
         .unwrap()
         .map(|e| e.unwrap().path())
-        .find(|p| p.extension().is_some_and(|x| x == "json"))
-        .expect("a bundle");
-    let b = Bundle::from_json(&std::fs::read_to_string(bundle).unwrap()).unwrap();
-    (o, b)
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    assert_eq!(bundles.len(), 1, "{bundles:?}");
+    let b = Bundle::from_json(&std::fs::read_to_string(&bundles[0]).unwrap()).unwrap();
+    (o, b, took)
+}
+
+/// Each level of the bundle's first sweep and how it ended.
+fn statuses(b: &Bundle) -> Vec<(u32, PointStatus)> {
+    b.sweeps[0]
+        .points
+        .iter()
+        .map(|p| (p.concurrency, p.status))
+        .collect()
 }
 
 /// A server that refuses every request: the run stops after its first level, saying why and
@@ -497,7 +485,7 @@ async fn two_a_level(url: &str, levels: &str) -> (std::process::Output, Bundle) 
 async fn a_server_refusing_every_request_stops_the_run_after_its_first_level() {
     let _turn = SERIAL.lock().await;
     let server = refusing_after(0).await;
-    let (o, b) = two_a_level(&server.url, "1,2,4").await;
+    let (o, b, _) = tiny_run(&server.url, &["--concurrency", "1,2,4", "--requests", "2"]).await;
     assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8_lossy(&o.stderr).replace("\n  ", " ");
     assert!(
@@ -506,11 +494,7 @@ async fn a_server_refusing_every_request_stops_the_run_after_its_first_level() {
     );
     assert!(err.contains("model m is not loaded"), "{err}");
     assert!(!b.complete);
-    let levels: Vec<(u32, PointStatus)> = b.sweeps[0]
-        .points
-        .iter()
-        .map(|p| (p.concurrency, p.status))
-        .collect();
+    let levels = statuses(&b);
     assert_eq!(levels, [(1, PointStatus::Failed)]);
     // C=1 sent its two requests, each refused.
     let generations = b.sweeps[0].points[0].requests.len();
@@ -524,14 +508,10 @@ async fn a_level_refused_after_one_that_succeeded_does_not_stop_the_sweep() {
     let _turn = SERIAL.lock().await;
     // The warm-up and C=1's two requests are served; C = 2 and 4 are refused.
     let server = refusing_after(3).await;
-    let (o, b) = two_a_level(&server.url, "1,2,4").await;
+    let (o, b, _) = tiny_run(&server.url, &["--concurrency", "1,2,4", "--requests", "2"]).await;
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!err.contains("stopping:"), "{err}");
-    let levels: Vec<(u32, PointStatus)> = b.sweeps[0]
-        .points
-        .iter()
-        .map(|p| (p.concurrency, p.status))
-        .collect();
+    let levels = statuses(&b);
     assert_eq!(
         levels,
         [
@@ -550,37 +530,13 @@ async fn a_level_refused_after_one_that_succeeded_does_not_stop_the_sweep() {
 async fn a_server_silent_after_the_warm_up_is_given_up_on_after_the_first_level() {
     let _turn = SERIAL.lock().await;
     let server = answering(1, true).await;
-    let dir = tempfile::tempdir().unwrap();
-    let (url, out) = (server.url.clone(), dir.path().to_str().unwrap().to_string());
-    let started = std::time::Instant::now();
-    let o = tokio::task::spawn_blocking(move || {
-        throughput(&url, &out)
-            .args(["--model", "m", "--concurrency", "1,2", "--warmup", "1"])
-            .args([
-                "--input-len",
-                "8",
-                "--output-len",
-                "8",
-                "--max-level-time",
-                "2",
-            ])
-            .output()
-            .unwrap()
-    })
-    .await
-    .unwrap();
+    let levels = ["--concurrency", "1,2", "--max-level-time", "2"];
+    let (o, b, took) = tiny_run(&server.url, &levels).await;
     // The 2 s cap and the least grace, 10 s: not --timeout's 600 s.
-    let took = started.elapsed();
     assert!(took < Duration::from_secs(60), "{took:?}");
     assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8_lossy(&o.stderr).replace("\n  ", " ");
     assert!(err.contains("stopping: no request of C=1"), "{err}");
-    let bundle = std::fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.extension().is_some_and(|x| x == "json"))
-        .expect("a bundle");
-    let b = Bundle::from_json(&std::fs::read_to_string(bundle).unwrap()).unwrap();
     let p = &b.sweeps[0].points[0];
     assert_eq!(p.concurrency, 1);
     let e = p.requests[0].error.as_ref().unwrap();

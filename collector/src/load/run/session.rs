@@ -82,6 +82,12 @@ pub(crate) struct Session {
 const WARMUP_QUIET: Duration = Duration::from_secs(15);
 
 impl Session {
+    /// Seconds one request of `output_len` tokens takes alone, at the warm-up's pace.
+    pub(crate) fn alone_s(&self, output_len: u64) -> Option<f64> {
+        self.warmup_pace
+            .map(|(ttft, tpot)| ttft + output_len.saturating_sub(1) as f64 * tpot)
+    }
+
     /// Locks the bundle to be written (`resume`'s, when finishing one), checks the output
     /// folder, probes the server and builds the bundle header. Fails with a message that says
     /// what to fix when another run writes the bundle or the server cannot be used; a bundle

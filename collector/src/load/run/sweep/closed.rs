@@ -60,9 +60,8 @@ pub(crate) async fn levels(
     resuming_note(s, &have);
     // Before any level: the whole sweep's time from one request's pace in the warm-up.
     if have.is_empty()
-        && let Some((ttft, tpot)) = s.warmup_pace
+        && let Some(e2e) = s.alone_s(plan.output_len)
     {
-        let e2e = ttft + plan.output_len.saturating_sub(1) as f64 * tpot;
         let rate = if e2e > 0.0 {
             plan.output_len as f64 / e2e
         } else {
@@ -105,10 +104,7 @@ pub(crate) async fn levels(
             ));
         }
         let running = s.writer.bundle().target.max_running_requests;
-        let alone_s = s
-            .warmup_pace
-            .map(|(ttft, tpot)| ttft + plan.output_len.saturating_sub(1) as f64 * tpot);
-        let load = spec(plan, c, running, alone_s);
+        let load = spec(plan, c, running, s.alone_s(plan.output_len));
         let Some(point) = measure(s, load, plan.repeats, format!("C={c}")).await else {
             break;
         };

@@ -70,13 +70,10 @@ pub(crate) async fn context(
                     None => break 'lengths,
                 },
             };
-            // A length refused whole says nothing of a shorter one after it (`--lengths 8k,1k`).
-            if plan
-                .lengths
-                .iter()
-                .skip_while(|&&l| l != len)
-                .all(|&l| l >= len)
-            {
+            // This length and those after it. One refused whole says nothing of a shorter one
+            // after it (`--lengths 8k,1k`).
+            let from_here = || plan.lengths.iter().skip_while(move |&&l| l != len);
+            if from_here().all(|&l| l >= len) {
                 stop_when_refused_from_the_start(s, &point, &format!("{len} tokens, C={c}"));
             }
             s.tell(Event::Point {
@@ -85,13 +82,8 @@ pub(crate) async fn context(
             });
             s.writer.add_point(sweep, point);
             if s.gave_up {
-                let rest: Vec<String> = plan
-                    .lengths
-                    .iter()
-                    .skip_while(|&&l| l != len)
-                    .skip(1)
-                    .map(|l| format!("{l} tokens"))
-                    .collect();
+                let rest: Vec<String> =
+                    from_here().skip(1).map(|l| format!("{l} tokens")).collect();
                 gave_up(s, &rest);
                 break 'lengths;
             }

@@ -68,7 +68,7 @@ pub(crate) fn gave_up(s: &Session, rest: &[String]) {
 /// before it in the run had a successful request either: a server that refuses the workload
 /// (a model it does not serve, a header it rejects, a 400 for every request) or takes requests
 /// and never answers does the same at every level after it, each a whole level's time (a
-/// silent server's level waits `--timeout` for its first request). A point that fails after
+/// silent server's after its time cap and a grace). A point that fails after
 /// others succeeded is a measurement, and the sweep goes on. The sweeps whose later points
 /// load the server more with the same requests (levels, rates, longer prompts) call it; a
 /// context sweep whose next length is shorter does not.
