@@ -103,6 +103,37 @@ mod tests {
         Cli::command().debug_assert();
     }
 
+    /// Every command that writes a file or a folder takes `-o`, `--out` and `--output` alike: a
+    /// user who wrote one for `run` writes it again for `import` or `report`.
+    #[test]
+    fn every_command_that_writes_takes_out_and_output_alike() {
+        let commands: [&[&str]; 7] = [
+            &["run"],
+            &["throughput"],
+            &["context"],
+            &["demo"],
+            &["selftest"],
+            &["import", "--label", "x", "a.txt"],
+            &["report", "a.json"],
+        ];
+        for args in commands {
+            for flag in ["-o", "--out", "--output"] {
+                let mut argv = vec!["llmsweep"];
+                argv.extend_from_slice(args);
+                argv.extend_from_slice(&[flag, "somewhere"]);
+                if let Err(e) = Cli::try_parse_from(&argv) {
+                    panic!("{argv:?}: {e}");
+                }
+            }
+        }
+        for flag in ["-o", "--out", "--output"] {
+            let argv = ["llmsweep", "plot", "a.json", flag, "a.svg"];
+            assert!(Cli::try_parse_from(argv).is_ok(), "{argv:?}");
+            let argv = ["llmsweep", "export", "a.json", flag, "a.csv"];
+            assert!(Cli::try_parse_from(argv).is_ok(), "{argv:?}");
+        }
+    }
+
     /// `llmsweep NAME -h` (or `--help` when `long`) as a terminal 100 columns wide shows it.
     fn help(name: &str, long: bool) -> (clap::Command, String) {
         let mut cli = Cli::command();

@@ -52,8 +52,6 @@ pub struct TargetArgs {
     #[arg(long, env = "LLMSWEEP_URL", hide_env = true, default_value = "http://127.0.0.1:30000", help_heading = TARGET, display_order = 100)]
     pub url: String,
     /// Endpoint.
-    ///
-    /// The OpenAI endpoint every request is sent to.
     #[arg(long, value_enum, default_value_t = ApiArg::Completions, help_heading = TARGET, display_order = 102)]
     pub api: ApiArg,
     /// Model id to request [default: the first id /v1/models lists].
@@ -141,7 +139,7 @@ pub struct OutputArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000), help_heading = OUTPUT, display_order = 503)]
     pub gpus: Option<u32>,
     /// Folder the bundle is written to.
-    #[arg(long, default_value = "results", help_heading = OUTPUT, display_order = 501)]
+    #[arg(long, short = 'o', alias = "output", default_value = "results", help_heading = OUTPUT, display_order = 501)]
     pub out: PathBuf,
     /// Seed of the prompts' content.
     ///

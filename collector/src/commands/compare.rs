@@ -51,7 +51,7 @@ pub struct CompareArgs {
     pub fail_if_slower: Option<f64>,
     /// Gate only this sweep.
     ///
-    /// Gate only this sweep [default: every sweep both runs have].
+    /// The other sweeps are still compared, not gated [default: every sweep both runs have].
     #[arg(long, value_enum, requires = "fail_if_slower")]
     pub gate: Option<GateArg>,
     /// How to print the comparison: text, json or markdown.

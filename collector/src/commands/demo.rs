@@ -26,7 +26,7 @@ use crate::sim::{Preset, SimConfig, SimServer};
   llmsweep view /tmp/llmsweep-demo --open")]
 pub struct DemoArgs {
     /// Folder the bundle is written to.
-    #[arg(long, default_value = "results")]
+    #[arg(long, short = 'o', alias = "output", default_value = "results")]
     pub out: PathBuf,
     /// Name of the demo run.
     #[arg(long, default_value = "demo-sim")]

@@ -38,7 +38,7 @@ pub struct ExportArgs {
     #[arg(value_name = "BUNDLE")]
     pub bundle: PathBuf,
     /// Write to this file instead of standard output.
-    #[arg(long, short, value_name = "FILE")]
+    #[arg(long, short, alias = "output", value_name = "FILE")]
     pub out: Option<PathBuf>,
 }
 

@@ -82,7 +82,7 @@ pub struct ImportArgs {
     ///
     /// The bundle to write. A folder that is there gets the bundle as
     /// `<label>-imported-<UTC time>.json`, as `run --out` names its runs [default: results/].
-    #[arg(short, long)]
+    #[arg(short, long, alias = "out")]
     pub output: Option<PathBuf>,
     /// Prompt tokens the source ran, when it does not say.
     ///

@@ -77,7 +77,7 @@ pub struct PlotArgs {
     #[arg(long, value_enum, default_value_t = ChartArg::Throughput)]
     pub chart: ChartArg,
     /// The image to write; its extension picks the format: .svg or .png.
-    #[arg(short, long, value_name = "FILE")]
+    #[arg(short, long, alias = "out", value_name = "FILE")]
     pub output: PathBuf,
     /// Image width in pixels.
     #[arg(long, default_value_t = 1200, value_parser = clap::value_parser!(u32).range(200..=i64::from(MAX_SIDE)))]
@@ -87,7 +87,7 @@ pub struct PlotArgs {
     pub height: u32,
     /// Colors.
     ///
-    /// Colors: light for documents, dark for dark slides.
+    /// Light for documents, dark for dark slides.
     #[arg(long, value_enum, default_value_t = ThemeArg::Light)]
     pub theme: ThemeArg,
     /// Title drawn above the chart [default: the chart's own].

@@ -1,6 +1,6 @@
 //! `llmsweep report`: one self-contained HTML file of bundles.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
@@ -11,35 +11,42 @@ use crate::store;
 
 #[derive(Debug, Clone, Args)]
 #[command(after_help = "Examples:
-  # Every bundle in results, into llmsweep-report.html
-  llmsweep report results/*.json
+  # Every bundle in results, into llmsweep-report.html (imported runs first, as the baseline)
+  llmsweep report results
 
   # Two runs side by side, into a file to send around; the old host first, as the baseline
   llmsweep report results/kpro6-imported-*.json results/kpro5-run-*.json -o kpro5-vs-kpro6.html")]
 pub struct ReportArgs {
-    /// Bundles to include (.json or .json.gz). The first run is the baseline the others are
-    /// compared against (the Compare tab's menu changes it).
+    /// Bundles to include (.json or .json.gz), or folders of them. The first run is the
+    /// baseline the others are compared against (the Compare tab's menu changes it). A
+    /// folder's bundles come in the order: runs imported from other tools first (an old host's
+    /// results, brought in to be compared against), then by when each was measured.
     #[arg(required = true, value_name = "BUNDLE")]
     pub files: Vec<PathBuf>,
     /// The HTML file to write.
-    #[arg(short, long, default_value = "llmsweep-report.html")]
+    #[arg(short, long, alias = "out", default_value = "llmsweep-report.html")]
     pub output: PathBuf,
 }
 
 /// `llmsweep report`: read every bundle (refusing bad ones by name), write the page atomically.
 pub(crate) fn run(a: ReportArgs) -> anyhow::Result<ExitCode> {
-    let runs = a
-        .files
-        .iter()
-        .map(|f| {
-            let bundle = store::read_bundle(f)?;
-            let name = f.file_name().map_or_else(
-                || f.display().to_string(),
-                |n| n.to_string_lossy().into_owned(),
-            );
-            Ok(report::Embedded { name, bundle })
-        })
-        .collect::<anyhow::Result<Vec<_>>>()?;
+    let mut runs = Vec::new();
+    for f in &a.files {
+        if f.is_dir() {
+            runs.extend(folder(f)?);
+            continue;
+        }
+        let bundle = store::read_bundle(f)?;
+        runs.push(report::Embedded {
+            name: file_name(f),
+            bundle,
+        });
+    }
+    if a.files.iter().any(|f| f.is_dir())
+        && let Some(first) = runs.first()
+    {
+        outln!("baseline: {} ({})", first.bundle.label, first.name);
+    }
     let html = report::render(&runs)?;
     store::write_file_atomic(&a.output, html.as_bytes())
         .with_context(|| format!("cannot write the report {} (-o)", a.output.display()))?;
@@ -55,4 +62,56 @@ pub(crate) fn run(a: ReportArgs) -> anyhow::Result<ExitCode> {
         html.len() / 1024,
     );
     Ok(ExitCode::SUCCESS)
+}
+
+fn file_name(f: &Path) -> String {
+    f.file_name().map_or_else(
+        || f.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
+}
+
+/// The bundles directly in folder `dir`: imported runs first, then by when each was measured
+/// (an imported run whose source does not say, first of them), then by name. A file that cannot
+/// be read is named on standard error and left out; a folder with none that can is an error.
+fn folder(dir: &Path) -> anyhow::Result<Vec<report::Embedded>> {
+    let entries = std::fs::read_dir(dir)
+        .with_context(|| format!("cannot read the folder {}", dir.display()))?;
+    let mut names: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_file())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(llmsweep_shared::folder::is_bundle_name)
+        })
+        .collect();
+    names.sort();
+    let mut runs = Vec::new();
+    for path in &names {
+        match store::read_bundle(path) {
+            Ok(bundle) => runs.push(report::Embedded {
+                name: file_name(path),
+                bundle,
+            }),
+            Err(e) => errln!("warning: left out of the report: {e:#}"),
+        }
+    }
+    if runs.is_empty() {
+        anyhow::bail!(
+            "no bundle in {} can be read: a folder holds the .json or .json.gz files `run`, `import` and the other commands write",
+            dir.display()
+        );
+    }
+    runs.sort_by(|a, b| {
+        let key = |r: &report::Embedded| {
+            (
+                !r.bundle.is_imported(),
+                r.bundle.run_date().map(str::to_owned),
+            )
+        };
+        key(a).cmp(&key(b))
+    });
+    Ok(runs)
 }

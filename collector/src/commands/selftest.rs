@@ -70,7 +70,7 @@ pub struct SelftestArgs {
     #[arg(long, default_value_t = 60)]
     pub timeout: u64,
     /// Folder the bundle is written to.
-    #[arg(long, default_value = "results")]
+    #[arg(long, short = 'o', alias = "output", default_value = "results")]
     pub out: PathBuf,
     /// Name of the run [default: this host's name].
     #[arg(long)]

@@ -23,7 +23,7 @@ use crate::sim::{Personality, Preset, SimConfig};
 pub struct SimArgs {
     /// Address to listen on.
     ///
-    /// Address to listen on. Keep it on loopback unless you mean to share it.
+    /// Keep it on loopback unless you mean to share it.
     #[arg(long, default_value = "127.0.0.1")]
     pub host: String,
     /// Port to listen on (0: any free port).

@@ -33,8 +33,7 @@ pub struct ViewArgs {
     pub port: Option<u16>,
     /// Address to listen on.
     ///
-    /// Address to listen on. Anything but loopback lets every machine that can reach this one
-    /// read the results.
+    /// Anything but loopback lets every machine that can reach this one read the results.
     #[arg(long, default_value = "127.0.0.1", value_name = "ADDR")]
     pub bind: std::net::IpAddr,
     /// A name this server may be reached by, e.g. kpro5.lan (repeatable).

@@ -428,3 +428,74 @@ async fn a_level_near_the_clients_measured_capacity_is_flagged() {
         "{f:?}"
     );
 }
+
+/// `report FOLDER` takes every bundle in it, the imported runs first as the baseline (an old
+/// host's table, brought in to be compared against), names a file it cannot read and goes on,
+/// and refuses a folder with no bundle in words that say what it wants.
+#[test]
+fn a_report_of_a_folder_takes_its_bundles_with_the_imported_run_as_baseline() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("results");
+    std::fs::create_dir(&results).unwrap();
+    let golden = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/tests/fixtures/bundle-v1-run.json"
+    );
+    // The measured run's name sorts first; the imported one is still the baseline.
+    std::fs::copy(golden, results.join("a-run.json")).unwrap();
+    let table = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/import/design-kpro6.txt"
+    );
+    let o = llmsweep(
+        &[
+            "import",
+            "--from",
+            "table",
+            table,
+            "--label",
+            "kpro6",
+            "--input-len",
+            "1000",
+            "--output-len",
+            "500",
+            "--out",
+            results.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    std::fs::write(results.join("broken.json"), b"{ not a bundle").unwrap();
+    let out = dir.path().join("report.html");
+    let o = llmsweep(
+        &[
+            "report",
+            results.to_str().unwrap(),
+            "--output",
+            out.to_str().unwrap(),
+        ],
+        None,
+    );
+    let (stdout, stderr) = (text(&o.stdout), text(&o.stderr));
+    assert!(o.status.success(), "{stderr}");
+    assert!(
+        stdout.starts_with("baseline: kpro6 (kpro6-imported-"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("2 runs"), "{stdout}");
+    assert!(
+        stderr.contains("warning: left out of the report:") && stderr.contains("broken.json"),
+        "{stderr}"
+    );
+    assert!(std::fs::metadata(&out).unwrap().len() > 10_000);
+
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let o = llmsweep(&["report", empty.to_str().unwrap()], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("no bundle in") && text(&o.stderr).contains("can be read"),
+        "{}",
+        text(&o.stderr)
+    );
+}

@@ -14,7 +14,7 @@ use crate::load::run::api::{self, RequestOptions};
 use crate::load::run::body;
 use crate::load::run::connect::{ConnectLog, TimeConnects, source_addresses};
 use crate::load::run::stream::sse::SseDecoder;
-use crate::load::run::stream::trace::{Finished, Keep, RequestMeta, Trace};
+use crate::load::run::stream::trace::{Finished, Follow, RequestMeta, Trace};
 use crate::load::workload::Prompt;
 
 /// One shared client for a run: connection pools, base URL, API key, dialect.
@@ -328,8 +328,9 @@ impl Client {
 
     /// Sends one streamed generation request and measures it, on the pool of `worker`.
     /// `origin` is the point's start; the request's own clock starts just before it is
-    /// written; `keep` says whether the whole answer is wanted besides its start. Never
-    /// fails: every failure is recorded in the returned record.
+    /// written; `follow` says whether the whole answer is wanted besides its start, and where
+    /// to tell its first token's time. Never fails: every failure is recorded in the returned
+    /// record.
     pub(crate) async fn generate(
         &self,
         worker: usize,
@@ -337,7 +338,7 @@ impl Client {
         output_len: u64,
         origin: Instant,
         abort: &CancellationToken,
-        keep: Keep,
+        follow: Follow,
     ) -> Finished {
         let body = api::body(
             self.api,
@@ -360,7 +361,10 @@ impl Client {
                 content_hash: prompt.content_hash.clone(),
                 output_asked: output_len,
             };
-            let mut trace = Trace::keeping(keep);
+            let mut trace = Trace::keeping(follow.keep);
+            if let Some(first_token) = &follow.first_token {
+                trace.tell_first_token(first_token.clone(), meta.start_s);
+            }
             trace.expect(output_len);
             let run = tokio::time::timeout(
                 self.timeout,
@@ -683,7 +687,7 @@ mod tests {
             let abort = CancellationToken::new();
             for n in 0..2 {
                 let f = client
-                    .generate(0, &prompt, 300, Instant::now(), &abort, Keep::Start)
+                    .generate(0, &prompt, 300, Instant::now(), &abort, Follow::default())
                     .await;
                 let r = &f.record;
                 assert!(r.is_ok(), "{direct} {:?}", r.error);

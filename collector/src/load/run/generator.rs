@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 use llmsweep_shared::bundle::{Due, ErrorKind, RequestRecord};
 
 use crate::load::run::client::Client;
-use crate::load::run::stream::trace::{Finished, Keep};
+use crate::load::run::stream::trace::{Finished, FirstToken, Follow, Keep};
 use crate::load::workload::PromptBuilder;
 use crate::load::workload::conversation::{Conversation, Ready};
 
@@ -67,15 +67,17 @@ impl Precision {
     /// Whether the requests finished so far at concurrency `c` pin the level down: its steady
     /// throughput over at least [`MIN_PRECISE_CYCLES`] cycles (below the server's running
     /// limit, [`MIN_PRECISE_CYCLES_BELOW_LIMIT`]) within 90 % of the asked share, and enough
-    /// requests for its TTFT p50 to have an interval.
+    /// requests for its TTFT p50 to have an interval. `decoding_since` is the earliest first
+    /// token of the requests still in flight (infinite when none has had one): cycles after it
+    /// are not closed yet (see [`running_cycles`](llmsweep_shared::metrics::running_cycles)).
     ///
     /// TTFT p50 is not held to a width: a closed loop's TTFTs cluster by place in the queue
     /// (at C=2 on a server that prefills one at a time, half wait for the other's prefill), and
     /// a median between two clusters stays as wide as the gap however long the level runs.
-    pub fn reached(&self, records: &[RequestRecord], c: u32) -> bool {
+    pub fn reached(&self, records: &[RequestRecord], c: u32, decoding_since: f64) -> bool {
         use llmsweep_shared::compare::interval::percentile_log_bounds;
         use llmsweep_shared::metrics::{cycle_pm_pct, percentile, running_cycles};
-        let cycles = running_cycles(records, c);
+        let cycles = running_cycles(records, c, decoding_since);
         let least = match self.running {
             Some(limit) if c < limit => MIN_PRECISE_CYCLES_BELOW_LIMIT,
             _ => MIN_PRECISE_CYCLES,
@@ -374,12 +376,20 @@ pub(crate) async fn run(
     }
 }
 
-/// A precise level's requests in flight, by index: when each was sent and how to abort it.
+/// A precise level's requests in flight, by index: when each was sent, how to abort it, and
+/// when its first token came.
 #[derive(Default)]
 struct InFlight {
-    sent: std::collections::HashMap<u64, (f64, CancellationToken)>,
+    sent: std::collections::HashMap<u64, Sent>,
     /// The requests ended by the level rather than by the server, and how each is recorded.
     cut: std::collections::HashMap<u64, Cut>,
+}
+
+/// A request of a precise level in flight.
+struct Sent {
+    at_s: f64,
+    abort: CancellationToken,
+    first_token: Arc<FirstToken>,
 }
 
 /// How a request the level ended is recorded.
@@ -411,11 +421,11 @@ impl InFlight {
         if !self.cut.is_empty() {
             return;
         }
-        let mut by_start: Vec<(f64, u64)> = self.sent.iter().map(|(&i, &(t, _))| (t, i)).collect();
+        let mut by_start: Vec<(f64, u64)> = self.sent.iter().map(|(&i, s)| (s.at_s, i)).collect();
         by_start.sort_by(|a, b| a.0.total_cmp(&b.0));
         for &(_, i) in by_start.iter().skip(running as usize) {
-            if let Some((_, token)) = self.sent.get(&i) {
-                token.cancel();
+            if let Some(s) = self.sent.get(&i) {
+                s.abort.cancel();
                 let message = why.to_string();
                 self.cut.insert(
                     i,
@@ -426,6 +436,14 @@ impl InFlight {
                 );
             }
         }
+    }
+
+    /// The earliest first token of the requests in flight; infinite when none has had one.
+    fn decoding_since(&self) -> f64 {
+        self.sent
+            .values()
+            .filter_map(|s| s.first_token.get())
+            .fold(f64::INFINITY, f64::min)
     }
 
     /// Once the level has ended and waited its grace: what the server still has not finished
@@ -444,8 +462,8 @@ impl InFlight {
             .copied()
             .collect();
         for i in ids {
-            if let Some((_, token)) = self.sent.get(&i) {
-                token.cancel();
+            if let Some(s) = self.sent.get(&i) {
+                s.abort.cancel();
                 let message = format!(
                     "unfinished {:.0} s after its level ended ({GRACE_E2E:.0}× {basis}, {slowest:.1} s, and at least {} s): abandoned and counted as failed",
                     waited.as_secs_f64(),
@@ -484,7 +502,13 @@ impl Judge {
         // where a fixed level of `max(8, 2C)` requests would have.
         let fixed = (2 * self.concurrency as usize).max(8);
         let none_ok = self.records.len() >= fixed && !self.records.iter().any(|r| r.is_ok());
-        if none_ok || self.precision.reached(&self.records, self.concurrency) {
+        if none_ok
+            || self.precision.reached(
+                &self.records,
+                self.concurrency,
+                self.in_flight.decoding_since(),
+            )
+        {
             self.enough.cancel();
             if let Some(m) = self.precision.running {
                 self.in_flight.cut(m, CUT);
@@ -791,7 +815,7 @@ async fn send_arrival(
             a.output_len,
             origin,
             &abort,
-            keep,
+            keep.into(),
         )
         .await;
     if let Some(c) = a
@@ -870,28 +894,32 @@ impl Worker {
             let prompt = resent.as_ref().unwrap_or(&user);
             let output_len = prompt.output_len.unwrap_or(output_len);
             let own_len = self.spec.spread > 0.0 || prompt.output_len.is_some();
-            // A precise level's request can be cut alone at the level's end.
-            let abort = match &self.judge {
+            // A precise level's request can be cut alone at the level's end, and its judge
+            // follows its first token.
+            let keep = conversation.keep(self.spec.turns);
+            let (abort, follow) = match &self.judge {
                 Some(judge) => {
-                    let token = self.abort.child_token();
+                    let abort = self.abort.child_token();
+                    let first_token = Arc::new(FirstToken::default());
                     if let Ok(mut j) = judge.lock() {
-                        let at = self.origin.elapsed().as_secs_f64();
-                        j.in_flight.sent.insert(index, (at, token.clone()));
+                        let sent = Sent {
+                            at_s: self.origin.elapsed().as_secs_f64(),
+                            abort: abort.clone(),
+                            first_token: first_token.clone(),
+                        };
+                        j.in_flight.sent.insert(index, sent);
                     }
-                    token
+                    let follow = Follow {
+                        keep,
+                        first_token: Some(first_token),
+                    };
+                    (abort, follow)
                 }
-                None => self.abort.clone(),
+                None => (self.abort.clone(), keep.into()),
             };
             let mut f = self
                 .client
-                .generate(
-                    self.slot,
-                    prompt,
-                    output_len,
-                    self.origin,
-                    &abort,
-                    conversation.keep(self.spec.turns),
-                )
+                .generate(self.slot, prompt, output_len, self.origin, &abort, follow)
                 .await;
             if own_len {
                 f.record.output_asked = Some(output_len);
@@ -961,17 +989,53 @@ mod tests {
         };
         let four = (1..20)
             .map(waves)
-            .find(|rs| running_cycles(rs, 2).len() == 4)
+            .find(|rs| running_cycles(rs, 2, f64::INFINITY).len() == 4)
             .unwrap();
         // Four cycles: enough at the server's running limit (or when it says none), not below.
-        assert!(p(Some(2)).reached(&four, 2));
-        assert!(p(None).reached(&four, 2));
-        assert!(!p(Some(16)).reached(&four, 2));
+        assert!(p(Some(2)).reached(&four, 2, f64::INFINITY));
+        assert!(p(None).reached(&four, 2, f64::INFINITY));
+        assert!(!p(Some(16)).reached(&four, 2, f64::INFINITY));
         let five = (1..20)
             .map(waves)
-            .find(|rs| running_cycles(rs, 2).len() == 5)
+            .find(|rs| running_cycles(rs, 2, f64::INFINITY).len() == 5)
             .unwrap();
-        assert!(p(Some(16)).reached(&five, 2));
+        assert!(p(Some(16)).reached(&five, 2, f64::INFINITY));
+    }
+
+    #[test]
+    fn a_request_still_decoding_holds_back_the_cycles_it_decoded_in() {
+        // Four slots in lock step, 100 tokens in exactly 2 s a request: every cycle agrees.
+        let rs: Vec<RequestRecord> = (0..4 * 12)
+            .map(|i| RequestRecord::test_ok(2.0 * (i / 4) as f64, 0.1, 2.0, 100))
+            .collect();
+        let p = Precision {
+            steady_pct: 2.0,
+            cap: Duration::from_secs(120),
+            running: Some(16),
+            alone_s: None,
+        };
+        let mut in_flight = InFlight::default();
+        let send = |in_flight: &mut InFlight, index: u64, first_token: Option<f64>| {
+            let told = Arc::new(FirstToken::default());
+            if let Some(t) = first_token {
+                told.set(t);
+            }
+            let sent = Sent {
+                at_s: 0.0,
+                abort: CancellationToken::new(),
+                first_token: told,
+            };
+            in_flight.sent.insert(index, sent);
+        };
+        // In flight but not decoding yet (queued): the finished requests are judged whole.
+        send(&mut in_flight, 100, None);
+        assert_eq!(in_flight.decoding_since(), f64::INFINITY);
+        assert!(p.reached(&rs, 4, in_flight.decoding_since()));
+        // One has decoded since t = 7, longer than any finished request took: the cycles
+        // after it miss its tokens, and too few are left to judge the level by.
+        send(&mut in_flight, 101, Some(7.0));
+        assert_eq!(in_flight.decoding_since(), 7.0);
+        assert!(!p.reached(&rs, 4, in_flight.decoding_since()));
     }
 
     #[test]

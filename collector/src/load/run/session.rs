@@ -210,7 +210,7 @@ impl Session {
                     output_len,
                     Instant::now(),
                     &self.interrupt.abort,
-                    Keep::Start,
+                    Keep::Start.into(),
                 );
                 tokio::pin!(generate);
                 tokio::select! {

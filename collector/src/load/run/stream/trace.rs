@@ -7,6 +7,8 @@ use llmsweep_shared::bundle::{
     ChunkTokens, ErrorKind, ItlSummary, Reasoning, RequestError, RequestRecord, Setup,
 };
 use llmsweep_shared::metrics::Stats;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::load::run::api::{ChunkEvent, Usage};
 
@@ -32,10 +34,55 @@ pub enum Keep {
     Answer,
 }
 
+/// When a request in flight had its first token, in seconds since its point's origin, for
+/// whoever follows the request before it ends (a precise level's judge).
+#[derive(Debug)]
+pub(crate) struct FirstToken(AtomicU64);
+
+impl Default for FirstToken {
+    fn default() -> Self {
+        FirstToken(AtomicU64::new(NOT_YET))
+    }
+}
+
+/// No first token yet: a NaN's bits, which no time has.
+const NOT_YET: u64 = u64::MAX;
+
+impl FirstToken {
+    pub(crate) fn set(&self, s: f64) {
+        self.0.store(s.to_bits(), Ordering::Relaxed);
+    }
+
+    /// The first token's time, once it came.
+    pub(crate) fn get(&self) -> Option<f64> {
+        let bits = self.0.load(Ordering::Relaxed);
+        (bits != NOT_YET).then(|| f64::from_bits(bits))
+    }
+}
+
+/// What the caller of a request follows of it besides its record: the generated text to keep,
+/// and where to tell its first token's time while it is in flight.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Follow {
+    pub keep: Keep,
+    pub first_token: Option<Arc<FirstToken>>,
+}
+
+impl From<Keep> for Follow {
+    fn from(keep: Keep) -> Self {
+        Follow {
+            keep,
+            first_token: None,
+        }
+    }
+}
+
 /// Collects one request's events as they arrive.
 #[derive(Debug, Default)]
 pub struct Trace {
     ttft_s: Option<f64>,
+    /// Told the first token's time, with the request's start since its point's origin.
+    first_token: Option<(Arc<FirstToken>, f64)>,
     /// Each token chunk: its arrival, how many tokens it carried when the server said, and
     /// the bytes of text it carried.
     token_chunks: Vec<Chunk>,
@@ -138,6 +185,12 @@ impl Trace {
         }
     }
 
+    /// Tells `first_token` when the first token comes: the request started `start_s` after its
+    /// point's origin.
+    pub(crate) fn tell_first_token(&mut self, first_token: Arc<FirstToken>, start_s: f64) {
+        self.first_token = Some((first_token, start_s));
+    }
+
     /// Makes room for the chunks of an answer of `output_len` tokens (up to
     /// [`CHUNKS_RESERVED`]), so that the token path does not grow the list as they come.
     pub fn expect(&mut self, output_len: u64) {
@@ -156,6 +209,9 @@ impl Trace {
         }
         if self.ttft_s.is_none() && ev.has_text() {
             self.ttft_s = Some(t);
+            if let Some((told, start_s)) = &self.first_token {
+                told.set(start_s + t);
+            }
         }
         if ev.reasoning && !ev.answer {
             self.reasoning_chunks += 1;
@@ -570,6 +626,20 @@ mod tests {
             r#"{"choices":[{"text":"a","finish_reason":"length"}]}"#,
         );
         assert_eq!(plain.finish(0.2, meta()).record.reasoning, None);
+    }
+
+    #[test]
+    fn a_followed_request_tells_its_first_token_while_in_flight() {
+        let told = Arc::new(FirstToken::default());
+        let mut tr = Trace::new();
+        // The request started 12 s after its point's origin.
+        tr.tell_first_token(told.clone(), 12.0);
+        feed(&mut tr, 0.2, r#"{"choices":[{"text":""}]}"#);
+        assert_eq!(told.get(), None, "an empty chunk is not the first token");
+        feed(&mut tr, 0.3, r#"{"choices":[{"text":"x"}]}"#);
+        assert_eq!(told.get(), Some(12.3));
+        feed(&mut tr, 0.4, r#"{"choices":[{"text":"y"}]}"#);
+        assert_eq!(told.get(), Some(12.3), "told once");
     }
 
     #[test]
