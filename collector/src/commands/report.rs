@@ -42,14 +42,14 @@ pub(crate) fn run(a: ReportArgs) -> anyhow::Result<ExitCode> {
             bundle,
         });
     }
+    let html = report::render(&runs)?;
+    store::write_file_atomic(&a.output, html.as_bytes())
+        .with_context(|| format!("cannot write the report {} (-o)", a.output.display()))?;
     if a.files.iter().any(|f| f.is_dir())
         && let Some(first) = runs.first()
     {
         outln!("baseline: {} ({})", first.bundle.label, first.name);
     }
-    let html = report::render(&runs)?;
-    store::write_file_atomic(&a.output, html.as_bytes())
-        .with_context(|| format!("cannot write the report {} (-o)", a.output.display()))?;
     let selftests = runs.iter().filter(|r| r.bundle.selftest.is_some()).count();
     let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
     let mut what = plural(runs.len() - selftests, "run");

@@ -50,9 +50,14 @@ pub(crate) fn read_bundle_plain(path: &Path) -> Result<Bundle, String> {
             .map_err(|e| format!("cannot be read: {e:#}"))?;
         return Bundle::from_bytes(&bytes).map_err(|e| e.to_string());
     }
-    let size = fs::metadata(path)
-        .map_err(|e| format!("cannot be read: {e}"))?
-        .len();
+    let meta = fs::metadata(path).map_err(|e| format!("cannot be read: {e}"))?;
+    if meta.is_dir() {
+        return Err(format!(
+            "cannot be read: it is a folder; name the bundles in it ({}/*.json)",
+            path.display()
+        ));
+    }
+    let size = meta.len();
     if let Some(why) = too_big(size) {
         return Err(why);
     }

@@ -489,6 +489,24 @@ fn a_report_of_a_folder_takes_its_bundles_with_the_imported_run_as_baseline() {
     );
     assert!(std::fs::metadata(&out).unwrap().len() > 10_000);
 
+    // The commands that take bundle files say what to give instead of a folder.
+    let o = llmsweep(
+        &[
+            "plot",
+            results.to_str().unwrap(),
+            "-o",
+            dir.path().join("a.svg").to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("it is a folder; name the bundles in it (")
+            && text(&o.stderr).contains("/results/*.json)"),
+        "{}",
+        text(&o.stderr)
+    );
+
     let empty = dir.path().join("empty");
     std::fs::create_dir(&empty).unwrap();
     let o = llmsweep(&["report", empty.to_str().unwrap()], None);
