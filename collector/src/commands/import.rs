@@ -80,8 +80,9 @@ pub struct ImportArgs {
     pub label: String,
     /// Bundle to write, or a folder to write it in [default: results/].
     ///
-    /// The bundle to write. A folder that is there gets the bundle as
-    /// `<label>-imported-<UTC time>.json`, as `run --out` names its runs [default: results/].
+    /// A name ending in .json or .json.gz is the bundle's own. Anything else is a folder (made
+    /// when it is not there), which gets the bundle as `<label>-imported-<UTC time>.json`, as
+    /// `run --out` names its runs.
     #[arg(short, long, alias = "out")]
     pub output: Option<PathBuf>,
     /// Prompt tokens the source ran, when it does not say.
@@ -129,9 +130,9 @@ pub(crate) fn run(a: ImportArgs) -> anyhow::Result<ExitCode> {
         })
     };
     let path = match a.output {
-        // A folder, as `run --out` takes one (one that is there, or a name ending in `/`): the
-        // bundle goes in it under its own name.
-        Some(dir) if dir.is_dir() || dir.as_os_str().to_string_lossy().ends_with('/') => {
+        // A folder, as `run --out` takes one (one that is there, or any name but a bundle
+        // file's): the bundle goes in it under its own name.
+        Some(dir) if dir.is_dir() || !names_a_bundle(&dir) => {
             make(&dir, &dir)?;
             store::bundle_path(&dir, &bundle.label, "imported", &chrono::Utc::now())
         }
@@ -196,4 +197,14 @@ pub(crate) fn run(a: ImportArgs) -> anyhow::Result<ExitCode> {
         path.display()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// Whether `--output` names a bundle file rather than a folder: a name ending in `.json` or
+/// `.json.gz` (not `/`).
+fn names_a_bundle(p: &Path) -> bool {
+    let text = p.as_os_str().to_string_lossy();
+    !text.ends_with('/')
+        && p.file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(llmsweep_shared::folder::is_bundle_name)
 }

@@ -138,7 +138,16 @@ pub(crate) fn write_atomic(path: &Path, bundle: &Bundle) -> anyhow::Result<()> {
         .to_json()
         .context("the bundle cannot be written as JSON")?;
     text.push('\n');
-    write_file_atomic(path, text.as_bytes())
+    // A name that says gzip gets gzip.
+    let bytes = if path.as_os_str().to_string_lossy().ends_with(".json.gz") {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        io::Write::write_all(&mut gz, text.as_bytes())
+            .and_then(|()| gz.finish())
+            .with_context(|| format!("cannot compress the bundle {}", path.display()))?
+    } else {
+        text.into_bytes()
+    };
+    write_file_atomic(path, &bytes)
         .with_context(|| format!("cannot write the bundle {}", path.display()))
 }
 

@@ -176,11 +176,25 @@ fn output_naming_a_folder_writes_the_bundle_in_it() {
     assert!(text(&o.stdout).contains(&name), "{}", text(&o.stdout));
     assert_eq!(read(&files[0]).label, "kpro6");
 
-    // A folder that is not there yet, named with a trailing `/`, is made.
-    let new = dir.path().join("new").join("");
-    import_to(&new);
-    let made: Vec<_> = std::fs::read_dir(&new).unwrap().collect();
-    assert_eq!(made.len(), 1);
+    // A folder that is not there yet, named with a trailing `/` or with no bundle's extension
+    // (`-o results` before the first `run --out results` made it), is made.
+    for new in [dir.path().join("new").join(""), dir.path().join("results")] {
+        import_to(&new);
+        let made: Vec<_> = std::fs::read_dir(&new).unwrap().collect();
+        assert_eq!(made.len(), 1, "{}", new.display());
+    }
+    // A name ending in .json or .json.gz is the bundle's own, gzipped when its name says so.
+    for file in ["mine.json", "mine.json.gz"] {
+        let path = dir.path().join(file);
+        import_to(&path);
+        let bytes = std::fs::read(&path).unwrap();
+        assert_eq!(
+            bytes.starts_with(&[0x1f, 0x8b]),
+            file.ends_with(".gz"),
+            "{file}"
+        );
+        assert_eq!(Bundle::from_bytes(&bytes).unwrap().label, "kpro6");
+    }
 }
 
 #[test]
