@@ -67,7 +67,7 @@ pub fn EmptyState(ctx: Ctx) -> impl IntoView {
             </div>
             <p>
                 "No bundle yet? " <code>"llmsweep demo"</code>
-                " benchmarks a built-in simulated server in about half a minute; "
+                " benchmarks a built-in simulated server in about a minute; "
                 <code>"llmsweep run --url http://127.0.0.1:30000 --label myhost"</code>
                 " benchmarks your own. Load several bundles to overlay and compare them."
             </p>
