@@ -68,8 +68,8 @@ impl Precision {
     /// throughput over at least [`MIN_PRECISE_CYCLES`] cycles (below the server's running
     /// limit, [`MIN_PRECISE_CYCLES_BELOW_LIMIT`]) within 90 % of the asked share, and enough
     /// requests for its TTFT p50 to have an interval. `decoding_since` is the earliest first
-    /// token of the requests still in flight (infinite when none has had one): cycles after it
-    /// are not closed yet (see [`running_cycles`](llmsweep_shared::metrics::running_cycles)).
+    /// token of the requests still in flight (infinite when none has had one): the cycles after
+    /// it wait for their tokens (see [`running_cycles`](llmsweep_shared::metrics::running_cycles)).
     ///
     /// TTFT p50 is not held to a width: a closed loop's TTFTs cluster by place in the queue
     /// (at C=2 on a server that prefills one at a time, half wait for the other's prefill), and
@@ -1004,17 +1004,23 @@ mod tests {
 
     #[test]
     fn a_request_still_decoding_holds_back_the_cycles_it_decoded_in() {
-        // Four slots in lock step, 100 tokens in exactly 2 s a request: every cycle agrees.
-        let rs: Vec<RequestRecord> = (0..4 * 12)
-            .map(|i| RequestRecord::test_ok(2.0 * (i / 4) as f64, 0.1, 2.0, 100))
+        // Two slots, 100 tokens a request, the first at 0.1 s: slot A's take 2 s each from
+        // t = 0; slot B's first takes 5 s, the rest 2 s. Finished by t = 20: A's ten and B's
+        // seven; their waves close at 2 (left out), 5, 8, 11, 14 and 17 (see shared's
+        // `running_cycles`).
+        let mut rs: Vec<RequestRecord> = (0..10)
+            .map(|i| RequestRecord::test_ok(2.0 * i as f64, 0.1, 2.0, 100))
             .collect();
+        rs.push(RequestRecord::test_ok(0.0, 0.1, 5.0, 100));
+        rs.extend((0..7).map(|i| RequestRecord::test_ok(5.0 + 2.0 * i as f64, 0.1, 2.0, 100)));
+        // Below the running limit a level needs five cycles; the width asked is loose enough
+        // that the cycles' count alone decides.
         let p = Precision {
-            steady_pct: 2.0,
+            steady_pct: 50.0,
             cap: Duration::from_secs(120),
             running: Some(16),
             alone_s: None,
         };
-        let mut in_flight = InFlight::default();
         let send = |in_flight: &mut InFlight, index: u64, first_token: Option<f64>| {
             let told = Arc::new(FirstToken::default());
             if let Some(t) = first_token {
@@ -1027,15 +1033,20 @@ mod tests {
             };
             in_flight.sent.insert(index, sent);
         };
-        // In flight but not decoding yet (queued): the finished requests are judged whole.
-        send(&mut in_flight, 100, None);
+        // B's next request, sent at 19, not decoding yet: every closed wave counts.
+        let mut in_flight = InFlight::default();
+        send(&mut in_flight, 17, None);
         assert_eq!(in_flight.decoding_since(), f64::INFINITY);
-        assert!(p.reached(&rs, 4, in_flight.decoding_since()));
-        // One has decoded since t = 7, longer than any finished request took: the cycles
-        // after it miss its tokens, and too few are left to judge the level by.
-        send(&mut in_flight, 101, Some(7.0));
-        assert_eq!(in_flight.decoding_since(), 7.0);
-        assert!(!p.reached(&rs, 4, in_flight.decoding_since()));
+        assert!(p.reached(&rs, 2, in_flight.decoding_since()));
+        // Its first token at 19.1, after the last closed wave: still five cycles.
+        let mut in_flight = InFlight::default();
+        send(&mut in_flight, 17, Some(19.1));
+        assert_eq!(in_flight.decoding_since(), 19.1);
+        assert!(p.reached(&rs, 2, in_flight.decoding_since()));
+        // Another, decoding since 16: the wave closing at 17 waits for its tokens.
+        send(&mut in_flight, 18, Some(16.0));
+        assert_eq!(in_flight.decoding_since(), 16.0);
+        assert!(!p.reached(&rs, 2, in_flight.decoding_since()));
     }
 
     #[test]
