@@ -7,6 +7,7 @@ use anyhow::Context;
 use clap::Args;
 
 use crate::output::report;
+use crate::output::terminal::inert;
 use crate::store;
 
 #[derive(Debug, Clone, Args)]
@@ -48,7 +49,11 @@ pub(crate) fn run(a: ReportArgs) -> anyhow::Result<ExitCode> {
     if a.files.iter().any(|f| f.is_dir())
         && let Some(first) = runs.first()
     {
-        outln!("baseline: {} ({})", first.bundle.label, first.name);
+        outln!(
+            "baseline: {} ({})",
+            inert(&first.bundle.label),
+            inert(&first.name)
+        );
     }
     let selftests = runs.iter().filter(|r| r.bundle.selftest.is_some()).count();
     let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
@@ -75,19 +80,7 @@ fn file_name(f: &Path) -> String {
 /// (an imported run whose source does not say, first of them), then by name. A file that cannot
 /// be read is named on standard error and left out; a folder with none that can is an error.
 fn folder(dir: &Path) -> anyhow::Result<Vec<report::Embedded>> {
-    let entries = std::fs::read_dir(dir)
-        .with_context(|| format!("cannot read the folder {}", dir.display()))?;
-    let mut names: Vec<PathBuf> = entries
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.is_file())
-        .filter(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(llmsweep_shared::folder::is_bundle_name)
-        })
-        .collect();
-    names.sort();
+    let names = store::index::bundle_files(dir)?;
     let mut runs = Vec::new();
     for path in &names {
         match store::read_bundle(path) {
@@ -95,7 +88,10 @@ fn folder(dir: &Path) -> anyhow::Result<Vec<report::Embedded>> {
                 name: file_name(path),
                 bundle,
             }),
-            Err(e) => errln!("warning: left out of the report: {e:#}"),
+            Err(e) => errln!(
+                "warning: left out of the report: {}",
+                inert(&format!("{e:#}"))
+            ),
         }
     }
     if runs.is_empty() {

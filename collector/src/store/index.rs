@@ -112,6 +112,15 @@ pub(crate) fn refresh_local(dir: &Path) -> anyhow::Result<(Index, Refreshed)> {
     Ok((index, done))
 }
 
+/// The bundle files directly in folder `dir` whose real path is in it too, by name.
+pub(crate) fn bundle_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let root = std::fs::canonicalize(dir)
+        .map_err(|e| anyhow::anyhow!("cannot read the folder {}: {e}", dir.display()))?;
+    let mut names: Vec<String> = list_local(&root)?.into_iter().map(|l| l.name).collect();
+    names.sort();
+    Ok(names.into_iter().map(|n| dir.join(n)).collect())
+}
+
 /// The bundle files directly in `root` (a canonical folder) whose real path is in it too.
 fn list_local(root: &Path) -> anyhow::Result<Vec<Listed>> {
     let mut out = Vec::new();

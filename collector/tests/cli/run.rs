@@ -466,6 +466,11 @@ fn a_report_of_a_folder_takes_its_bundles_with_the_imported_run_as_baseline() {
     );
     assert!(o.status.success(), "{}", text(&o.stderr));
     std::fs::write(results.join("broken.json"), b"{ not a bundle").unwrap();
+    // A name that would drive the terminal reaches it inert.
+    std::fs::write(results.join("\u{1b}[2Jevil.json"), b"{").unwrap();
+    // A link out of the folder is not the folder's.
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(golden, results.join("outside.json")).unwrap();
     let out = dir.path().join("report.html");
     let o = llmsweep(
         &[
@@ -483,6 +488,10 @@ fn a_report_of_a_folder_takes_its_bundles_with_the_imported_run_as_baseline() {
         "{stdout}"
     );
     assert!(stdout.contains("2 runs"), "{stdout}");
+    assert!(
+        !stderr.contains('\u{1b}') && stderr.contains("evil.json"),
+        "{stderr:?}"
+    );
     assert!(
         stderr.contains("warning: left out of the report:") && stderr.contains("broken.json"),
         "{stderr}"
