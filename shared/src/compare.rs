@@ -243,7 +243,52 @@ pub fn compare(runs: &[RunInput], baseline: usize) -> Comparison {
             .collect(),
     };
     cmp.workload = workload_checks(runs, &cmp);
+    mark_as_judged(&mut cmp, NEUTRAL_PCT);
     cmp
+}
+
+/// Marks each cell with a change better or worse as the gate judges it: by the cell's own
+/// interval, beyond the noise of that level and at least `threshold_pct` (see [`verdict_at`]),
+/// so that a table printed with `--fail-if-slower` marks what the gate fails on.
+pub fn mark_as_gated(cmp: &mut Comparison, threshold_pct: f64) {
+    for s in &mut cmp.sweeps {
+        for level in &mut s.levels {
+            for row in &mut level.rows {
+                for cell in row.cells.iter_mut().skip(1) {
+                    cell.verdict = verdict_at(row.metric, cell.change.as_ref(), threshold_pct);
+                }
+            }
+        }
+    }
+}
+
+/// Marks each cell better or worse as the verdict counts it, `threshold_pct` the smallest
+/// change that counts: for a metric the verdict judges, only where its judgements taken
+/// together find the change beyond the noise (see [`verdict::verdicts`]), so that a table, a
+/// chart or a report never marks as worse what the verdict above it calls within the noise
+/// (the kpro5 story's C=2 aggregate, −9.6 ±8.7 % against an imported kpro6, was marked
+/// WORSE under "no level beyond the noise"); for a metric it does not judge, by the cell's
+/// own interval ([`verdict_at`]).
+pub fn mark_as_judged(cmp: &mut Comparison, threshold_pct: f64) {
+    let judged = verdict::verdicts(cmp, threshold_pct);
+    for s in &mut cmp.sweeps {
+        for level in &mut s.levels {
+            for row in &mut level.rows {
+                for (n, cell) in row.cells.iter_mut().enumerate().skip(1) {
+                    let counted = s.runs.get(n).and_then(|&run| {
+                        judged
+                            .iter()
+                            .find(|v| v.kind == s.kind && v.shape == s.shape && v.run == run)
+                            .and_then(|v| v.counted(row.metric, level.key))
+                    });
+                    cell.verdict = match (cell.change, counted) {
+                        (Some(_), Some(v)) => v,
+                        (change, _) => verdict_at(row.metric, change.as_ref(), threshold_pct),
+                    };
+                }
+            }
+        }
+    }
 }
 
 /// The sweeps to compare of `kind`: one per shape of the baseline's throughput sweeps when a
@@ -1149,6 +1194,54 @@ mod tests {
         let none = &compare(&inputs(&bs), 0).sweeps[0];
         assert_eq!(none.has_peaks(), (false, false));
         assert!(none.peak_rows(&none.levels[0]).is_empty());
+    }
+
+    /// A judged metric's cell is marked as the verdict counts it: a TTFT p50 whose own interval
+    /// leaves out zero, but which the verdict's judgements taken together find within the
+    /// noise, is not marked worse; a doubled one is. A metric the verdict does not judge (the
+    /// TTFT mean) is marked by its own interval.
+    #[test]
+    fn a_cell_is_marked_worse_only_where_the_verdict_counts_it() {
+        use crate::bundle::RequestRecord;
+        let with_ttft = |label: &str, f: f64| {
+            let mut b = bundle(label);
+            let p = &mut b.sweeps[0].points[0];
+            p.requests = (0..60)
+                .map(|i| {
+                    let t = f * (0.1 + 0.01 * f64::from(i % 20));
+                    RequestRecord::test_ok(f64::from(i), t, t + 1.0, 100)
+                })
+                .collect();
+            p.summary = Some(crate::metrics::summarize(&p.requests, 1, 100, &[]));
+            b
+        };
+        let judged = |f: f64| {
+            let bs = [with_ttft("a", 1.0), with_ttft("b", f)];
+            let c = compare(&inputs(&bs), 0);
+            let level = &c.sweeps[0].levels[0];
+            let cell = |m: Metric| {
+                let row = level.rows.iter().find(|r| r.metric == m).unwrap();
+                (
+                    row.cells[1].verdict,
+                    verdict(m, row.cells[1].change.as_ref()),
+                )
+            };
+            (cell(Metric::TtftP50), cell(Metric::TtftMean))
+        };
+        // Between a change within every interval and one the verdict counts, a TTFT p50 its
+        // own interval calls worse.
+        let between = (1..400)
+            .map(|k| 1.0 + f64::from(k) * 0.0025)
+            .find(|&f| judged(f).0.1 == Verdict::Worse)
+            .unwrap();
+        let ((marked, own), (mean_marked, mean_own)) = judged(between);
+        assert_eq!(
+            (marked, own),
+            (Verdict::Same, Verdict::Worse),
+            "at ×{between}"
+        );
+        assert_eq!(mean_marked, mean_own, "at ×{between}");
+        assert_eq!(judged(2.0).0, (Verdict::Worse, Verdict::Worse));
     }
 
     /// The mean and p90 rows of TTFT, TPOT and e2e: the summaries' numbers, with an interval

@@ -12,7 +12,7 @@ use llmsweep_shared::compare::gate::{GateResult, gate};
 use llmsweep_shared::compare::verdict::{change_text, level_cell, level_list, level_name};
 use llmsweep_shared::compare::{
     Comparison, NEUTRAL_PCT, RunInput, SweepComparison, Verdict, compare, definition, interval,
-    verdict_at, verdicts,
+    mark_as_gated, verdicts,
 };
 use llmsweep_shared::curves::Metric;
 
@@ -105,9 +105,14 @@ pub(crate) fn run(req: &CompareRequest) -> anyhow::Result<Compared> {
             bundle: b,
         })
         .collect();
-    let cmp = compare(&inputs, baseline);
+    let mut cmp = compare(&inputs, baseline);
     let mut out = String::new();
     let threshold = req.fail_if_slower.unwrap_or(NEUTRAL_PCT);
+    // With the gate, a cell is marked as the gate judges its level; without, as the verdict
+    // counts it (`compare` marked it so).
+    if req.fail_if_slower.is_some() {
+        mark_as_gated(&mut cmp, threshold);
+    }
     render_verdicts(&mut out, &cmp, threshold);
     for w in &cmp.workload {
         let mark = if w.same == Some(false) {
@@ -124,7 +129,7 @@ pub(crate) fn run(req: &CompareRequest) -> anyhow::Result<Compared> {
         );
     }
     for sweep in &cmp.sweeps {
-        render_sweep(&mut out, &cmp, sweep, threshold);
+        render_sweep(&mut out, &cmp, sweep);
     }
     let bundles: Vec<&Bundle> = runs.iter().map(|(_, b)| b).collect();
     render_sources(&mut out, &cmp, &bundles);
@@ -224,9 +229,9 @@ fn render_verdicts(out: &mut String, cmp: &Comparison, threshold: f64) {
     let _ = writeln!(out);
 }
 
-/// A sweep's table; a change is marked better or WORSE when it is beyond the noise and at
-/// least `threshold` %, as the verdict counts it.
-fn render_sweep(out: &mut String, cmp: &Comparison, s: &SweepComparison, threshold: f64) {
+/// A sweep's table; a change is marked better or WORSE as the verdict counts it, or with
+/// `--fail-if-slower` as the gate judges it (see [`mark_as_gated`]).
+fn render_sweep(out: &mut String, cmp: &Comparison, s: &SweepComparison) {
     let base = &cmp.labels[cmp.baseline];
     let _ = writeln!(out, "{} sweep, baseline {base}", s.name());
     for m in &s.mismatched {
@@ -279,7 +284,7 @@ fn render_sweep(out: &mut String, cmp: &Comparison, s: &SweepComparison, thresho
                             "{}{mark} {}{}",
                             fmt_value(v),
                             change_text(d),
-                            verdict_mark(verdict_at(row.metric, Some(d), threshold))
+                            verdict_mark(c.verdict)
                         ),
                         None => format!("{}{mark}", fmt_value(v)),
                     }

@@ -8,7 +8,7 @@ use llmsweep_shared::bundle::SweepKind;
 use llmsweep_shared::compare::gate::GateResult;
 use llmsweep_shared::compare::verdict::{change_text, level_cell, level_text};
 use llmsweep_shared::compare::{
-    Cell, Comparison, SweepComparison, Verdict, interval, kind_name, verdict_at, verdicts,
+    Cell, Comparison, SweepComparison, Verdict, interval, kind_name, verdicts,
 };
 use llmsweep_shared::curves::Metric;
 use serde::Serialize;
@@ -255,7 +255,7 @@ fn sweep_notes(s: &SweepComparison) -> Vec<String> {
     notes
 }
 
-fn value_doc(cmp: &Comparison, run: usize, metric: Metric, c: &Cell, threshold: f64) -> ValueDoc {
+fn value_doc(cmp: &Comparison, run: usize, c: &Cell) -> ValueDoc {
     ValueDoc {
         run: cmp.labels[run].clone(),
         value: c.value,
@@ -264,7 +264,7 @@ fn value_doc(cmp: &Comparison, run: usize, metric: Metric, c: &Cell, threshold: 
         change_pct: c.change.map(|d| d.pct),
         interval_pct: c.change.and_then(|d| d.interval).map(|(lo, hi)| [lo, hi]),
         no_interval: c.change.and_then(|d| d.no_interval),
-        mark: mark_word(verdict_at(metric, c.change.as_ref(), threshold)),
+        mark: mark_word(c.verdict),
     }
 }
 
@@ -310,9 +310,11 @@ pub(crate) fn document(c: &Compared, pct: Option<f64>) -> Document {
                         .rows
                         .iter()
                         .filter_map(|row| {
-                            let mut cells = s.runs.iter().zip(&row.cells).map(|(&run, cell)| {
-                                value_doc(cmp, run, row.metric, cell, c.threshold)
-                            });
+                            let mut cells = s
+                                .runs
+                                .iter()
+                                .zip(&row.cells)
+                                .map(|(&run, cell)| value_doc(cmp, run, cell));
                             let baseline = cells.next()?;
                             Some(RowDoc {
                                 metric: metric_key(row.metric),

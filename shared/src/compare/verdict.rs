@@ -145,6 +145,21 @@ pub struct SweepVerdict {
     pub notes: Vec<String>,
 }
 
+impl SweepVerdict {
+    /// How the verdict counts `metric`'s change at level `key`: better or worse beyond the noise
+    /// of its judgements taken together, else the same; `None` for a metric it does not judge.
+    pub fn counted(&self, metric: Metric, key: u64) -> Option<super::Verdict> {
+        let m = self.metrics.iter().find(|m| m.metric == metric)?;
+        Some(if m.better.contains(&key) {
+            super::Verdict::Better
+        } else if m.worse.contains(&key) {
+            super::Verdict::Worse
+        } else {
+            super::Verdict::Same
+        })
+    }
+}
+
 /// Every run's verdict against the baseline, per sweep; `threshold_pct` is the smallest change
 /// that counts (the gate's `--fail-if-slower`, or [`super::NEUTRAL_PCT`] for display).
 pub fn verdicts(cmp: &Comparison, threshold_pct: f64) -> Vec<SweepVerdict> {
