@@ -63,10 +63,20 @@ pub(crate) const MIN_PRECISE_CYCLES: usize = 3;
 /// two more at each of the story's four saturated levels could cost two minutes.
 pub(crate) const MIN_PRECISE_CYCLES_BELOW_LIMIT: usize = 5;
 
+/// Requests a one-slot level runs at least before its precision is judged. At C=1 a cycle is one
+/// request, so [`MIN_PRECISE_CYCLES_BELOW_LIMIT`] would judge five requests' spread, and a few
+/// requests can agree by chance: a level stops on a spread that happened to look small and
+/// claims an interval its requests do not bear out. Over the 495 C=1 levels of five campaigns of
+/// same-configuration runs against the kpro5 preset (BENCHMARKS.md), the interval of a level
+/// that stopped at 6 or 7 requests held the runs' mean in 67 % of them, at 8 to 11 in 87 %, at
+/// 12 or more in 98 %: one such level (7 requests, 3.9 % slow) was a false "faster" in both
+/// builds of a campaign. Twelve cost C=1 about 1.5 requests on average.
+pub(crate) const MIN_PRECISE_REQUESTS_ONE_SLOT: usize = 12;
+
 impl Precision {
     /// Whether the requests finished so far at concurrency `c` pin the level down: its steady
     /// throughput over at least [`MIN_PRECISE_CYCLES`] cycles (below the server's running
-    /// limit, [`MIN_PRECISE_CYCLES_BELOW_LIMIT`]) within the asked share less its [`margin`], and enough
+    /// limit, [`MIN_PRECISE_CYCLES_BELOW_LIMIT`]; at C=1, [`MIN_PRECISE_REQUESTS_ONE_SLOT`]) within the asked share less its [`margin`], and enough
     /// requests for its TTFT p50 to have an interval. `decoding_since` is the earliest first
     /// token of the requests still in flight (infinite when none has had one): the cycles after
     /// it wait for their tokens (see [`running_cycles`](llmsweep_shared::metrics::running_cycles)).
@@ -79,6 +89,7 @@ impl Precision {
         use llmsweep_shared::metrics::{cycle_pm_pct, percentile, running_cycles};
         let cycles = running_cycles(records, c, decoding_since);
         let least = match self.running {
+            _ if c == 1 => MIN_PRECISE_REQUESTS_ONE_SLOT,
             Some(limit) if c < limit => MIN_PRECISE_CYCLES_BELOW_LIMIT,
             _ => MIN_PRECISE_CYCLES,
         };
@@ -1011,6 +1022,25 @@ mod tests {
             .find(|rs| running_cycles(rs, 2, f64::INFINITY).len() == 5)
             .unwrap();
         assert!(p(Some(16)).reached(&five, 2, f64::INFINITY));
+    }
+
+    #[test]
+    fn one_slot_is_judged_from_its_twelfth_request() {
+        // Requests that agree exactly: any number of them is precise, but fewer than twelve
+        // are not judged.
+        let level = |n: usize| -> Vec<RequestRecord> {
+            (0..n)
+                .map(|i| RequestRecord::test_ok(2.0 * i as f64, 0.1, 2.0, 100))
+                .collect()
+        };
+        let p = Precision {
+            steady_pct: 2.0,
+            cap: Duration::from_secs(120),
+            running: Some(16),
+            alone_s: None,
+        };
+        assert!(!p.reached(&level(11), 1, f64::INFINITY));
+        assert!(p.reached(&level(12), 1, f64::INFINITY));
     }
 
     #[test]
