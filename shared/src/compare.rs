@@ -251,15 +251,7 @@ pub fn compare(runs: &[RunInput], baseline: usize) -> Comparison {
 /// interval, beyond the noise of that level and at least `threshold_pct` (see [`verdict_at`]),
 /// so that a table printed with `--fail-if-slower` marks what the gate fails on.
 pub fn mark_as_gated(cmp: &mut Comparison, threshold_pct: f64) {
-    for s in &mut cmp.sweeps {
-        for level in &mut s.levels {
-            for row in &mut level.rows {
-                for cell in row.cells.iter_mut().skip(1) {
-                    cell.verdict = verdict_at(row.metric, cell.change.as_ref(), threshold_pct);
-                }
-            }
-        }
-    }
+    mark_cells(cmp, threshold_pct, &[]);
 }
 
 /// Marks each cell better or worse as the verdict counts it, `threshold_pct` the smallest
@@ -271,6 +263,12 @@ pub fn mark_as_gated(cmp: &mut Comparison, threshold_pct: f64) {
 /// own interval ([`verdict_at`]).
 pub fn mark_as_judged(cmp: &mut Comparison, threshold_pct: f64) {
     let judged = verdict::verdicts(cmp, threshold_pct);
+    mark_cells(cmp, threshold_pct, &judged);
+}
+
+/// Each run's cells marked as `judged` counts them, and by their own interval where it does
+/// not judge the metric (or says nothing of the run).
+fn mark_cells(cmp: &mut Comparison, threshold_pct: f64, judged: &[verdict::SweepVerdict]) {
     for s in &mut cmp.sweeps {
         for level in &mut s.levels {
             for row in &mut level.rows {
@@ -1196,25 +1194,27 @@ mod tests {
         assert!(none.peak_rows(&none.levels[0]).is_empty());
     }
 
+    /// A one-level run of 60 requests whose TTFTs cycle through 0.10 to 0.29 s, times `f`.
+    fn with_ttft(label: &str, f: f64) -> Bundle {
+        use crate::bundle::RequestRecord;
+        let mut b = bundle(label);
+        let p = &mut b.sweeps[0].points[0];
+        p.requests = (0..60)
+            .map(|i| {
+                let t = f * (0.1 + 0.01 * f64::from(i % 20));
+                RequestRecord::test_ok(f64::from(i), t, t + 1.0, 100)
+            })
+            .collect();
+        p.summary = Some(crate::metrics::summarize(&p.requests, 1, 100, &[]));
+        b
+    }
+
     /// A judged metric's cell is marked as the verdict counts it: a TTFT p50 whose own interval
     /// leaves out zero, but which the verdict's judgements taken together find within the
     /// noise, is not marked worse; a doubled one is. A metric the verdict does not judge (the
     /// TTFT mean) is marked by its own interval.
     #[test]
     fn a_cell_is_marked_worse_only_where_the_verdict_counts_it() {
-        use crate::bundle::RequestRecord;
-        let with_ttft = |label: &str, f: f64| {
-            let mut b = bundle(label);
-            let p = &mut b.sweeps[0].points[0];
-            p.requests = (0..60)
-                .map(|i| {
-                    let t = f * (0.1 + 0.01 * f64::from(i % 20));
-                    RequestRecord::test_ok(f64::from(i), t, t + 1.0, 100)
-                })
-                .collect();
-            p.summary = Some(crate::metrics::summarize(&p.requests, 1, 100, &[]));
-            b
-        };
         let judged = |f: f64| {
             let bs = [with_ttft("a", 1.0), with_ttft("b", f)];
             let c = compare(&inputs(&bs), 0);
@@ -1248,19 +1248,6 @@ mod tests {
     /// from the requests (the p90's by order statistics, the mean's by its standard error).
     #[test]
     fn mean_and_p90_rows_carry_the_summaries_and_an_interval() {
-        use crate::bundle::RequestRecord;
-        let with_ttft = |label: &str, f: f64| {
-            let mut b = bundle(label);
-            let p = &mut b.sweeps[0].points[0];
-            p.requests = (0..60)
-                .map(|i| {
-                    let t = f * (0.1 + 0.01 * f64::from(i % 20));
-                    RequestRecord::test_ok(f64::from(i), t, t + 1.0, 100)
-                })
-                .collect();
-            p.summary = Some(crate::metrics::summarize(&p.requests, 1, 100, &[]));
-            b
-        };
         let bs = [with_ttft("a", 1.0), with_ttft("b", 2.0)];
         let c = compare(&inputs(&bs), 0);
         let level = &c.sweeps[0].levels[0];

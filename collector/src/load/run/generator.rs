@@ -76,8 +76,9 @@ pub(crate) const MIN_PRECISE_REQUESTS_ONE_SLOT: usize = 12;
 impl Precision {
     /// Whether the requests finished so far at concurrency `c` pin the level down: its steady
     /// throughput over at least [`MIN_PRECISE_CYCLES`] cycles (below the server's running
-    /// limit, [`MIN_PRECISE_CYCLES_BELOW_LIMIT`]; at C=1, [`MIN_PRECISE_REQUESTS_ONE_SLOT`]) within the asked share less its [`margin`], and enough
-    /// requests for its TTFT p50 to have an interval. `decoding_since` is the earliest first
+    /// limit, [`MIN_PRECISE_CYCLES_BELOW_LIMIT`]; at C=1, [`MIN_PRECISE_REQUESTS_ONE_SLOT`])
+    /// within the asked share less its [`margin`], and enough requests for its TTFT p50 to have
+    /// an interval. `decoding_since` is the earliest first
     /// token of the requests still in flight (infinite when none has had one): the cycles after
     /// it wait for their tokens (see [`running_cycles`](llmsweep_shared::metrics::running_cycles)).
     ///
@@ -1003,12 +1004,7 @@ mod tests {
                 .map(|i| RequestRecord::test_ok(2.0 * (i / 2) as f64, 0.1, 2.0, 100))
                 .collect()
         };
-        let p = |running| Precision {
-            steady_pct: 2.0,
-            cap: Duration::from_secs(120),
-            running,
-            alone_s: None,
-        };
+        let p = asked_2_pct;
         let four = (1..20)
             .map(waves)
             .find(|rs| running_cycles(rs, 2, f64::INFINITY).len() == 4)
@@ -1024,6 +1020,16 @@ mod tests {
         assert!(p(Some(16)).reached(&five, 2, f64::INFINITY));
     }
 
+    /// The default rule: ±2 % within a 120 s cap, against a server running `running`.
+    fn asked_2_pct(running: Option<u32>) -> Precision {
+        Precision {
+            steady_pct: 2.0,
+            cap: Duration::from_secs(120),
+            running,
+            alone_s: None,
+        }
+    }
+
     #[test]
     fn one_slot_is_judged_from_its_twelfth_request() {
         // Requests that agree exactly: any number of them is precise, but fewer than twelve
@@ -1033,12 +1039,7 @@ mod tests {
                 .map(|i| RequestRecord::test_ok(2.0 * i as f64, 0.1, 2.0, 100))
                 .collect()
         };
-        let p = Precision {
-            steady_pct: 2.0,
-            cap: Duration::from_secs(120),
-            running: Some(16),
-            alone_s: None,
-        };
+        let p = asked_2_pct(Some(16));
         assert!(!p.reached(&level(11), 1, f64::INFINITY));
         assert!(p.reached(&level(12), 1, f64::INFINITY));
     }
@@ -1064,12 +1065,7 @@ mod tests {
             .map(|k| level(k as f64 * 0.0005))
             .find(|rs| pm(rs).is_some_and(|pm| pm > 1.85 && pm < 1.95))
             .unwrap();
-        let p = Precision {
-            steady_pct: 2.0,
-            cap: Duration::from_secs(120),
-            running: Some(16),
-            alone_s: None,
-        };
+        let p = asked_2_pct(Some(16));
         assert!(p.reached(&rs, 1, f64::INFINITY), "{:?}", pm(&rs));
         // With a tenth kept as margin, as above one slot, it would have gone on.
         assert!(pm(&rs).unwrap() > 0.9 * p.steady_pct);
