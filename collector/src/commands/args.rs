@@ -224,7 +224,8 @@ pub struct ThroughputOpts {
     ///
     /// Each level keeps sending until the 95 % interval of its steady output throughput is
     /// within ±this per cent, over at least three waves of the server's batch (and six requests,
-    /// for its TTFT p50's interval), or until --max-level-time. At 2 %, comparing two runs of
+    /// for its TTFT p50's interval), or until --max-level-time; then what it sent after the
+    /// waves it was judged on is cut, not waited for. At 2 %, comparing two runs of
     /// a simulated server whose tokens cost 5 % more caught it at C = 8 to 100 in 42 pairs of
     /// 42, at C=1 in 36; at 1.5 %, at every level in 20 of 20, the run taking 17 % longer, but
     /// two runs of one configuration then differed beyond their intervals more often

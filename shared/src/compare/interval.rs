@@ -529,7 +529,9 @@ pub(crate) fn normal_quantile(p: f64) -> f64 {
 
 /// The standard error of the log of the token rate over `windows` (one per pass of the level),
 /// by batch means: each window cut into [`BATCHES`] equal slices, the token rate of every slice
-/// of every window pooled, and Student's t for their number less one.
+/// of every window pooled, and Student's t for their number less one. The tokens are what the
+/// server streamed, as for the aggregate: a request the client cut at a level's end counts what
+/// it received.
 pub fn rate_log_se(records: &[RequestRecord], windows: &[(f64, f64)]) -> Option<f64> {
     let mut rates = Vec::with_capacity(windows.len() * BATCHES);
     for &(lo, hi) in windows {
@@ -541,7 +543,7 @@ pub fn rate_log_se(records: &[RequestRecord], windows: &[(f64, f64)]) -> Option<
             let (a, b) = (lo + step * i as f64, lo + step * (i + 1) as f64);
             let tokens: f64 = records
                 .iter()
-                .filter(|r| r.is_ok())
+                .filter(|r| r.is_ok() || crate::metrics::level::is_aborted(r))
                 .map(|r| tokens_between(r, a, b))
                 .sum();
             tokens / step

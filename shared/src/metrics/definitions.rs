@@ -13,7 +13,7 @@ pub fn definitions() -> BTreeMap<String, String> {
         ("decode_tok_s", "1 / tpot: the decode speed one user sees once tokens flow (the \"per-request tok/s\"); TTFT excluded"),
         ("itl_s", "gap between consecutive token-carrying chunks divided by the tokens that chunk carried: the server's count of it (stream_options.continuous_usage_stats), else the request's tokens shared out by each chunk's part of the text; seconds per token"),
         ("accept_length", "speculative decoding's tokens per decode step and request: SGLang's spec_accept_length gauge averaged over the level, or 1 + Δaccepted / Δdrafts of vLLM's spec_decode counters, else the mean tokens per streamed chunk after the first; its interval from the spread of each request's tokens per chunk"),
-        ("agg_tok_s", "Σ output tokens of successful requests / wall, wall = first request start → last request end (the \"aggregate tok/s\")"),
+        ("agg_tok_s", "Σ output tokens streamed (of successful requests, and what requests cut at a level's end or interrupted had received) / wall, wall = first request start → last request end (the \"aggregate tok/s\")"),
         ("steady_tok_s", "output tokens that arrived while all C slots were busy / the length of that window (from the C-th request start to the first end after the last request start); a request's tokens after the first are spread evenly over its decode time"),
         ("prefill_tok_s", "prompt tokens (as the server counted them) / ttft"),
         ("request_s", "successful requests / wall"),

@@ -28,6 +28,13 @@ pub fn summarize(
         .iter()
         .map(|r| r.output_tokens)
         .fold(0, u64::saturating_add);
+    // What the server streamed in the level's wall time: a request cut at a precise level's end
+    // (or interrupted) had its tokens from the server too, and its slot's time is in the wall.
+    let streamed = records
+        .iter()
+        .filter(|r| is_aborted(r))
+        .map(|r| r.output_tokens)
+        .fold(output_tokens, u64::saturating_add);
     let wall_s = wall_s(records);
     let per_wall = |x: f64| if wall_s > 0.0 { x / wall_s } else { 0.0 };
     let windows = steady_windows(records, concurrency);
@@ -49,7 +56,7 @@ pub fn summarize(
             .map(|r| r.asked(output_len))
             .fold(0, u64::saturating_add),
         wall_s,
-        agg_tok_s: per_wall(output_tokens as f64),
+        agg_tok_s: per_wall(streamed as f64),
         steady_tok_s: steady.map(|(tokens, len)| tokens / len),
         steady_window_s: steady.map(|(_, len)| len),
         steady_pm_pct: steady.and(cycle_pm_pct(&cycles)),
@@ -63,8 +70,9 @@ pub fn summarize(
     }
 }
 
-/// Whether the client aborted the request (it has no numbers of its own).
-fn is_aborted(r: &RequestRecord) -> bool {
+/// Whether the client aborted the request (it has no numbers of its own; the tokens it received
+/// are the server's all the same).
+pub(crate) fn is_aborted(r: &RequestRecord) -> bool {
     r.error
         .as_ref()
         .is_some_and(|e| e.kind == crate::bundle::ErrorKind::Cancelled)
@@ -127,7 +135,8 @@ impl SteadyWindow {
 ///
 /// Every slot is busy from the `concurrency`-th start on (a closed loop refills a slot as soon as
 /// it frees) until the first request ending after the last request's start ends (from then on a
-/// freed slot is not refilled: the drain). The window opens where the first wave of completions
+/// freed slot is not refilled: the drain), and before the first token of any request the client
+/// aborted: its tokens are not counted (see [`steady_part`]). The window opens where the first wave of completions
 /// after that start ends (the first cycle of [`steady_cycles`]): the requests sent together at
 /// the start prefilled together, a transient the loop does not repeat once its completions drift
 /// apart (it cost a speculative decoder's kpro5 about 5 % in that wave). A level too short to
@@ -150,8 +159,31 @@ pub fn steady_windows(records: &[RequestRecord], concurrency: u32) -> Vec<Steady
         .collect()
 }
 
+/// The requests of a pass whose tokens a steady window and its cycles count (every one the
+/// client did not abort), and the span in which every slot was busy ([`busy_span`]) and every
+/// token produced was one of theirs.
+///
+/// A request the client aborted (cut at a precise level's end, or in flight when a run was
+/// interrupted) held its slot like any other, but its count of tokens ended with it and is not
+/// counted: the span closes at the first token of any such request. One cut while queued behind
+/// the server's running limit produced nothing, and the span runs on through it.
+fn steady_part<'a>(
+    records: &[&'a RequestRecord],
+    concurrency: u32,
+) -> Option<(Vec<&'a RequestRecord>, f64, f64)> {
+    let (lo, hi) = busy_span(records, concurrency)?;
+    let hi = records
+        .iter()
+        .filter(|r| is_aborted(r))
+        .filter_map(|r| Some(r.start_s + r.ttft_s?))
+        .fold(hi, f64::min);
+    let counted = records.iter().copied().filter(|r| !is_aborted(r)).collect();
+    (hi > lo).then_some((counted, lo, hi))
+}
+
 fn window_of(records: &[&RequestRecord], concurrency: u32) -> Option<SteadyWindow> {
-    let (busy, end_s) = busy_span(records, concurrency)?;
+    let (records, busy, end_s) = steady_part(records, concurrency)?;
+    let records = &records[..];
     // The first wave is the start's transient: every slot was filled at once, so its requests
     // prefilled together and no one decoded meanwhile, a lull the loop never has again once its
     // completions drift apart. The window opens where that wave ends, when the level ran long
@@ -217,11 +249,13 @@ pub fn tokens_between(r: &RequestRecord, lo: f64, hi: f64) -> f64 {
 /// Fewest cycles a steady rate's interval is drawn from.
 pub const MIN_CYCLES: usize = 3;
 
-/// One cycle of a closed loop's steady part: the output tokens produced in it, and its length.
+/// One cycle of a closed loop's steady part: the output tokens produced in it, its length, and
+/// when it closed.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Cycle {
     pub tokens: f64,
     pub len_s: f64,
+    pub end_s: f64,
 }
 
 /// The cycles of a closed-loop level's steady part, over every pass, from which its steady
@@ -251,8 +285,8 @@ pub fn steady_cycles(records: &[RequestRecord], concurrency: u32) -> Vec<Cycle> 
     passes(records)
         .iter()
         .filter_map(|p| {
-            let (lo, hi) = busy_span(p, concurrency)?;
-            Some(cycles_in(p, lo, hi, concurrency))
+            let (p, lo, hi) = steady_part(p, concurrency)?;
+            Some(cycles_in(&p, lo, hi, concurrency))
         })
         .flatten()
         .collect()
@@ -318,6 +352,7 @@ fn cycles_in(records: &[&RequestRecord], lo: f64, hi: f64, concurrency: u32) -> 
         .map(|w| Cycle {
             tokens: produced.at(w[1]) - produced.at(w[0]),
             len_s: w[1] - w[0],
+            end_s: w[1],
         })
         .collect()
 }
@@ -713,7 +748,7 @@ mod tests {
     }
 
     #[test]
-    fn a_request_the_client_aborted_holds_its_slot_but_is_not_counted() {
+    fn a_request_the_client_aborted_holds_its_slot_but_is_not_counted_nor_its_time() {
         // Slot A: [0, 4]. Slot B: [0, 1], [1, 3], then one sent at 3 and cut at 3.5.
         let mut cut = rec(3.0, 0.0, 0.5, 0);
         cut.error = Some(crate::bundle::RequestError {
@@ -729,8 +764,21 @@ mod tests {
         ];
         let s = summarize(&rs, 2, 11, &[]);
         assert_eq!((s.requests, s.ok, s.failed), (3, 3, 0));
-        // Both slots were busy until the cut: the window runs from 0 to 3.5.
-        assert!((s.steady_window_s.unwrap() - 3.5).abs() < 1e-12, "{s:?}");
+        // The cut request had its first token at 3: what it produced is not counted, so the
+        // window closes there. The level's wall time still runs to the last end.
+        assert!((s.steady_window_s.unwrap() - 3.0).abs() < 1e-12, "{s:?}");
         assert!((s.wall_s - 4.0).abs() < 1e-12);
+        // Cut while queued, before its first token, it produced nothing and held B's slot to
+        // 3.5 as any request would: the window runs on to the first end after its start.
+        let mut queued = rs.clone();
+        queued[3].ttft_s = None;
+        assert_eq!(steady_window(&queued, 2).unwrap().end_s, 3.5);
+        // The tokens it received are the server's: the aggregate, what was streamed over the
+        // wall time, counts them; the successful requests' count does not.
+        let mut received = rs.clone();
+        received[3].output_tokens = 5;
+        let s = summarize(&received, 2, 11, &[]);
+        assert_eq!(s.output_tokens, 73);
+        assert!((s.agg_tok_s - 78.0 / 4.0).abs() < 1e-12, "{}", s.agg_tok_s);
     }
 }

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use llmsweep_shared::bundle::{Due, ErrorKind, RequestRecord};
+use llmsweep_shared::bundle::{Due, ErrorKind, RequestError, RequestRecord};
 
 use crate::load::run::client::Client;
 use crate::load::run::stream::trace::{Finished, FirstToken, Follow, Keep};
@@ -26,7 +26,8 @@ pub enum StopRule {
     /// No request is sent after this long; requests in flight finish.
     Deadline(Duration),
     /// Closed loop: no request is sent once the level is as precise as asked, or after the
-    /// cap; requests in flight finish.
+    /// cap; requests in flight finish, less those the level does not need (see
+    /// [`InFlight::cut`]).
     Precise(Precision),
 }
 
@@ -85,7 +86,10 @@ impl Precision {
     /// TTFT p50 is not held to a width: a closed loop's TTFTs cluster by place in the queue
     /// (at C=2 on a server that prefills one at a time, half wait for the other's prefill), and
     /// a median between two clusters stays as wide as the gap however long the level runs.
-    pub fn reached(&self, records: &[RequestRecord], c: u32, decoding_since: f64) -> bool {
+    ///
+    /// When it does: the time the last of those cycles closed. What was sent after it is not
+    /// needed (see [`InFlight::cut`]).
+    pub fn reached(&self, records: &[RequestRecord], c: u32, decoding_since: f64) -> Option<f64> {
         use llmsweep_shared::compare::interval::percentile_log_bounds;
         use llmsweep_shared::metrics::{cycle_pm_pct, percentile, running_cycles};
         let cycles = running_cycles(records, c, decoding_since);
@@ -95,17 +99,19 @@ impl Precision {
             _ => MIN_PRECISE_CYCLES,
         };
         if cycles.len() < least {
-            return false;
+            return None;
         }
         if !cycle_pm_pct(&cycles).is_some_and(|pm| pm <= margin(c) * self.steady_pct) {
-            return false;
+            return None;
         }
         let ttft: Vec<f64> = records
             .iter()
             .filter(|r| r.is_ok())
             .filter_map(|r| r.ttft_s)
             .collect();
-        percentile(&ttft, 50.0).is_some_and(|p50| percentile_log_bounds(ttft, 0.5, p50).is_some())
+        let p50 = percentile(&ttft, 50.0)?;
+        percentile_log_bounds(ttft, 0.5, p50)?;
+        cycles.last().map(|last| last.end_s)
     }
 }
 
@@ -424,6 +430,10 @@ struct Cut {
 /// Why a request cut at a precise level's end has no numbers.
 const CUT: &str = "cut at the level's end: it was queued behind the server's running limit when the level became precise, and is not counted";
 
+/// Why a request that had no token before the last cycle a precise level was judged on has no
+/// numbers.
+const CUT_AFTER: &str = "cut at the level's end: it had no token before the last cycle the level was judged precise on closed, and is not counted";
+
 /// Why a request cut at a level's time cap has no numbers.
 const CUT_AT_CAP: &str = "cut at the level's end: it was queued behind the server's running limit when the level reached its time cap (--max-level-time), and is not counted";
 
@@ -435,26 +445,44 @@ const LEAST_GRACE: Duration = Duration::from_secs(10);
 const GRACE_E2E: f64 = 3.0;
 
 impl InFlight {
-    /// Once the level is precise: the `running` oldest requests in flight are being served and
-    /// finish; the later ones wait in the server's queue, and waiting them out would take a
-    /// whole queue's worth of time for nothing the level needs. They are aborted, and the level
-    /// is every request sent before the first of them — a prefix in sending order, as a fixed
-    /// count would give, so no request is left out for being slow.
-    fn cut(&mut self, running: u32, why: &'static str) {
+    /// Once the level is precise, what is in flight and not needed is aborted rather than waited
+    /// for, and the level is every request sent before the first of them — a prefix in sending
+    /// order, as a fixed count would give, so no request is left out for being slow:
+    ///
+    /// - what had no token by `judged_s`, the close of the last cycle the level was judged on
+    ///   (the longest such run at the end of the sending order). A level is judged about a wave
+    ///   after that close, since only a later completion shows where its wave ended, and by then
+    ///   that wave's slots were refilled; above the server's running limit, what was queued at
+    ///   the close has been admitted since. Each of those requests would run a whole decode for
+    ///   a level that has its numbers: at kpro5's C=16, 14 of them kept the level 12 s longer.
+    ///   What did decode in the judged cycles finishes, so their tokens are whole;
+    /// - what waits in the server's queue (when it says its running limit): the `running`
+    ///   oldest in flight are being served; waiting out the rest would take a whole queue's
+    ///   worth of time.
+    fn cut(&mut self, judged_s: Option<f64>, running: Option<u32>, queued: &'static str) {
         if !self.cut.is_empty() {
             return;
         }
-        let mut by_start: Vec<(f64, u64)> = self.sent.iter().map(|(&i, s)| (s.at_s, i)).collect();
+        let mut by_start: Vec<(f64, u64, Option<f64>)> = self
+            .sent
+            .iter()
+            .map(|(&i, s)| (s.at_s, i, s.first_token.get()))
+            .collect();
         by_start.sort_by(|a, b| a.0.total_cmp(&b.0));
-        for &(_, i) in by_start.iter().skip(running as usize) {
+        let idle = |&(_, _, first): &(f64, u64, Option<f64>)| {
+            judged_s.is_some_and(|j| first.is_none_or(|f| f > j))
+        };
+        let after = by_start.len() - by_start.iter().rev().take_while(|s| idle(s)).count();
+        let behind = running.map_or(by_start.len(), |r| (r as usize).min(by_start.len()));
+        for (k, &(_, i, _)) in by_start.iter().enumerate().skip(after.min(behind)) {
             if let Some(s) = self.sent.get(&i) {
                 s.abort.cancel();
-                let message = why.to_string();
+                let why = if k >= after { CUT_AFTER } else { queued };
                 self.cut.insert(
                     i,
                     Cut {
                         kind: ErrorKind::Cancelled,
-                        message,
+                        message: why.to_string(),
                     },
                 );
             }
@@ -525,17 +553,14 @@ impl Judge {
         // where a fixed level of `max(8, 2C)` requests would have.
         let fixed = (2 * self.concurrency as usize).max(8);
         let none_ok = self.records.len() >= fixed && !self.records.iter().any(|r| r.is_ok());
-        if none_ok
-            || self.precision.reached(
-                &self.records,
-                self.concurrency,
-                self.in_flight.decoding_since(),
-            )
-        {
+        let judged = self.precision.reached(
+            &self.records,
+            self.concurrency,
+            self.in_flight.decoding_since(),
+        );
+        if none_ok || judged.is_some() {
             self.enough.cancel();
-            if let Some(m) = self.precision.running {
-                self.in_flight.cut(m, CUT);
-            }
+            self.in_flight.cut(judged, self.precision.running, CUT);
         }
     }
 
@@ -555,9 +580,7 @@ impl Judge {
         if self.enough.is_cancelled() {
             return;
         }
-        if let Some(m) = self.precision.running {
-            self.in_flight.cut(m, CUT_AT_CAP);
-        }
+        self.in_flight.cut(None, self.precision.running, CUT_AT_CAP);
     }
 }
 
@@ -925,6 +948,11 @@ impl Worker {
                     let abort = self.abort.child_token();
                     let first_token = Arc::new(FirstToken::default());
                     if let Ok(mut j) = judge.lock() {
+                        // Judged precise since this worker last looked: sending now would put
+                        // a request after those the level cut.
+                        if j.enough.is_cancelled() {
+                            return;
+                        }
                         let sent = Sent {
                             at_s: self.origin.elapsed().as_secs_f64(),
                             abort: abort.clone(),
@@ -956,6 +984,14 @@ impl Worker {
                     if let Some(e) = f.record.error.as_mut() {
                         e.kind = cut.kind;
                         e.message = cut.message;
+                    } else if cut.kind == ErrorKind::Cancelled {
+                        // Cut as it finished, it is still cut: the level is a prefix in sending
+                        // order, and its steady window closed before this one was sent.
+                        f.record.error = Some(RequestError {
+                            kind: cut.kind,
+                            status: None,
+                            message: cut.message,
+                        });
                     }
                 } else {
                     j.see(&f.record);
@@ -982,7 +1018,6 @@ impl Worker {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use llmsweep_shared::bundle::RequestError;
 
     fn failed(kind: ErrorKind, status: Option<u16>) -> RequestRecord {
         RequestRecord {
@@ -1010,14 +1045,14 @@ mod tests {
             .find(|rs| running_cycles(rs, 2, f64::INFINITY).len() == 4)
             .unwrap();
         // Four cycles: enough at the server's running limit (or when it says none), not below.
-        assert!(p(Some(2)).reached(&four, 2, f64::INFINITY));
-        assert!(p(None).reached(&four, 2, f64::INFINITY));
-        assert!(!p(Some(16)).reached(&four, 2, f64::INFINITY));
+        assert!(p(Some(2)).reached(&four, 2, f64::INFINITY).is_some());
+        assert!(p(None).reached(&four, 2, f64::INFINITY).is_some());
+        assert!(p(Some(16)).reached(&four, 2, f64::INFINITY).is_none());
         let five = (1..20)
             .map(waves)
             .find(|rs| running_cycles(rs, 2, f64::INFINITY).len() == 5)
             .unwrap();
-        assert!(p(Some(16)).reached(&five, 2, f64::INFINITY));
+        assert!(p(Some(16)).reached(&five, 2, f64::INFINITY).is_some());
     }
 
     /// The default rule: ±2 % within a 120 s cap, against a server running `running`.
@@ -1040,8 +1075,8 @@ mod tests {
                 .collect()
         };
         let p = asked_2_pct(Some(16));
-        assert!(!p.reached(&level(11), 1, f64::INFINITY));
-        assert!(p.reached(&level(12), 1, f64::INFINITY));
+        assert!(p.reached(&level(11), 1, f64::INFINITY).is_none());
+        assert!(p.reached(&level(12), 1, f64::INFINITY).is_some());
     }
 
     #[test]
@@ -1066,7 +1101,7 @@ mod tests {
             .find(|rs| pm(rs).is_some_and(|pm| pm > 1.85 && pm < 1.95))
             .unwrap();
         let p = asked_2_pct(Some(16));
-        assert!(p.reached(&rs, 1, f64::INFINITY), "{:?}", pm(&rs));
+        assert!(p.reached(&rs, 1, f64::INFINITY).is_some(), "{:?}", pm(&rs));
         // With a tenth kept as margin, as above one slot, it would have gone on.
         assert!(pm(&rs).unwrap() > 0.9 * p.steady_pct);
         assert_eq!((margin(1), margin(2)), (1.0, 0.9));
@@ -1107,16 +1142,16 @@ mod tests {
         let mut in_flight = InFlight::default();
         send(&mut in_flight, 17, None);
         assert_eq!(in_flight.decoding_since(), f64::INFINITY);
-        assert!(p.reached(&rs, 2, in_flight.decoding_since()));
+        assert!(p.reached(&rs, 2, in_flight.decoding_since()).is_some());
         // Its first token at 19.1, after the last closed wave: still five cycles.
         let mut in_flight = InFlight::default();
         send(&mut in_flight, 17, Some(19.1));
         assert_eq!(in_flight.decoding_since(), 19.1);
-        assert!(p.reached(&rs, 2, in_flight.decoding_since()));
+        assert!(p.reached(&rs, 2, in_flight.decoding_since()).is_some());
         // Another, decoding since 16: the wave closing at 17 waits for its tokens.
         send(&mut in_flight, 18, Some(16.0));
         assert_eq!(in_flight.decoding_since(), 16.0);
-        assert!(!p.reached(&rs, 2, in_flight.decoding_since()));
+        assert!(p.reached(&rs, 2, in_flight.decoding_since()).is_none());
     }
 
     #[test]
