@@ -214,7 +214,12 @@ async fn a_request_the_server_never_finishes_is_abandoned_after_the_levels_grace
     )
     .await;
     let p = &s.bundle.sweeps[0].points[0];
-    let lost: Vec<_> = p.requests.iter().filter(|r| !r.is_ok()).collect();
+    // What was sent after the cycles the level was judged on is cut, not lost.
+    let lost: Vec<_> = p
+        .requests
+        .iter()
+        .filter(|r| !r.is_ok() && r.error.as_ref().unwrap().kind != ErrorKind::Cancelled)
+        .collect();
     assert_eq!(lost.len(), 1, "{lost:?}");
     let e = lost[0].error.as_ref().unwrap();
     assert_eq!(e.kind, ErrorKind::Timeout);
@@ -286,12 +291,14 @@ async fn chat_api_ignores_the_role_chunk_and_counts_exactly() {
     .await;
     let p = &s.bundle.sweeps[0].points[0];
     assert!(p.flags.is_empty(), "{:?}", p.flags);
-    for r in &p.requests {
+    // Every request counted; one cut at the level's end has what it received.
+    for r in p.requests.iter().filter(|r| r.is_ok()) {
         assert_eq!(
             (r.output_tokens, r.chunks, r.prompt_tokens),
             (10, 10, Some(100))
         );
     }
+    assert!(p.requests.iter().filter(|r| r.is_ok()).count() >= 6);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
