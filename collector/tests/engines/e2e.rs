@@ -145,7 +145,9 @@ async fn llama_server_sweep_counts_exactly_what_the_engine_did() {
             p.concurrency
         );
     }
-    for r in b.sweeps[0].points.iter().flat_map(|p| &p.requests) {
+    // A request cut at its level's end may have ended before the engine's usage came.
+    let counted = b.sweeps[0].points.iter().flat_map(|p| &p.requests);
+    for r in counted.filter(|r| !cut(r)) {
         // Calibrated with /tokenize, corrected for the BOS token the server adds.
         assert_eq!(r.prompt_tokens, Some(200));
         assert!(!r.tokens_estimated);
