@@ -165,19 +165,34 @@ pub fn steady_windows(records: &[RequestRecord], concurrency: u32) -> Vec<Steady
 ///
 /// A request the client aborted (cut at a precise level's end, or in flight when a run was
 /// interrupted) held its slot like any other, but its count of tokens ended with it and is not
-/// counted: the span closes at the first token of any such request. One cut while queued behind
-/// the server's running limit produced nothing, and the span runs on through it.
+/// counted: the span closes at the last completion before the first token of any such request
+/// (not at the token itself: the requests admitted at that completion prefilled before it, a
+/// lull of their own wave; in a lock-step loop at twice the running limit, ending at the token
+/// took 11.6 % off the steady rate). One cut while queued behind the server's running limit
+/// produced nothing, and the span runs on through it.
 fn steady_part<'a>(
     records: &[&'a RequestRecord],
     concurrency: u32,
 ) -> Option<(Vec<&'a RequestRecord>, f64, f64)> {
     let (lo, hi) = busy_span(records, concurrency)?;
-    let hi = records
+    let counted: Vec<&RequestRecord> = records.iter().copied().filter(|r| !is_aborted(r)).collect();
+    let first_cut_token = records
         .iter()
         .filter(|r| is_aborted(r))
         .filter_map(|r| Some(r.start_s + r.ttft_s?))
-        .fold(hi, f64::min);
-    let counted = records.iter().copied().filter(|r| !is_aborted(r)).collect();
+        .fold(f64::INFINITY, f64::min);
+    // At the last completion before it: the requests admitted after that completion prefilled
+    // before their first token, a lull that belongs to their wave, not to the window's.
+    let hi = if first_cut_token.is_finite() {
+        counted
+            .iter()
+            .map(|r| end_s(r))
+            .filter(|&e| e <= first_cut_token)
+            .fold(f64::NEG_INFINITY, f64::max)
+            .min(hi)
+    } else {
+        hi
+    };
     (hi > lo).then_some((counted, lo, hi))
 }
 
@@ -745,6 +760,34 @@ mod tests {
             }
         }
         assert!((360..=395).contains(&covered), "covered {covered} of 400");
+    }
+
+    #[test]
+    fn a_window_cut_short_by_the_next_wave_ends_at_its_last_completion_not_in_its_prefill() {
+        // Two slots in lock-step: each wave prefills 0.5 s (no tokens), then decodes 16 tokens,
+        // 32 tokens every 2 s. The third wave, sent at 4, is cut at 5 after its first tokens
+        // (at 4.5). Ending the window at that first token would add its prefill's lull and
+        // read 12.8 tok/s; it ends at the completion before it, on the loop's 16.
+        let cut = |start: f64| {
+            let mut r = rec(start, 0.5, 1.0, 5);
+            r.error = Some(crate::bundle::RequestError {
+                kind: crate::bundle::ErrorKind::Cancelled,
+                status: None,
+                message: "cut at the level's end".into(),
+            });
+            r
+        };
+        let rs = [
+            rec(0.0, 0.5, 2.0, 16),
+            rec(0.0, 0.5, 2.0, 16),
+            rec(2.0, 0.5, 2.0, 16),
+            rec(2.0, 0.5, 2.0, 16),
+            cut(4.0),
+            cut(4.0),
+        ];
+        let w = steady_window(&rs, 2).unwrap();
+        assert_eq!((w.start_s, w.end_s), (2.0, 4.0));
+        assert!((w.tokens / w.len_s() - 16.0).abs() < 1e-9, "{w:?}");
     }
 
     #[test]
