@@ -762,28 +762,29 @@ mod tests {
         assert!((360..=395).contains(&covered), "covered {covered} of 400");
     }
 
+    /// `r` as a request cut at its level's end: aborted by the client, not counted.
+    fn cut(mut r: RequestRecord) -> RequestRecord {
+        r.error = Some(crate::bundle::RequestError {
+            kind: crate::bundle::ErrorKind::Cancelled,
+            status: None,
+            message: "cut at the level's end".into(),
+        });
+        r
+    }
+
     #[test]
     fn a_window_cut_short_by_the_next_wave_ends_at_its_last_completion_not_in_its_prefill() {
         // Two slots in lock-step: each wave prefills 0.5 s (no tokens), then decodes 16 tokens,
         // 32 tokens every 2 s. The third wave, sent at 4, is cut at 5 after its first tokens
         // (at 4.5). Ending the window at that first token would add its prefill's lull and
         // read 12.8 tok/s; it ends at the completion before it, on the loop's 16.
-        let cut = |start: f64| {
-            let mut r = rec(start, 0.5, 1.0, 5);
-            r.error = Some(crate::bundle::RequestError {
-                kind: crate::bundle::ErrorKind::Cancelled,
-                status: None,
-                message: "cut at the level's end".into(),
-            });
-            r
-        };
         let rs = [
             rec(0.0, 0.5, 2.0, 16),
             rec(0.0, 0.5, 2.0, 16),
             rec(2.0, 0.5, 2.0, 16),
             rec(2.0, 0.5, 2.0, 16),
-            cut(4.0),
-            cut(4.0),
+            cut(rec(4.0, 0.5, 1.0, 5)),
+            cut(rec(4.0, 0.5, 1.0, 5)),
         ];
         let w = steady_window(&rs, 2).unwrap();
         assert_eq!((w.start_s, w.end_s), (2.0, 4.0));
@@ -793,17 +794,11 @@ mod tests {
     #[test]
     fn a_request_the_client_aborted_holds_its_slot_but_is_not_counted_nor_its_time() {
         // Slot A: [0, 4]. Slot B: [0, 1], [1, 3], then one sent at 3 and cut at 3.5.
-        let mut cut = rec(3.0, 0.0, 0.5, 0);
-        cut.error = Some(crate::bundle::RequestError {
-            kind: crate::bundle::ErrorKind::Cancelled,
-            status: None,
-            message: "cut at the level's end".into(),
-        });
         let rs = [
             rec(0.0, 0.1, 4.0, 41),
             rec(0.0, 0.1, 1.0, 11),
             rec(1.0, 0.1, 2.0, 21),
-            cut,
+            cut(rec(3.0, 0.0, 0.5, 0)),
         ];
         let s = summarize(&rs, 2, 11, &[]);
         assert_eq!((s.requests, s.ok, s.failed), (3, 3, 0));
