@@ -315,3 +315,68 @@ async fn decode_slows_as_the_context_grows_by_the_simulators_kv_cost() {
         want(8000.0) + 0.0015,
     );
 }
+
+/// The demo's last level: 64 slots against a server that runs 32. Once precise it cuts what
+/// waits in the queue and what it sent after its last judged cycle, but a batched prefill of
+/// those already admitted runs its course on the server (the simulator, like an engine, cannot
+/// take a step back): up to 31 × 30 ms. The context sweep after it starts once that step is
+/// over, so its first request's TTFT is its own prefill (25 ms), not the cut cohort's (the demo's
+/// first context request once waited 0.9 s).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_request_after_a_cut_level_does_not_wait_for_what_was_cut() {
+    // The demo's curve: 20 ms + 20 µs/token + 2e-10 s/token², 30 ms at 512 tokens.
+    let cfg = SimConfig {
+        prefill_a_s: 0.020,
+        prefill_b_s: 20e-6,
+        prefill_c_s: 2e-10,
+        ..SimConfig::preset(Preset::Fast)
+    };
+    let truth = cfg.clone();
+    let s = sweep_command(
+        cfg,
+        "run",
+        &[
+            "--concurrency",
+            "64",
+            "--input-len",
+            "512",
+            "--output-len",
+            "128",
+            "--lengths",
+            "256",
+            "--context-output-len",
+            "8",
+            "--context-repeats",
+            "2",
+            "--warmup",
+            "1",
+        ],
+    )
+    .await;
+    let level = &s.bundle.sweeps[0].points[0];
+    let cut = level
+        .requests
+        .iter()
+        .filter(|r| {
+            r.error
+                .as_ref()
+                .is_some_and(|e| e.kind == ErrorKind::Cancelled)
+        })
+        .count();
+    assert!(cut >= 32, "the precise level cut its queue, {cut} cut");
+    let ctx = &s.bundle.sweeps[1].points[0];
+    let first = ctx
+        .requests
+        .iter()
+        .min_by(|a, b| a.start_s.total_cmp(&b.start_s))
+        .unwrap();
+    let t = truth.prefill_s(256);
+    assert_between(
+        "the first context request's TTFT",
+        first.ttft_s.unwrap(),
+        t - 0.002,
+        t * 1.03 + OVERHEAD_S,
+    );
+    // The warm-up, the level's, one that waits out what the cut left, the context sweep's two.
+    assert_eq!(s.stats.requests, 1 + level.requests.len() as u64 + 1 + 2);
+}

@@ -1389,7 +1389,8 @@ async fn a_precise_level_cuts_what_waits_in_the_queue_and_counts_a_prefix_of_wha
     );
     // Every counted request was sent before every cut one, or with it: two slots refilled in
     // the same instant reach the server in either order (a counted request once started 1 µs
-    // after a cut one), so sends within a millisecond count as one.
+    // after a cut one, and under a loaded CI machine 1.1 ms after), so sends within 20 ms, a
+    // tenth of a request's time here, count as one.
     let last_counted = p
         .requests
         .iter()
@@ -1398,7 +1399,7 @@ async fn a_precise_level_cuts_what_waits_in_the_queue_and_counts_a_prefix_of_wha
         .fold(f64::NEG_INFINITY, f64::max);
     let first_cut = cut.iter().map(|r| r.start_s).fold(f64::INFINITY, f64::min);
     assert!(
-        last_counted < first_cut + 0.001,
+        last_counted < first_cut + 0.020,
         "{last_counted} vs {first_cut}"
     );
     assert!(p.flags.is_empty(), "{:?}", p.flags);

@@ -264,6 +264,34 @@ impl Session {
         silent
     }
 
+    /// Waits for the server to finish what a level left on it: one short request, not
+    /// recorded, and its one token. Requests the client gave up on (cut once the level was
+    /// precise, or timed out) end on the server only after the step in flight, and a batched
+    /// prefill of a whole cohort cannot be taken back: the next point's first request would
+    /// otherwise wait for it and count the wait as its TTFT (0.9 s against a 0.04 s prefill,
+    /// after the demo's 64 slots were cut). Waits at most `bound` (a server that answers
+    /// nothing is not waited for again); returns the seconds it took, when it succeeded.
+    pub(crate) async fn settle(&mut self, bound: Duration) -> Option<f64> {
+        if self.interrupt.is_stopped() {
+            return None;
+        }
+        let prompt = self.prompts.prompt(SETTLE_STREAM, 0, SETTLE_LEN);
+        let sent = Instant::now();
+        let generate = self.server.client.generate(
+            0,
+            &prompt,
+            1,
+            sent,
+            &self.interrupt.abort,
+            Keep::Start.into(),
+        );
+        let f = tokio::time::timeout(bound, generate).await.ok()?;
+        f.record
+            .error
+            .is_none()
+            .then(|| sent.elapsed().as_secs_f64())
+    }
+
     /// Takes over an interrupted bundle (`--resume`): its levels so far, its path, its workload,
     /// as the file holds them now that this run has its lock (a run that held it before may
     /// have added levels, or finished it, since the plan was made).
@@ -431,6 +459,13 @@ fn gpu_notes(telemetry: GpuTelemetry, nvidia_smi: Option<&std::path::Path>) -> V
 
 /// Prompt stream of the warm-up requests (points use their own, see `sweep::stream_id`).
 const WARMUP_STREAM: u64 = u64::MAX;
+
+/// Prompt stream of the request that waits out what a level left on the server
+/// ([`Session::settle`]); its one prompt, short, is served from the prefix cache after the first.
+const SETTLE_STREAM: u64 = u64::MAX - 1;
+
+/// Tokens of [`Session::settle`]'s prompt.
+const SETTLE_LEN: u64 = 16;
 
 /// Adjusts the token model from what the server counted for a warm-up prompt.
 fn learn_added_tokens(

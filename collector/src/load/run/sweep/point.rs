@@ -111,6 +111,24 @@ pub(crate) async fn measure(
     let run_prompts = s.prompts.clone();
     let mut point = attempts(s, spec, passes, label, &run_prompts).await;
     s.prompts = run_prompts;
+    // What the client gave up on may still hold the server's step in flight: the next point
+    // starts once it is over.
+    let given_up = |r: &RequestRecord| {
+        r.error
+            .as_ref()
+            .is_some_and(|e| matches!(e.kind, ErrorKind::Cancelled | ErrorKind::Timeout))
+    };
+    if let Some(p) = point.as_ref().filter(|p| p.requests.iter().any(given_up)) {
+        // The step in flight is at most about a cohort's prefill, which the level's slowest
+        // first token shows; a level that had none is not waited on long.
+        let ttft = p
+            .requests
+            .iter()
+            .filter_map(|r| r.ttft_s)
+            .fold(0.0, f64::max);
+        let bound = Duration::from_secs_f64(2.0 * ttft + 1.0).min(s.options.timeout);
+        s.settle(bound).await;
+    }
     // Say which prefixes the point's prompts began with when they are not the bundle's.
     if let Some(p) = point.as_mut() {
         let seed = p
