@@ -194,6 +194,15 @@ fn sweep_verdict(cmp: &Comparison, s: &SweepComparison, run: usize, pct: f64) ->
     let Some(n) = s.runs.iter().position(|&r| r == run) else {
         return v;
     };
+    // A level one of the two did not measure (skipped by both, once the default levels ended at
+    // saturation) has no change to speak of, not "no significant change".
+    let measured = |l: &&super::Level| {
+        l.rows.iter().any(|r| {
+            r.cells.first().is_some_and(|c| c.value.is_some())
+                && r.cells.get(n).is_some_and(|c| c.value.is_some())
+        })
+    };
+    v.levels = s.levels.iter().filter(measured).map(|l| l.key).collect();
     v.notes = only_in_notes(cmp, s);
     v.metrics = headline_verdicts(s, n, pct);
     if v.levels.is_empty() {
@@ -1720,6 +1729,37 @@ mod tests {
         assert_eq!(
             v.headline(&cmp.labels, 0),
             "throughput sweep: b is faster than a at C = 1; no significant change at C = 2, 4"
+        );
+    }
+
+    /// Levels both runs skipped (the default levels end at saturation, the rest are recorded
+    /// as not run) are in the table but have no change: the verdict does not call them "no
+    /// significant change".
+    #[test]
+    fn levels_neither_run_measured_are_not_no_significant_change() {
+        let skipped = |c: u32| {
+            let mut p = Point::empty(c, 512, 100);
+            p.status = crate::bundle::PointStatus::Skipped;
+            p.reason = Some("not run: the default levels ended at C=4".into());
+            p
+        };
+        let mut old = run("a", 0.3, 2.0);
+        let mut new = run("b", 0.3, 2.0);
+        new.sweeps[0].points[0] = point(1, 32, 0.2, 2.0);
+        for b in [&mut old, &mut new] {
+            b.sweeps[0].points.extend([skipped(64), skipped(100)]);
+        }
+        let (cmp, v) = verdict_of(&old, &new);
+        assert_eq!(cmp.sweeps[0].levels.len(), 5, "the table keeps them");
+        assert_eq!(v.levels, [1, 2, 4]);
+        assert_eq!(
+            v.headline(&cmp.labels, 0),
+            "throughput sweep: b is faster than a at C = 1; no significant change at C = 2, 4"
+        );
+        let (cmp, v) = verdict_of(&old, &old.clone());
+        assert_eq!(
+            v.headline(&cmp.labels, 0),
+            "throughput sweep: no significant change from a to a (C = 1, 2, 4)"
         );
     }
 
