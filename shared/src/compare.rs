@@ -96,6 +96,17 @@ pub struct Level {
     pub queue_filling: Vec<bool>,
 }
 
+impl Level {
+    /// Whether the baseline and the run in column `n` both measured this level (a value in some
+    /// row): a level both skipped is in the table but has no change to judge.
+    pub fn measured_by_both(&self, n: usize) -> bool {
+        self.rows.iter().any(|r| {
+            r.cells.first().is_some_and(|c| c.value.is_some())
+                && r.cells.get(n).is_some_and(|c| c.value.is_some())
+        })
+    }
+}
+
 /// A point's peak queue and KV-cache usage, from its server samples.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct ServerPeaks {

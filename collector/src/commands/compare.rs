@@ -39,8 +39,9 @@ pub struct CompareArgs {
     /// Exit 1 when a run is more than PCT % slower, beyond the noise.
     ///
     /// Exit with status 1 when steady throughput drops, or TTFT p50 rises, by more than PCT
-    /// percent beyond the noise (the 95 % interval of the change excludes zero) at any level
-    /// both runs measured, for gating a deployment change in CI; in a rate sweep, when TTFT
+    /// percent beyond the noise (as the verdict counts it: 95 % for all its judgements taken
+    /// together) at any level both runs measured, for gating a deployment change in CI; in a
+    /// rate sweep, when TTFT
     /// p50, TPOT p50 or e2e p99 rises so at any offered rate. Levels and sweeps only one run
     /// has are named and not gated. Against an imported run, which has no steady window,
     /// aggregate throughput is compared, and its numbers count as exact. Exit with status 3

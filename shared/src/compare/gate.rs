@@ -3,7 +3,9 @@
 
 use crate::bundle::SweepKind;
 use crate::compare::interval::{Change, NO_SPREAD, TOO_FEW};
-use crate::compare::verdict::{change_text, level_list, level_text, requests_for_interval};
+use crate::compare::verdict::{
+    MetricVerdict, change_text, headline_verdicts, level_list, level_text, requests_for_interval,
+};
 use crate::compare::{Comparison, Level, SweepComparison, kind_name};
 use crate::curves::Metric;
 
@@ -66,7 +68,15 @@ pub fn gate(cmp: &Comparison, pct: f64, only: Option<SweepKind>) -> Result<GateR
             continue;
         }
         for (n, &run) in s.runs.iter().enumerate().skip(1) {
-            let keys: Vec<u64> = s.levels.iter().map(|l| l.key).collect();
+            // Levels both runs skipped (the default levels end at saturation) are not gated.
+            let levels: Vec<&Level> = s.levels.iter().filter(|l| l.measured_by_both(n)).collect();
+            if levels.is_empty() {
+                continue;
+            }
+            let keys: Vec<u64> = levels.iter().map(|l| l.key).collect();
+            // What the verdict counts worse, all its judgements taken together at the gate's
+            // threshold: the gate fails on nothing the verdict calls no change.
+            let judged = headline_verdicts(s, n, pct);
             r.gated.push(format!(
                 "{} against {}: {name} sweep at {}",
                 cmp.labels[run],
@@ -81,7 +91,7 @@ pub fn gate(cmp: &Comparison, pct: f64, only: Option<SweepKind>) -> Result<GateR
             }
             let mut few: Vec<u64> = Vec::new();
             let mut queued: Vec<u64> = Vec::new();
-            for level in &s.levels {
+            for level in levels {
                 r.not_gated.extend(cut_off_lines(cmp, s, level, n));
                 let queues = s.kind == SweepKind::Throughput
                     && [cmp.baseline, run].iter().any(|&i| {
@@ -94,7 +104,7 @@ pub fn gate(cmp: &Comparison, pct: f64, only: Option<SweepKind>) -> Result<GateR
                 if queues {
                     queued.push(level.key);
                 }
-                if gate_level(&mut r, cmp, s, level, n, run, pct, queues) {
+                if gate_level(&mut r, cmp, s, level, (n, run), &judged, pct, queues) {
                     few.push(level.key);
                 }
             }
@@ -141,8 +151,8 @@ fn gate_level(
     cmp: &Comparison,
     s: &SweepComparison,
     level: &Level,
-    n: usize,
-    run: usize,
+    (n, run): (usize, usize),
+    judged: &[MetricVerdict],
     pct: f64,
     queues: bool,
 ) -> bool {
@@ -195,7 +205,12 @@ fn gate_level(
     let label = &cmp.labels[run];
     for (m, c) in gated {
         let text = change_text(&c);
-        if c.significant(pct) && !m.improved_by(c.pct) {
+        // A metric outside the verdict's judgements is judged on its own interval.
+        let worse = match judged.iter().find(|v| v.metric == m) {
+            Some(v) => v.worse.contains(&level.key),
+            None => c.significant(pct) && !m.improved_by(c.pct),
+        };
+        if worse {
             r.regressions
                 .push(format!("{label}: {} {text} at {at}", m.label()));
         } else if could_be_worse(m, &c, pct) {

@@ -196,13 +196,12 @@ fn sweep_verdict(cmp: &Comparison, s: &SweepComparison, run: usize, pct: f64) ->
     };
     // A level one of the two did not measure (skipped by both, once the default levels ended at
     // saturation) has no change to speak of, not "no significant change".
-    let measured = |l: &&super::Level| {
-        l.rows.iter().any(|r| {
-            r.cells.first().is_some_and(|c| c.value.is_some())
-                && r.cells.get(n).is_some_and(|c| c.value.is_some())
-        })
-    };
-    v.levels = s.levels.iter().filter(measured).map(|l| l.key).collect();
+    v.levels = s
+        .levels
+        .iter()
+        .filter(|l| l.measured_by_both(n))
+        .map(|l| l.key)
+        .collect();
     v.notes = only_in_notes(cmp, s);
     v.metrics = headline_verdicts(s, n, pct);
     if v.levels.is_empty() {
@@ -497,7 +496,7 @@ fn only_in_notes(cmp: &Comparison, s: &SweepComparison) -> Vec<String> {
 
 /// The headline metrics with a change at some level, for the compared run at column `n`.
 /// Aggregate throughput speaks only where steady throughput could not (imported runs).
-fn headline_verdicts(s: &SweepComparison, n: usize, pct: f64) -> Vec<MetricVerdict> {
+pub(crate) fn headline_verdicts(s: &SweepComparison, n: usize, pct: f64) -> Vec<MetricVerdict> {
     let mut metrics: Vec<MetricVerdict> = headline_metrics(s.kind)
         .iter()
         .map(|&metric| metric_verdict(s, n, metric))
@@ -1729,6 +1728,58 @@ mod tests {
         assert_eq!(
             v.headline(&cmp.labels, 0),
             "throughput sweep: b is faster than a at C = 1; no significant change at C = 2, 4"
+        );
+    }
+
+    /// A TTFT p50 44 % higher at one level on its own interval (p = 0.04), as two runs of one
+    /// configuration once read (+43.7 %, +1.8 to +67.2, at C=8: a closed loop's TTFT p50 moves
+    /// between batched and lone prefills): beyond the noise alone, not among all the verdict's
+    /// judgements. The verdict says no significant change, and the gate does not fail on it: it
+    /// cannot tell.
+    #[test]
+    fn the_gate_fails_on_nothing_the_verdict_calls_no_change() {
+        let inputs_of = |a: &Bundle, b: &Bundle| {
+            compare(
+                &[
+                    RunInput {
+                        label: &a.label,
+                        bundle: a,
+                    },
+                    RunInput {
+                        label: &b.label,
+                        bundle: b,
+                    },
+                ],
+                0,
+            )
+        };
+        let (a, b) = (run("a", 0.3, 2.0), run("b", 0.3, 2.0));
+        let mut cmp = inputs_of(&a, &b);
+        let row = cmp.sweeps[0].levels[1]
+            .rows
+            .iter_mut()
+            .find(|r| r.metric == Metric::TtftP50)
+            .unwrap();
+        let one = Change {
+            pct: 43.7,
+            interval: Some((1.8, 67.2)),
+            no_interval: None,
+            below_resolution: false,
+            df: None,
+        };
+        assert!(one.significant(5.0), "beyond the noise on its own");
+        row.cells[1].change = Some(one);
+        let v = verdicts(&cmp, 5.0).remove(0);
+        assert_eq!(v.outcome, Outcome::NoSignificantChange);
+        let r = crate::compare::gate::gate(&cmp, 5.0, None).unwrap();
+        assert!(r.regressions.is_empty(), "{:?}", r.regressions);
+        assert!(
+            r.unresolved
+                .iter()
+                .any(|l| l.starts_with("b: TTFT p50 (s) +43.7 %")
+                    && l.ends_with("could be more than 5 % worse")),
+            "{:?}",
+            r.unresolved
         );
     }
 
