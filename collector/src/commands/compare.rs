@@ -41,9 +41,8 @@ pub struct CompareArgs {
     /// Exit with status 1 when steady throughput drops, or TTFT p50 rises, by more than PCT
     /// percent beyond the noise (as the verdict counts it: 95 % for all its judgements taken
     /// together) at any level both runs measured, for gating a deployment change in CI; in a
-    /// rate sweep, when TTFT
-    /// p50, TPOT p50 or e2e p99 rises so at any offered rate. Levels and sweeps only one run
-    /// has are named and not gated. Against an imported run, which has no steady window,
+    /// rate sweep, when TTFT p50, TPOT p50 or e2e p99 rises so at any offered rate. Levels and
+    /// sweeps only one run has are named and not gated. Against an imported run, which has no steady window,
     /// aggregate throughput is compared, and its numbers count as exact. Exit with status 3
     /// when nothing is slower beyond the noise but some gated change's interval reaches more
     /// than PCT percent the worse way: the runs cannot tell, and the gate does not pass what

@@ -1448,7 +1448,8 @@ mod tests {
     /// The note of every run of 32 requests a level.
     const TAILS: &str = "TTFT p99 and e2e p99 not judged at C = 1, 2, 4: a p99 needs at least 368 requests per level for an interval";
 
-    fn verdict_of(a: &Bundle, b: &Bundle) -> (Comparison, SweepVerdict) {
+    /// `b` compared with `a`, the baseline.
+    fn comparison(a: &Bundle, b: &Bundle) -> Comparison {
         let inputs = [
             RunInput {
                 label: &a.label,
@@ -1459,7 +1460,11 @@ mod tests {
                 bundle: b,
             },
         ];
-        let cmp = compare(&inputs, 0);
+        compare(&inputs, 0)
+    }
+
+    fn verdict_of(a: &Bundle, b: &Bundle) -> (Comparison, SweepVerdict) {
+        let cmp = comparison(a, b);
         let v = verdicts(&cmp, NEUTRAL_PCT).remove(0);
         (cmp, v)
     }
@@ -1738,23 +1743,8 @@ mod tests {
     /// cannot tell.
     #[test]
     fn the_gate_fails_on_nothing_the_verdict_calls_no_change() {
-        let inputs_of = |a: &Bundle, b: &Bundle| {
-            compare(
-                &[
-                    RunInput {
-                        label: &a.label,
-                        bundle: a,
-                    },
-                    RunInput {
-                        label: &b.label,
-                        bundle: b,
-                    },
-                ],
-                0,
-            )
-        };
         let (a, b) = (run("a", 0.3, 2.0), run("b", 0.3, 2.0));
-        let mut cmp = inputs_of(&a, &b);
+        let mut cmp = comparison(&a, &b);
         let row = cmp.sweeps[0].levels[1]
             .rows
             .iter_mut()
