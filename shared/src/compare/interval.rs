@@ -253,14 +253,14 @@ fn spread_of(metric: Metric, p: &Point, value: f64) -> Option<Spread> {
         ok.iter().filter_map(|r| f(r)).collect()
     };
     match metric {
-        Metric::TtftP50 => percentile_log_bounds(values(&|r| r.ttft_s), 0.5, value),
-        Metric::TtftP99 => percentile_log_bounds(values(&|r| r.ttft_s), 0.99, value),
-        Metric::E2eP50 => percentile_log_bounds(values(&|r| Some(r.e2e_s)), 0.5, value),
-        Metric::E2eP99 => percentile_log_bounds(values(&|r| Some(r.e2e_s)), 0.99, value),
+        Metric::TtftP50 => latency_log_bounds(values(&|r| r.ttft_s), 0.5, value),
+        Metric::TtftP99 => latency_log_bounds(values(&|r| r.ttft_s), 0.99, value),
+        Metric::E2eP50 => latency_log_bounds(values(&|r| Some(r.e2e_s)), 0.5, value),
+        Metric::E2eP99 => latency_log_bounds(values(&|r| Some(r.e2e_s)), 0.99, value),
         Metric::TpotP50 => percentile_log_bounds(values(&tpot_s), 0.5, value),
-        Metric::TtftP90 => percentile_log_bounds(values(&|r| r.ttft_s), 0.9, value),
+        Metric::TtftP90 => latency_log_bounds(values(&|r| r.ttft_s), 0.9, value),
         Metric::TpotP90 => percentile_log_bounds(values(&tpot_s), 0.9, value),
-        Metric::E2eP90 => percentile_log_bounds(values(&|r| Some(r.e2e_s)), 0.9, value),
+        Metric::E2eP90 => latency_log_bounds(values(&|r| Some(r.e2e_s)), 0.9, value),
         Metric::TtftMean => mean_log_se(&values(&|r| r.ttft_s)).map(Spread::LogSe),
         Metric::TpotMean => mean_log_se(&values(&tpot_s)).map(Spread::LogSe),
         Metric::E2eMean => mean_log_se(&values(&|r| Some(r.e2e_s))).map(Spread::LogSe),
@@ -374,14 +374,41 @@ pub fn proportion_log_bounds(good: u64, n: u64) -> Option<Spread> {
 /// when the sample is too small for the interval to close.
 ///
 /// `values` in the order the requests were sent: the ranks are widened by their
-/// [`design_effect`] when neighbours in that order are alike.
-pub fn percentile_log_bounds(mut values: Vec<f64>, q: f64, value: f64) -> Option<Spread> {
+/// [`design_effect`] when neighbours in that order are alike. For latencies in seconds, see
+/// [`latency_log_bounds`].
+pub fn percentile_log_bounds(values: Vec<f64>, q: f64, value: f64) -> Option<Spread> {
+    quantile_log_bounds(values, q, value, 0.0)
+}
+
+/// [`percentile_log_bounds`] for a latency that is one span of the client's clock (TTFT, e2e):
+/// its likeness to its neighbours is judged on the client's timing resolution
+/// ([`RESOLUTION_S`]), since two requests whose spans differ by less cannot be said to fall on
+/// different sides of a quantile. A TPOT is such a span divided by its tokens, resolved far
+/// finer than the grid (a TPOT of 20 ms varies by tenths of a millisecond), and keeps
+/// [`percentile_log_bounds`].
+///
+/// At C=1 against the kpro5 simulator, 18 TTFTs from 0.1508 to 0.1522 s rose by about a
+/// millisecond over the level; their shares below the median, in batches of four, were 0.75,
+/// 0.75, 0.5 and 0: a design effect of 5.3, which left the equivalent of three independent
+/// requests and no interval at all, for a median known to within a millisecond. On the
+/// millisecond grid every batch holds all four at or below the median: no design effect.
+pub fn latency_log_bounds(values: Vec<f64>, q: f64, value: f64) -> Option<Spread> {
+    quantile_log_bounds(values, q, value, RESOLUTION_S)
+}
+
+/// [`percentile_log_bounds`] with the design effect judged on a grid of `resolution` (none at 0).
+fn quantile_log_bounds(
+    mut values: Vec<f64>,
+    q: f64,
+    value: f64,
+    resolution: f64,
+) -> Option<Spread> {
     values.retain(|v| v.is_finite());
     let n = values.len();
     if n < 2 || value.is_nan() || value <= 0.0 {
         return None;
     }
-    let deff = design_effect(&values, q, value);
+    let deff = design_effect_on_grid(&values, q, value, resolution);
     values.sort_by(f64::total_cmp);
     let (j, k, coverage) = dependent_ranks(n, q, deff)?;
     let (a, b) = (values[j - 1], values[k - 1]);
@@ -457,6 +484,20 @@ pub fn order_ranks(n: usize, q: f64) -> Option<(usize, usize, f64)> {
 /// the batch-means variance. A batch expected to hold fewer than two values on the rarer side
 /// (a p99 of a few hundred requests) cannot show it: 1.
 pub fn design_effect(values: &[f64], q: f64, cut: f64) -> f64 {
+    design_effect_on_grid(values, q, cut, 0.0)
+}
+
+/// [`design_effect`] with the values and the cut rounded to the nearest multiple of
+/// `resolution` (as they are when it is 0): values that differ by less than it are ties.
+pub fn design_effect_on_grid(values: &[f64], q: f64, cut: f64, resolution: f64) -> f64 {
+    let on_grid = |v: f64| {
+        if resolution > 0.0 {
+            (v / resolution).round()
+        } else {
+            v
+        }
+    };
+    let cut = on_grid(cut);
     let n = values.len();
     let batches = ((n as f64).sqrt() as usize).clamp(4, 20);
     let size = n / batches;
@@ -466,7 +507,7 @@ pub fn design_effect(values: &[f64], q: f64, cut: f64) -> f64 {
     let shares: Vec<f64> = values
         .chunks_exact(size)
         .take(batches)
-        .map(|b| b.iter().filter(|&&v| v <= cut).count() as f64 / size as f64)
+        .map(|b| b.iter().filter(|&&v| on_grid(v) <= cut).count() as f64 / size as f64)
         .collect();
     let k = shares.len() as f64;
     let share = shares.iter().sum::<f64>() / k;
@@ -764,6 +805,49 @@ mod tests {
         let (lo, hi) = c.interval.unwrap();
         assert!(lo < 0.0 && hi > 70.0, "({lo}, {hi})");
         assert!(!c.significant(5.0));
+    }
+
+    /// The TTFTs of the kpro5 story's C=1 level, in the order they were sent: 0.1508 to
+    /// 0.1522 s, rising by about a millisecond over the level.
+    const ONE_SLOT_TTFTS: [f64; 18] = [
+        0.150843, 0.151892, 0.151861, 0.150949, 0.150813, 0.151581, 0.151148, 0.151925, 0.151952,
+        0.15157, 0.15189, 0.151254, 0.152101, 0.152052, 0.152114, 0.152037, 0.151807, 0.152213,
+    ];
+
+    #[test]
+    fn a_drift_below_the_timing_resolution_does_not_take_a_latencys_interval_away() {
+        let v = ONE_SLOT_TTFTS.to_vec();
+        let median = crate::metrics::percentile(&v, 50.0).unwrap();
+        // Taken at the microsecond, the batches of four hold 3, 3, 2 and 0 at or below the
+        // median: a design effect of 5.3, three independent requests' worth, no interval.
+        let t = crate::metrics::t_quantile(3.0) / Z;
+        // shares 0.75, 0.75, 0.5, 0: mean 0.5, variance 0.375 / 3; 4 · 0.125 / 0.25 = 2, times
+        // (t₃ / z)².
+        let by_hand = 2.0 * t * t;
+        assert!((design_effect(&v, 0.5, median) - by_hand).abs() < 1e-9);
+        assert_eq!(percentile_log_bounds(v.clone(), 0.5, median), None);
+        // On the millisecond grid they are ties: every batch holds all four, and the median
+        // has the plain order-statistic interval of 18 requests, [x₅, x₁₄].
+        assert_eq!(design_effect_on_grid(&v, 0.5, median, RESOLUTION_S), 1.0);
+        let Some(Spread::LogBounds { down, up }) = latency_log_bounds(v.clone(), 0.5, median)
+        else {
+            panic!("no interval")
+        };
+        let mut sorted = v;
+        sorted.sort_by(f64::total_cmp);
+        let (j, k, c) = order_ranks(18, 0.5).unwrap();
+        assert_eq!((j, k), (5, 14));
+        let scale = Z / normal_quantile(0.5 + c / 2.0);
+        assert!((down - (median.ln() - sorted[4].ln()) * scale).abs() < 1e-12);
+        assert!((up - (sorted[13].ln() - median.ln()) * scale).abs() < 1e-12);
+        assert!(down < 0.01 && up < 0.01, "down {down}, up {up}");
+        // A spread of tens of milliseconds is not on the grid's scale: the same design effect.
+        let wide: Vec<f64> = ONE_SLOT_TTFTS.iter().map(|t| (t - 0.15) * 50.0).collect();
+        let wide_median = crate::metrics::percentile(&wide, 50.0).unwrap();
+        assert_eq!(
+            design_effect_on_grid(&wide, 0.5, wide_median, RESOLUTION_S),
+            design_effect(&wide, 0.5, wide_median)
+        );
     }
 
     #[test]

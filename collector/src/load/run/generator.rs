@@ -98,7 +98,7 @@ impl Precision {
     /// When it does: the time the last of those cycles closed. What was sent after it is not
     /// needed (see [`InFlight::cut`]).
     pub fn reached(&self, records: &[RequestRecord], c: u32, decoding_since: f64) -> Option<f64> {
-        use llmsweep_shared::compare::interval::percentile_log_bounds;
+        use llmsweep_shared::compare::interval::latency_log_bounds;
         use llmsweep_shared::metrics::{cycle_pm_pct, percentile, running_cycles};
         let cycles = running_cycles(records, c, decoding_since);
         let least = match self.running {
@@ -118,7 +118,7 @@ impl Precision {
             .filter_map(|r| r.ttft_s)
             .collect();
         let p50 = percentile(&ttft, 50.0)?;
-        percentile_log_bounds(ttft, 0.5, p50)?;
+        latency_log_bounds(ttft, 0.5, p50)?;
         cycles.last().map(|last| last.end_s)
     }
 }
@@ -1072,6 +1072,37 @@ mod tests {
         let p = asked_2_pct(Some(16));
         assert!(p.reached(&level(11), 1, f64::INFINITY).is_none());
         assert!(p.reached(&level(12), 1, f64::INFINITY).is_some());
+    }
+
+    #[test]
+    fn one_slot_is_not_held_back_by_a_drift_below_the_timing_resolution() {
+        // The story's C=1 level: 18 requests of about 7 s, one after another, whose TTFTs rose
+        // by a millisecond over the level (0.1508 to 0.1522 s). Taken at the microsecond, that
+        // drift left their median no interval from the 16th request on, and the level ran to
+        // its 120 s cap; its steady rate was within the asked ±2 % all along.
+        let ttfts = [
+            0.150843, 0.151892, 0.151861, 0.150949, 0.150813, 0.151581, 0.151148, 0.151925,
+            0.151952, 0.15157, 0.15189, 0.151254, 0.152101, 0.152052, 0.152114, 0.152037, 0.151807,
+            0.152213,
+        ];
+        let mut at = 0.0;
+        let rs: Vec<RequestRecord> = ttfts
+            .iter()
+            .enumerate()
+            .map(|(i, &ttft)| {
+                let e2e = if i % 2 == 0 { 6.9 } else { 7.1 };
+                let r = RequestRecord::test_ok(at, ttft, e2e, 500);
+                at += e2e;
+                r
+            })
+            .collect();
+        let p = asked_2_pct(Some(16));
+        for n in 12..=18 {
+            assert!(
+                p.reached(&rs[..n], 1, f64::INFINITY).is_some(),
+                "{n} requests"
+            );
+        }
     }
 
     #[test]
