@@ -1,8 +1,16 @@
 //! What the tests and benchmarks of every crate build known inputs with (feature
-//! `test-support`): a deterministic normal source, and a bundle as if its server were slower.
+//! `test-support`): a deterministic normal source, a bundle as if its server were slower, and
+//! measured latencies a test replays.
 
 use crate::Bundle;
 use crate::metrics::level::summarize;
+
+/// The TTFTs of the kpro5 story's C=1 level (`serve-sim --preset kpro5`, full speed), in the
+/// order they were sent: 0.1508 to 0.1522 s, rising by about a millisecond over the level.
+pub const ONE_SLOT_TTFTS: [f64; 18] = [
+    0.150843, 0.151892, 0.151861, 0.150949, 0.150813, 0.151581, 0.151148, 0.151925, 0.151952,
+    0.15157, 0.15189, 0.151254, 0.152101, 0.152052, 0.152114, 0.152037, 0.151807, 0.152213,
+];
 
 /// A deterministic source of standard normal draws (xorshift and Box–Muller), so a statistical
 /// test over many simulated runs draws the same numbers every time.

@@ -388,7 +388,7 @@ pub fn percentile_log_bounds(values: Vec<f64>, q: f64, value: f64) -> Option<Spr
 /// [`percentile_log_bounds`].
 ///
 /// At C=1 against the kpro5 simulator, 18 TTFTs from 0.1508 to 0.1522 s rose by about a
-/// millisecond over the level; their shares below the median, in batches of four, were 0.75,
+/// millisecond over the level; their shares at or below the median, in batches of four, were 0.75,
 /// 0.75, 0.5 and 0: a design effect of 5.3, which left the equivalent of three independent
 /// requests and no interval at all, for a median known to within a millisecond. On the
 /// millisecond grid every batch holds all four at or below the median: no design effect.
@@ -489,7 +489,7 @@ pub fn design_effect(values: &[f64], q: f64, cut: f64) -> f64 {
 
 /// [`design_effect`] with the values and the cut rounded to the nearest multiple of
 /// `resolution` (as they are when it is 0): values that differ by less than it are ties.
-pub fn design_effect_on_grid(values: &[f64], q: f64, cut: f64, resolution: f64) -> f64 {
+fn design_effect_on_grid(values: &[f64], q: f64, cut: f64, resolution: f64) -> f64 {
     let on_grid = |v: f64| {
         if resolution > 0.0 {
             (v / resolution).round()
@@ -807,15 +807,9 @@ mod tests {
         assert!(!c.significant(5.0));
     }
 
-    /// The TTFTs of the kpro5 story's C=1 level, in the order they were sent: 0.1508 to
-    /// 0.1522 s, rising by about a millisecond over the level.
-    const ONE_SLOT_TTFTS: [f64; 18] = [
-        0.150843, 0.151892, 0.151861, 0.150949, 0.150813, 0.151581, 0.151148, 0.151925, 0.151952,
-        0.15157, 0.15189, 0.151254, 0.152101, 0.152052, 0.152114, 0.152037, 0.151807, 0.152213,
-    ];
-
     #[test]
     fn a_drift_below_the_timing_resolution_does_not_take_a_latencys_interval_away() {
+        use crate::test_support::ONE_SLOT_TTFTS;
         let v = ONE_SLOT_TTFTS.to_vec();
         let median = crate::metrics::percentile(&v, 50.0).unwrap();
         // Taken at the microsecond, the batches of four hold 3, 3, 2 and 0 at or below the

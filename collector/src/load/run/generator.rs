@@ -1080,13 +1080,8 @@ mod tests {
         // by a millisecond over the level (0.1508 to 0.1522 s). Taken at the microsecond, that
         // drift left their median no interval from the 16th request on, and the level ran to
         // its 120 s cap; its steady rate was within the asked ±2 % all along.
-        let ttfts = [
-            0.150843, 0.151892, 0.151861, 0.150949, 0.150813, 0.151581, 0.151148, 0.151925,
-            0.151952, 0.15157, 0.15189, 0.151254, 0.152101, 0.152052, 0.152114, 0.152037, 0.151807,
-            0.152213,
-        ];
         let mut at = 0.0;
-        let rs: Vec<RequestRecord> = ttfts
+        let rs: Vec<RequestRecord> = llmsweep_shared::test_support::ONE_SLOT_TTFTS
             .iter()
             .enumerate()
             .map(|(i, &ttft)| {
