@@ -13,12 +13,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v valgrind >/dev/null || { echo "valgrind is not installed (apt-get install valgrind)" >&2; exit 2; }
 target=${CARGO_TARGET_DIR:-target}
-cargo bench -q -p llmsweep --bench hot_path --no-run >&2
-bench=$(ls -t "$target"/release/deps/hot_path-* | grep -v '\.d$' | head -1)
+# The executable cargo names (two checkouts sharing a target folder build two of them)
+built=$(cargo bench -p llmsweep --bench hot_path --no-run 2>&1) || { echo "$built" >&2; exit 1; }
+bench=$(sed -n 's/.*Executable .*(\(.*\))$/\1/p' <<<"$built" | tail -1)
+[[ -x "$bench" ]] || { echo "$built" >&2; echo "no hot_path bench executable named" >&2; exit 1; }
+echo "counting in $bench" >&2
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 printf '| case | instructions per token | of them in memcpy |\n|---|---:|---:|\n'
-for case in vllm_completions/1500B vllm_completions/per_event_read sglang_chat/1500B sglang_chat/per_event_read; do
+for case in vllm_completions/1500B vllm_completions/per_event_read sglang_chat/1500B sglang_chat/per_event_read \
+    vllm_chat_usage/1500B vllm_chat_usage/per_event_read; do
     rm -f "$work"/cg.*
     valgrind --tool=callgrind --callgrind-out-file="$work/cg.%p" --toggle-collect='hot_path::request' \
         "$bench" --bench "decode_path/request/$case\$" --profile-time 1 >/dev/null 2>"$work/err"

@@ -50,6 +50,26 @@ fn sglang_chat() -> Vec<u8> {
     s.into_bytes()
 }
 
+/// A vLLM `/v1/chat/completions` stream with `continuous_usage_stats`: the count so far in
+/// every chunk, text without escapes.
+fn vllm_chat_usage() -> Vec<u8> {
+    let mut s = String::new();
+    for i in 0..TOKENS {
+        let finish = if i + 1 == TOKENS {
+            "\"length\""
+        } else {
+            "null"
+        };
+        s.push_str(&format!(
+            "data: {{\"id\":\"chatcmpl-5c0a3f9e8b7d4e21a6f0c1d2e3f4a5b6\",\"object\":\"chat.completion.chunk\",\"created\":1764590000,\"model\":\"meta-llama/Llama-3.1-8B-Instruct\",\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\" tok{i}\"}},\"logprobs\":null,\"finish_reason\":{finish}}}],\"usage\":{{\"prompt_tokens\":16,\"total_tokens\":{},\"completion_tokens\":{}}}}}\n\n",
+            17 + i,
+            i + 1
+        ));
+    }
+    s.push_str("data: [DONE]\n\n");
+    s.into_bytes()
+}
+
 /// What the client does with one read: decode, parse each event (with the answer's reader, as
 /// the client does), feed the trace. Returns whether `[DONE]` came.
 fn feed(
@@ -107,6 +127,7 @@ fn decode_path(c: &mut Criterion) {
     for (name, stream) in [
         ("vllm_completions", vllm_completions()),
         ("sglang_chat", sglang_chat()),
+        ("vllm_chat_usage", vllm_chat_usage()),
     ] {
         let r = request(&stream, 1500);
         assert_eq!((r.output_tokens, r.chunks), (TOKENS as u64, TOKENS as u64));

@@ -8,6 +8,8 @@ use serde::Deserialize;
 use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
+use super::scan::UsageSpan;
+
 /// What one chunk says, dialect differences removed. Its text borrows from the event's data
 /// when it had no escapes.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -63,21 +65,170 @@ pub fn parse_chunk(data: &str) -> Option<ChunkEvent<'_>> {
     parse_chunk_serde(data)
 }
 
-/// Reads the chunks of one answer, as [`parse_chunk`] reads each: once it has read a chunk, the
-/// members the next ones start with and the scan only steps over (`id`, `object`, `created`,
-/// `model`: a third of a vLLM token chunk) are compared as bytes rather than scanned again.
+/// Reads the chunks of one answer, as [`parse_chunk`] reads each. Token chunks of one answer
+/// differ in their text and little else, so the reader keeps two things from the chunks it has
+/// read:
+///
+/// - the **shape** of the last token chunk: its bytes around the one string its text came from
+///   and, when it had one after its text, around its `usage` (which counts up from chunk to
+///   chunk when a server is asked for `continuous_usage_stats`). A chunk that is those same
+///   bytes around another string without escapes (and another usage) says what that chunk
+///   said, with the other text (and usage): it is compared, and only its usage read;
+/// - the **members** the chunks start with and the scan only steps over (`id`, `object`,
+///   `created`, `model`: a third of a vLLM token chunk), compared as bytes rather than scanned
+///   again when the rest differs (a finish reason, a role).
 #[derive(Debug, Default)]
 pub struct ChunkReader {
     common: Vec<u8>,
+    shape: Shape,
+}
+
+/// A token chunk split around the string its text came from and its usage (see
+/// [`ChunkReader`]), and what the chunk said besides; none kept while `before` is empty. The
+/// buffers are kept from chunk to chunk.
+#[derive(Debug, Default)]
+struct Shape {
+    /// Up to and with the string's opening quote.
+    before: Vec<u8>,
+    /// From the string's closing quote: to the chunk's end, or (`usage`) to its usage's value.
+    after: Vec<u8>,
+    /// The chunk had a usage after its text, its value between `after` and `tail`.
+    usage: bool,
+    /// After the usage's value, to the chunk's end.
+    tail: Vec<u8>,
+    token_chunk: bool,
+    reasoning: bool,
+    answer: bool,
 }
 
 impl ChunkReader {
     /// The chunk `data` says, as [`parse_chunk`] would read it.
     pub fn read<'a>(&mut self, data: &'a str) -> Option<ChunkEvent<'a>> {
-        if let Some(ev) = super::scan::chunk_after(data, &mut self.common) {
+        if let Some(ev) = self.by_shape(data) {
             return Some(ev);
         }
-        parse_chunk_serde(data)
+        let Some((ev, usage)) = super::scan::chunk_after(data, &mut self.common) else {
+            return parse_chunk_serde(data);
+        };
+        self.shape.keep(data, &ev, usage);
+        Some(ev)
+    }
+
+    /// The chunk `data` says when it has the last token chunk's shape; `None` when it does not.
+    ///
+    /// Why this is the chunk's reading: `data` is the shaped chunk's bytes with only the content
+    /// of one string changed, to content without a quote, a backslash or a control character,
+    /// so it is still one string, ending where the other ended; and with only its usage's value
+    /// changed, to one the scan reads as it reads a chunk's. The JSON is the same but for that
+    /// string's value and the usage. That string was the text's only source (the text borrowed
+    /// all of it: [`Shape::keep`]), and the rest of the event depends on it only through whether
+    /// it is empty, which neither is; the usage is read here as the scan reads it in a chunk.
+    fn by_shape<'a>(&self, data: &'a str) -> Option<ChunkEvent<'a>> {
+        use super::scan::plain;
+        let shape = &self.shape;
+        let (b, n) = (data.as_bytes(), shape.before.len());
+        if n == 0 || !b.starts_with(&shape.before) {
+            return None;
+        }
+        let end = if shape.usage {
+            // The text runs to the first byte a string does not hold as it is; `after` starts
+            // with the quote that must be there.
+            n + b[n..].iter().position(|&c| !plain(c))?
+        } else {
+            if b.len() <= n + shape.after.len() || !b.ends_with(&shape.after) {
+                return None;
+            }
+            let end = b.len() - shape.after.len();
+            if !b[n..end].iter().all(|&c| plain(c)) {
+                return None;
+            }
+            end
+        };
+        if end == n {
+            return None;
+        }
+        let mut ev = ChunkEvent {
+            // Both ends are ASCII quotes, so the slice falls on character boundaries.
+            text: Cow::Borrowed(data.get(n..end)?),
+            token_chunk: shape.token_chunk,
+            reasoning: shape.reasoning,
+            answer: shape.answer,
+            ..ChunkEvent::default()
+        };
+        if shape.usage {
+            if !b[end..].starts_with(&shape.after) {
+                return None;
+            }
+            let (usage, at) = super::scan::usage_at(data, end + shape.after.len())?;
+            if b[at..] != shape.tail[..] {
+                return None;
+            }
+            ev.usage = usage;
+        }
+        Some(ev)
+    }
+}
+
+/// The longest chunk whose shape is kept: a token chunk is a few hundred bytes, and a reader
+/// per stream does not double what a server sending megabyte events makes each stream hold.
+const SHAPE_MAX: usize = 4096;
+
+impl Shape {
+    /// Keeps the shape of the chunk `data`, read as `ev` with its usage's value at `usage`,
+    /// when its next chunks can be compared with it, else none: its text is not empty and
+    /// borrows the whole of one string of `data` (so no escape was undone and no other string
+    /// added to it), and it says nothing else but its flags and a usage after its text (no
+    /// finish reason, error or speculative decoding, whose values a later chunk would not
+    /// borrow).
+    fn keep(&mut self, data: &str, ev: &ChunkEvent<'_>, usage: UsageSpan) {
+        self.before.clear();
+        self.after.clear();
+        self.tail.clear();
+        if data.len() > SHAPE_MAX {
+            return;
+        }
+        let Some((start, end)) = Self::text_span(data, ev) else {
+            return;
+        };
+        let b = data.as_bytes();
+        // A usage of `null` is compared as bytes, as the rest is: a hole for it would only
+        // cost a chunk its shape when the usage comes, on the last.
+        let usage = usage.filter(|&(from, _)| from > end && ev.usage.is_some());
+        if ev.usage.is_some() && usage.is_none() {
+            return;
+        }
+        self.before.extend_from_slice(&b[..start]);
+        self.usage = usage.is_some();
+        match usage {
+            Some((from, to)) => {
+                self.after.extend_from_slice(&b[end..from]);
+                self.tail.extend_from_slice(&b[to..]);
+            }
+            None => self.after.extend_from_slice(&b[end..]),
+        }
+        self.token_chunk = ev.token_chunk;
+        self.reasoning = ev.reasoning;
+        self.answer = ev.answer;
+    }
+
+    /// Where in `data` the string `ev`'s text came from lies, without its quotes, when the
+    /// chunk may have a shape (see [`Shape::keep`]).
+    fn text_span(data: &str, ev: &ChunkEvent<'_>) -> Option<(usize, usize)> {
+        let Cow::Borrowed(text) = &ev.text else {
+            return None;
+        };
+        if text.is_empty() || ev.finish_reason.is_some() || ev.error.is_some() || ev.spec.is_some()
+        {
+            return None;
+        }
+        // Where the text lies in `data`: compared as addresses, as `str::as_ptr` gives them.
+        let start = (text.as_ptr() as usize).checked_sub(data.as_ptr() as usize)?;
+        let end = start + text.len();
+        let b = data.as_bytes();
+        if start == 0 || end >= b.len() || b[start - 1] != b'"' || b[end] != b'"' {
+            return None;
+        }
+        Some((start, end))
     }
 }
 
@@ -136,6 +287,22 @@ pub(super) mod wire {
         pub completion_tokens_details: Option<Object<Details>>,
     }
 
+    impl From<Usage> for super::Usage {
+        fn from(u: Usage) -> Self {
+            super::Usage {
+                prompt_tokens: u.prompt_tokens,
+                completion_tokens: u.completion_tokens,
+                cached_tokens: u
+                    .prompt_tokens_details
+                    .and_then(|Object(d)| d.cached_tokens)
+                    .or(u.cached_tokens),
+                reasoning_tokens: u
+                    .completion_tokens_details
+                    .and_then(|Object(d)| d.reasoning_tokens),
+            }
+        }
+    }
+
     /// vLLM's per-request `metrics`: only its speculative decoding is read.
     #[derive(Deserialize)]
     pub(in crate::load::run::api) struct Metrics {
@@ -166,17 +333,7 @@ impl<'a> wire::Chunk<'a> {
     /// chunk (near 300 bytes, read once per token) is not copied to be passed.
     pub(super) fn take_event(&mut self) -> ChunkEvent<'a> {
         let mut ev = ChunkEvent {
-            usage: self.usage.take().map(|Object(u)| Usage {
-                prompt_tokens: u.prompt_tokens,
-                completion_tokens: u.completion_tokens,
-                cached_tokens: u
-                    .prompt_tokens_details
-                    .and_then(|Object(d)| d.cached_tokens)
-                    .or(u.cached_tokens),
-                reasoning_tokens: u
-                    .completion_tokens_details
-                    .and_then(|Object(d)| d.reasoning_tokens),
-            }),
+            usage: self.usage.take().map(|Object(u)| u.into()),
             spec: self
                 .metrics
                 .take()
@@ -597,9 +754,61 @@ mod tests {
                 .boxed()
         }
 
-        fn chunk() -> impl Strategy<Value = String> {
+        /// Where each string's content (between its quotes) lies in the JSON text `data`.
+        fn string_spans(data: &str) -> Vec<(usize, usize)> {
+            let b = data.as_bytes();
+            let (mut spans, mut i) = (Vec::new(), 0);
+            while i < b.len() {
+                if b[i] == b'"' {
+                    let start = i + 1;
+                    i = start;
+                    while i < b.len() && b[i] != b'"' {
+                        i += if b[i] == b'\\' { 2 } else { 1 };
+                    }
+                    if i < b.len() {
+                        spans.push((start, i));
+                    }
+                }
+                i += 1;
+            }
+            spans
+        }
+
+        /// What may stand between a string's quotes: text as JSON writes it (its quotes,
+        /// backslashes and controls escaped), or bytes JSON refuses there.
+        fn string_content() -> BoxedStrategy<String> {
+            prop_oneof![
+                3 => "[ a-zé😀\"\\\\\n\t\u{1}/]{0,6}".prop_map(|t| {
+                    let json = serde_json::to_string(&t).unwrap_or_default();
+                    json[1..json.len() - 1].to_string()
+                }),
+                1 => proptest::sample::select(&["", "\"", "\\", "\u{1}", "\t", "\\q", "\\ud83d", "a\"b", "\\u00e9"][..]).prop_map(String::from),
+            ]
+            .boxed()
+        }
+
+        /// A chunk that leaves a shape most of the time: the members of engines' token chunks,
+        /// some of them, in any order, the usage before or after the text.
+        fn shaped() -> BoxedStrategy<String> {
+            let members = prop_oneof![
+                Just(r#""id":"cmpl-1""#.to_string()),
+                Just(r#""object":"text_completion""#.to_string()),
+                Just(r#""created":1764590000"#.to_string()),
+                Just(r#""usage":null"#.to_string()),
+                usage().prop_map(|u| format!(r#""usage":{u}"#)),
+                Just(r#""choices":[{"index":0,"text":" a","logprobs":null,"finish_reason":null}]"#.to_string()),
+                Just(r#""choices":[{"index":0,"delta":{"role":null,"content":"","reasoning_content":"b c"},"finish_reason":null}]"#.to_string()),
+                Just(r#""choices":[{"delta":{"content":"é"}}]"#.to_string()),
+            ];
+            proptest::collection::vec(members, 1..6)
+                .prop_map(|m| format!("{{{}}}", m.join(",")))
+                .boxed()
+        }
+
+        /// A `usage` object of any shape.
+        fn usage() -> BoxedStrategy<String> {
             let details = object(&["cached_tokens", "x"], value());
-            let usage = object(
+            object(
                 &[
                     "prompt_tokens",
                     "completion_tokens",
@@ -607,7 +816,11 @@ mod tests {
                     "prompt_tokens_details",
                 ],
                 prop_oneof![value(), details].boxed(),
-            );
+            )
+        }
+
+        fn chunk() -> impl Strategy<Value = String> {
+            let usage = usage();
             let delta = object(
                 &[
                     "role",
@@ -670,6 +883,63 @@ mod tests {
                 }
             }
 
+            /// One answer's chunks that differ in one string's content and their usage (any
+            /// string of a chunk of any shape, its text's most often, its content anything:
+            /// escapes, quotes, controls, nothing; the usage any value), and now and then in one
+            /// byte, read by one reader after the chunk they came from, say what each
+            /// says alone: a chunk read by its shape is read as the scan reads it.
+            #[test]
+            fn prop_chunks_that_differ_in_one_string_and_their_usage_read_as_each_alone(
+                data in prop_oneof![2 => shaped(), 1 => chunk().boxed(), 1 => proptest::sample::select(&REAL[..]).prop_map(String::from).boxed()],
+                which in proptest::option::weighted(0.3, any::<prop::sample::Index>()),
+                nexts in proptest::collection::vec((
+                    string_content(),
+                    proptest::option::of(prop_oneof![3 => usage(), 1 => value()]),
+                    proptest::option::weighted(0.4, (any::<bool>(), any::<prop::sample::Index>(), proptest::sample::select(br#"{}[]:," 0129.-enul"#.to_vec()))),
+                ), 1..6),
+            ) {
+                let mut reader = ChunkReader::default();
+                prop_assert_eq!(reader.read(&data), parse_chunk(&data), "{}", data);
+                // The text's string, when the chunk left a shape; else any string.
+                let text = reader.by_shape(&data).map(|ev| {
+                    let start = reader.shape.before.len();
+                    (start, start + ev.text.len())
+                });
+                let spans = string_spans(&data);
+                let any = which.and_then(|w| spans.get(w.index(spans.len().max(1))).copied());
+                let Some((start, end)) = any.or(text).or(spans.first().copied()) else {
+                    return Ok(()); // a chunk without a string: `null`, `7`, `[]`
+                };
+                // The chunk's usage, where the scan finds it, unless the string is in it.
+                let usage = super::super::super::scan::chunk_after(&data, &mut Vec::new())
+                    .and_then(|(_, at)| at)
+                    .filter(|&(from, to)| to <= start || from >= end);
+                for (content, new_usage, edit) in &nexts {
+                    let mut parts = vec![(start, end, content.as_str())];
+                    if let (Some((from, to)), Some(u)) = (usage, new_usage) {
+                        parts.push((from, to, u.as_str()));
+                    }
+                    parts.sort();
+                    let (mut next, mut at) = (String::new(), 0);
+                    for (from, to, with) in parts {
+                        next.push_str(&data[at..from]);
+                        next.push_str(with);
+                        at = to;
+                    }
+                    next.push_str(&data[at..]);
+                    let mut next = next.into_bytes();
+                    // A byte anywhere, or after the string (where a finish reason would be).
+                    if let Some((anywhere, i, c)) = edit {
+                        let from = if *anywhere { 0 } else { (start + content.len()).min(next.len() - 1) };
+                        let i = from + i.index(next.len() - from);
+                        next[i] = *c;
+                    }
+                    if let Ok(next) = std::str::from_utf8(&next) {
+                        prop_assert_eq!(reader.read(next), parse_chunk(next), "{}", next);
+                    }
+                }
+            }
+
             /// One answer's chunks read by one reader, each after the ones before it, say what
             /// each says alone: the members they share at their start (generated; after them a
             /// real chunk's own members, or a chunk of any shape) and stepped over once are
@@ -722,6 +992,65 @@ mod tests {
                 "{}",
                 String::from_utf8_lossy(&reader.common)
             );
+        }
+
+        /// A token chunk that is the last one's bytes around another text without escapes is
+        /// compared, not read; one with an escape in its text, or any chunk after one whose
+        /// text was unescaped, counted up in its usage or ended the answer, is read.
+        #[test]
+        fn a_chunk_of_the_last_ones_shape_is_compared_not_read() {
+            let mut reader = ChunkReader::default();
+            let first = REAL[1];
+            assert_eq!(reader.read(first), parse_chunk(first));
+            let next = first.replace(r#"" the""#, r#"" cat é""#);
+            let by_shape = reader.by_shape(&next).expect("the shape is kept");
+            assert_eq!(Some(by_shape), parse_chunk(&next));
+            assert!(matches!(
+                reader.read(&next).unwrap().text,
+                Cow::Borrowed(" cat é")
+            ));
+            let escaped = first.replace(r#"" the""#, r#""\n""#);
+            assert_eq!(reader.by_shape(&escaped), None);
+            assert_eq!(reader.read(&escaped).unwrap().text, "\n");
+            assert_eq!(
+                reader.by_shape(&next),
+                None,
+                "an unescaped text leaves no shape"
+            );
+            // A usage after the text (SGLang's and vLLM's `continuous_usage_stats`) is read
+            // from a chunk of the same shape; one that is not an object leaves it to the scan.
+            let mut reader = ChunkReader::default();
+            reader.read(REAL[0]);
+            let next = REAL[0].replace(r#"" w\u00e9rd\n""#, r#"" x""#);
+            assert_eq!(
+                reader.by_shape(&next),
+                None,
+                "its text was unescaped: no shape"
+            );
+            reader.read(&next);
+            let counted = next.replace(
+                r#""total_tokens":17,"completion_tokens":1"#,
+                r#""total_tokens":18,"completion_tokens":2"#,
+            );
+            let ev = reader
+                .by_shape(&counted)
+                .expect("the shape with its usage is kept");
+            assert_eq!(Some(ev.clone()), parse_chunk(&counted));
+            assert_eq!(
+                (ev.text.as_ref(), ev.usage.and_then(|u| u.completion_tokens)),
+                (" x", Some(2))
+            );
+            let odd = next.replace(
+                r#"{"prompt_tokens":16,"total_tokens":17,"completion_tokens":1}"#,
+                "[]",
+            );
+            assert_eq!(reader.by_shape(&odd), None);
+            assert_eq!(reader.read(&odd), parse_chunk(&odd));
+            for no_shape in [REAL[3], REAL[5], REAL[6]] {
+                let mut reader = ChunkReader::default();
+                reader.read(no_shape);
+                assert_eq!(reader.by_shape(no_shape), None, "{no_shape}");
+            }
         }
 
         /// What real chunks hold after the members they share, as objects of their own.

@@ -14,7 +14,7 @@
 
 use std::borrow::Cow;
 
-use super::chunk::{ChunkEvent, FirstChoice, Object, Text, wire};
+use super::chunk::{ChunkEvent, FirstChoice, Object, Text, Usage, wire};
 
 /// Nesting the scanner steps over before it leaves a chunk to serde.
 pub(super) const MAX_DEPTH: usize = 32;
@@ -35,10 +35,19 @@ const PLAIN: [bool; 256] = {
     t
 };
 
+/// Whether `c` stands for itself inside a JSON string: anything but `"`, `\\` and the controls.
+pub(super) fn plain(c: u8) -> bool {
+    PLAIN[c as usize]
+}
+
 /// Reads `data` as a token chunk, or says it cannot (`None`) and leaves it to serde.
 pub(super) fn chunk(data: &str) -> Option<ChunkEvent<'_>> {
-    read(data, None)
+    read(data, None).map(|(ev, _)| ev)
 }
+
+/// Where a chunk's `usage` value lies in its bytes, from its first byte to the one after it,
+/// when it has one.
+pub(super) type UsageSpan = Option<(usize, usize)>;
 
 /// [`chunk`], for the next chunk of one answer. `common` holds the bytes the answer's chunks
 /// start with that the scan only steps over (`{"id":"cmpl-…","object":…,"created":…,"model":…,`
@@ -47,12 +56,29 @@ pub(super) fn chunk(data: &str) -> Option<ChunkEvent<'_>> {
 /// Every lookahead of those members' scan stops at the comma that ends the last of them, so
 /// the same bytes always scan the same. After a chunk read from its start, `common` holds its
 /// own such bytes (none when it reads its first member).
-pub(super) fn chunk_after<'a>(data: &'a str, common: &mut Vec<u8>) -> Option<ChunkEvent<'a>> {
+/// Also says where the chunk's `usage` value lies.
+pub(super) fn chunk_after<'a>(
+    data: &'a str,
+    common: &mut Vec<u8>,
+) -> Option<(ChunkEvent<'a>, UsageSpan)> {
     read(data, Some(common))
 }
 
+/// A `usage` value (`null` or an object) read alone, from byte `at` of `data`: what it says,
+/// as a chunk's reading of it would say, and where it ends. `None` when it is not one the scan
+/// reads.
+pub(super) fn usage_at(data: &str, at: usize) -> Option<(Option<Usage>, usize)> {
+    let mut s = Scan {
+        src: data,
+        b: data.as_bytes(),
+        i: at,
+    };
+    let usage = s.or_null(Scan::usage)?;
+    Some((usage.map(|Object(u)| u.into()), s.i))
+}
+
 /// [`chunk`], or [`chunk_after`] with `common`.
-fn read<'a>(data: &'a str, common: Option<&mut Vec<u8>>) -> Option<ChunkEvent<'a>> {
+fn read<'a>(data: &'a str, common: Option<&mut Vec<u8>>) -> Option<(ChunkEvent<'a>, UsageSpan)> {
     let mut s = Scan {
         src: data,
         b: data.as_bytes(),
@@ -67,7 +93,7 @@ fn read<'a>(data: &'a str, common: Option<&mut Vec<u8>>) -> Option<ChunkEvent<'a
         Some(n) => s.i = n,
         None => s.ws(),
     }
-    let (mut c, stepped) = s.top(resume)?;
+    let (mut c, stepped, usage) = s.top(resume)?;
     s.ws();
     if s.i != s.b.len() {
         return None;
@@ -78,7 +104,7 @@ fn read<'a>(data: &'a str, common: Option<&mut Vec<u8>>) -> Option<ChunkEvent<'a
     }
     // Read into an event here, where the chunk was built: the scanned chunk (near 300 bytes)
     // is not moved again, only the smaller event.
-    Some(c.take_event())
+    Some((c.take_event(), usage))
 }
 
 struct Scan<'a> {
@@ -373,8 +399,8 @@ impl<'a> Scan<'a> {
     /// The chunk's own object, from its `{` or (`resume`) from the key after the members
     /// [`chunk_after`] stepped over; with where the members it stepped over before the first
     /// one it reads end (after their comma), 0 when it reads the first.
-    fn top(&mut self, resume: bool) -> Option<(wire::Chunk<'a>, usize)> {
-        let (mut choices, mut usage) = (None, None);
+    fn top(&mut self, resume: bool) -> Option<(wire::Chunk<'a>, usize, UsageSpan)> {
+        let (mut choices, mut usage, mut usage_span) = (None, None, None);
         let mut stepped = 0;
         let mut stepping = !resume;
         if !resume {
@@ -394,7 +420,9 @@ impl<'a> Scan<'a> {
                     }
                     "usage" => {
                         stepping = false;
-                        self.field(&mut usage, Self::usage)?
+                        let from = self.i;
+                        self.field(&mut usage, Self::usage)?;
+                        usage_span = Some((from, self.i));
                     }
                     // Their readings stay serde's.
                     "error" | "metrics" => return None,
@@ -414,7 +442,7 @@ impl<'a> Scan<'a> {
             metrics: None,
             error: false,
         };
-        Some((c, stepped))
+        Some((c, stepped, usage_span))
     }
 
     fn choices(&mut self) -> Option<FirstChoice<'a>> {
