@@ -28,6 +28,15 @@ fn vllm_completions() -> Vec<u8> {
     s.into_bytes()
 }
 
+/// The `finish_reason` of the `i`th token's chunk: `"length"` on the last, else `null`.
+fn finish_reason(i: usize) -> &'static str {
+    if i + 1 == TOKENS {
+        "\"length\""
+    } else {
+        "null"
+    }
+}
+
 /// An SGLang `/v1/chat/completions` stream with CRLF line ends and a keep-alive comment, usage
 /// in every chunk (`continuous_usage_stats`).
 fn sglang_chat() -> Vec<u8> {
@@ -35,11 +44,7 @@ fn sglang_chat() -> Vec<u8> {
         ": ping\r\n\r\ndata: {\"id\":\"9d2c\",\"object\":\"chat.completion.chunk\",\"created\":1764590000,\"model\":\"default\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\",\"reasoning_content\":null,\"tool_calls\":null},\"logprobs\":null,\"finish_reason\":null,\"matched_stop\":null}],\"usage\":null}\r\n\r\n",
     );
     for i in 0..TOKENS {
-        let finish = if i + 1 == TOKENS {
-            "\"length\""
-        } else {
-            "null"
-        };
+        let finish = finish_reason(i);
         s.push_str(&format!(
             "data: {{\"id\":\"9d2c\",\"object\":\"chat.completion.chunk\",\"created\":1764590000,\"model\":\"default\",\"choices\":[{{\"index\":0,\"delta\":{{\"role\":null,\"content\":\" w\\u00e9rd{i}\",\"reasoning_content\":null,\"tool_calls\":null}},\"logprobs\":null,\"finish_reason\":{finish},\"matched_stop\":null}}],\"usage\":{{\"prompt_tokens\":16,\"total_tokens\":{},\"completion_tokens\":{}}}}}\r\n\r\n",
             17 + i,
@@ -55,11 +60,7 @@ fn sglang_chat() -> Vec<u8> {
 fn vllm_chat_usage() -> Vec<u8> {
     let mut s = String::new();
     for i in 0..TOKENS {
-        let finish = if i + 1 == TOKENS {
-            "\"length\""
-        } else {
-            "null"
-        };
+        let finish = finish_reason(i);
         s.push_str(&format!(
             "data: {{\"id\":\"chatcmpl-5c0a3f9e8b7d4e21a6f0c1d2e3f4a5b6\",\"object\":\"chat.completion.chunk\",\"created\":1764590000,\"model\":\"meta-llama/Llama-3.1-8B-Instruct\",\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\" tok{i}\"}},\"logprobs\":null,\"finish_reason\":{finish}}}],\"usage\":{{\"prompt_tokens\":16,\"total_tokens\":{},\"completion_tokens\":{}}}}}\n\n",
             17 + i,
