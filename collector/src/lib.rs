@@ -50,6 +50,7 @@ macro_rules! errln {
     };
 }
 
+pub(crate) mod boundary;
 pub mod cli;
 pub mod commands;
 pub mod import;

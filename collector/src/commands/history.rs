@@ -322,8 +322,9 @@ pub(crate) async fn push(a: PushArgs) -> anyhow::Result<ExitCode> {
             inert(&a.to)
         );
     }
+    use crate::store::bucket::key_char;
     let bucket = crate::store::bucket::Bucket::open(&a.to)?;
-    bucket.check().await?;
+    bucket.check_write().await?;
     let place = Place::Bucket(bucket.clone());
     let mut failed = 0;
     let mut written = Vec::new();
@@ -338,11 +339,23 @@ pub(crate) async fn push(a: PushArgs) -> anyhow::Result<ExitCode> {
                 );
                 continue;
             }
-            Some(n) if llmsweep_shared::folder::is_bundle_name(n) => n.to_string(),
+            Some(n) if llmsweep_shared::folder::is_bundle_name(n) && n.chars().all(key_char) => {
+                n.to_string()
+            }
+            Some(n) if llmsweep_shared::folder::is_bundle_name(n) => {
+                // A `%`, a space, a control or non-ASCII character would be stored so that a
+                // listing could not give the same name back.
+                errln!(
+                    "{}: not copied: a name in a bucket is letters, digits, '-', '_' and '.'; rename the file (its bundle is unchanged)",
+                    llmsweep_shared::text::one_line(&shown)
+                );
+                failed += 1;
+                continue;
+            }
             _ => {
                 errln!(
                     "{}: not copied: only .json and .json.gz bundles are",
-                    inert(&shown)
+                    llmsweep_shared::text::one_line(&shown)
                 );
                 failed += 1;
                 continue;
@@ -361,7 +374,9 @@ pub(crate) async fn push(a: PushArgs) -> anyhow::Result<ExitCode> {
                 continue;
             }
         };
-        let bytes = match std::fs::read(f) {
+        let read =
+            crate::boundary::file::read(f, llmsweep_shared::bundle::MAX_INFLATED_BYTES as u64);
+        let bytes = match read {
             Ok(b) => bytes::Bytes::from(b),
             Err(e) => {
                 errln!("{}: not copied: {e}", inert(&shown));

@@ -56,7 +56,11 @@ pub async fn run(cli: Cli) -> ExitCode {
             // An error may quote a server (a model id, a redirect's target, its error text).
             let text = format!("{e:#}");
             errln!("error: {}", crate::output::terminal::inert(&text));
-            ExitCode::from(2)
+            // A signal before the first request is a signal's exit, not a usage error.
+            match e.downcast_ref::<crate::load::Stopped>() {
+                Some(stopped) => ExitCode::from(stopped.0.exit_code()),
+                None => ExitCode::from(2),
+            }
         }
     }
 }
@@ -85,8 +89,15 @@ async fn sweep(plan: RunPlan) -> anyhow::Result<ExitCode> {
     Ok(report(&outcome))
 }
 
-/// Says where the bundle is. Exit status: 128 + the signal's number when interrupted (130 for
-/// Ctrl-C, 143 for SIGTERM), 1 when a level could not be measured, else 0.
+/// The exit status of a run whose bundle is complete in the local folder but not in the bucket
+/// `--out s3://…` named (missing, an older version, or refused): a CI job that keeps results in
+/// a bucket can tell it from a slow level (1) and act on it.
+pub const EXIT_NOT_IN_BUCKET: u8 = 4;
+
+/// Says where the bundle is, naming only copies that hold its final bytes. Exit status: 128 +
+/// the signal's number when interrupted (130 for Ctrl-C, 143 for SIGTERM), also when the signal
+/// came while the bundle was being uploaded; [`EXIT_NOT_IN_BUCKET`] when the bucket does not
+/// hold the final bundle; 1 when a level could not be measured; else 0.
 fn report(o: &Outcome) -> ExitCode {
     use crate::store::upload::Copy;
     let copy = match &o.copy {
@@ -102,6 +113,15 @@ fn report(o: &Outcome) -> ExitCode {
             url.rsplit_once('/').map_or(url.as_str(), |(p, _)| p)
         );
     }
+    if let (Some(sig), false) = (o.signal, o.interrupted) {
+        // The run ended by itself; the signal came while its bundle was being uploaded.
+        errln!(
+            "{}: stopped while uploading: the bundle is complete in {}{copy}",
+            sig.name(),
+            o.path.display()
+        );
+        return ExitCode::from(sig.exit_code());
+    }
     if o.interrupted {
         errln!(
             "interrupted: the results so far are in {}{copy} (\"complete\": false)",
@@ -110,6 +130,9 @@ fn report(o: &Outcome) -> ExitCode {
         return ExitCode::from(o.signal.map_or(130, Signal::exit_code));
     }
     outln!("\nbundle: {}{copy}", o.path.display());
+    if matches!(o.copy, Some(Copy::Missing { .. })) {
+        return ExitCode::from(EXIT_NOT_IN_BUCKET);
+    }
     if o.points_ok == 0 && o.failed.is_empty() {
         errln!("error: no level was measured; the lines above say why");
         return ExitCode::from(1);

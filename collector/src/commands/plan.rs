@@ -2,6 +2,7 @@
 //! the flag to fix, before any request is sent. The load engine (`crate::load`) sees only the
 //! plans, never a flag.
 
+use crate::boundary::http::redact_url;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -12,9 +13,7 @@ use llmsweep_shared::text::number;
 use super::args::{
     ApiArg, ArrivalArg, ContextOpts, GpuArg, OutputArgs, TargetArgs, ThroughputOpts,
 };
-use crate::load::plan::secrets::{
-    Credentials, header_file, parse_header, redact_url, split_userinfo,
-};
+use crate::load::plan::secrets::{Credentials, header_file, parse_header, split_userinfo};
 use crate::load::{
     ContextPlan, DEFAULT_CONCURRENCY, MAX_CONCURRENCY, MAX_RATE, MAX_RATE_POINT_S, MAX_REPEATS,
     OpenPlan, OutputPlan, Precision, SearchPlan, TargetPlan, ThroughputPlan, is_loopback,

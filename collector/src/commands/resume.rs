@@ -20,6 +20,11 @@ pub fn plan(path: &Path, now: &[String]) -> anyhow::Result<RunPlan> {
     if let Some(url) = path.to_str().filter(|p| store::bucket::is_bucket_url(p)) {
         return plan_from_bucket(url, now);
     }
+    plan_of(path, now, None)
+}
+
+/// [`plan`] of the local bundle `path`; `bucket` is the bucket URL it was taken from, if any.
+fn plan_of(path: &Path, now: &[String], bucket: Option<&str>) -> anyhow::Result<RunPlan> {
     let bundle = store::read_bundle(path)?;
     let shown = path.display();
     if bundle.is_imported() {
@@ -55,6 +60,9 @@ pub fn plan(path: &Path, now: &[String]) -> anyhow::Result<RunPlan> {
         bail!(
             "--resume {shown}: the bundle's URL had credentials, which are never written down; give --url (and --header) again"
         );
+    }
+    if !url_given && current.target.credentials.any() {
+        refuse_keys_to_recorded(&bundle, bucket, &shown.to_string())?;
     }
     let mut plan = then;
     // How to reach the server is today's; what to send and measure is the bundle's.
@@ -107,7 +115,8 @@ fn plan_from_bucket(url: &str, now: &[String]) -> anyhow::Result<RunPlan> {
             .map_err(|e| anyhow::anyhow!("--resume {url}: {e:#}"))?;
     let dir = Path::new("results");
     let local = dir.join(&name);
-    match std::fs::read(&local) {
+    let cap = llmsweep_shared::bundle::MAX_INFLATED_BYTES as u64;
+    match crate::boundary::file::read(&local, cap) {
         Ok(held) if held == bytes.as_ref() => {}
         Ok(_) => bail!(
             "--resume {url}: {} is there already and is not the bucket's copy; resume it with --resume {} (its checkpoints then go to the bucket again), or move it away",
@@ -121,9 +130,36 @@ fn plan_from_bucket(url: &str, now: &[String]) -> anyhow::Result<RunPlan> {
             })?;
         }
     }
-    let mut plan = plan(&local, now)?;
+    let mut plan = plan_of(&local, now, Some(url))?;
     plan.output.store = Some(bucket);
     Ok(plan)
+}
+
+/// Refuses to send this run's API key, password or headers to the server a bundle records,
+/// unless the bundle was written on this machine and not taken from a bucket: a bucket, or a
+/// bundle from elsewhere, is a file others can write, and its URL would collect the key.
+/// `--url` names the server, and then the key goes there.
+fn refuse_keys_to_recorded(
+    bundle: &llmsweep_shared::Bundle,
+    bucket: Option<&str>,
+    shown: &str,
+) -> anyhow::Result<()> {
+    let here = gethostname::gethostname().to_string_lossy().into_owned();
+    let written = &bundle.hosts.client.hostname;
+    let whence = match bucket {
+        Some(url) => format!("comes from a bucket ({url}), which others can write"),
+        None if *written != here => format!(
+            "was written on {}, not on this machine",
+            llmsweep_shared::text::one_line(written)
+        ),
+        None => return Ok(()),
+    };
+    let recorded =
+        llmsweep_shared::text::one_line(&crate::boundary::http::redact_url(&bundle.target.url))
+            .into_owned();
+    bail!(
+        "--resume {shown}: the bundle {whence}, so the server it records ({recorded}) is not sent your API key, password or headers unless you name it: give --url {recorded} (and --header again) if that is the server you mean"
+    )
 }
 
 fn parse(argv: &[String]) -> anyhow::Result<RunPlan> {

@@ -243,7 +243,7 @@ async fn external_pacing(url: &str) -> anyhow::Result<Pacing> {
         bail!("--url {url}: the selftest endpoint runs on this machine; use a loopback address");
     }
     let ask = format!("{}/selftest", url.trim_end_matches('/'));
-    let answer = crate::load::run::body::builder()
+    let answer = crate::boundary::http::builder()
         .build()?
         .get(&ask)
         .timeout(Duration::from_secs(5))
@@ -255,10 +255,9 @@ async fn external_pacing(url: &str) -> anyhow::Result<Pacing> {
                 "--url {url}: no selftest endpoint answers there ({e}); start one with `llmsweep selftest --serve 127.0.0.1:18400 --mode flat-out`"
             )
         })?;
-    let answer =
-        crate::load::run::body::read_capped(answer, crate::load::run::body::ERROR_BODY_CAP)
-            .await
-            .map_err(|e| anyhow::anyhow!("--url {url}: GET /selftest: {e}"))?;
+    let answer = crate::boundary::http::read_capped(answer, crate::boundary::http::ERROR_BODY_CAP)
+        .await
+        .map_err(|e| anyhow::anyhow!("--url {url}: GET /selftest: {e}"))?;
     let pacing: PacingJson = serde_json::from_slice(&answer).map_err(|e| {
         anyhow::anyhow!("--url {url}: GET /selftest did not describe a pacing ({e}); is it an llmsweep selftest endpoint?")
     })?;

@@ -380,11 +380,8 @@ impl Facts {
 fn inference_perf_config(name: &str) -> Option<inference_perf::Config> {
     let dir = Path::new(name).parent()?;
     let path = dir.join("config.yaml");
-    let meta = std::fs::metadata(&path).ok()?;
-    if !meta.is_file() || meta.len() > inference_perf::CONFIG_MAX_BYTES as u64 {
-        return None;
-    }
-    let text = std::fs::read_to_string(&path).ok()?;
+    let text =
+        crate::boundary::file::read_text(&path, inference_perf::CONFIG_MAX_BYTES as u64).ok()?;
     Some(inference_perf::config(&text))
 }
 
@@ -394,20 +391,16 @@ fn inference_perf_config(name: &str) -> Option<inference_perf::Config> {
 const MAX_IMPORT_BYTES: u64 = 256 * 1024 * 1024;
 
 fn read_text(file: &Path) -> anyhow::Result<String> {
-    let size = std::fs::metadata(file)
-        .with_context(|| format!("cannot read {}", file.display()))?
-        .len();
-    if size > MAX_IMPORT_BYTES {
-        bail!(
+    use crate::boundary::file::{self, FileError};
+    file::read_text(file, MAX_IMPORT_BYTES).map_err(|e| match e {
+        FileError::TooBig { size, .. } => anyhow::anyhow!(
             "{} is {} MB, more than the {} MB one imported file may be: import the tool's summary file, not its per-request dump",
             file.display(),
             size / (1024 * 1024),
             MAX_IMPORT_BYTES / (1024 * 1024)
-        );
-    }
-    let bytes = std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
-    String::from_utf8(bytes)
-        .map_err(|_| anyhow::anyhow!("{} is not a text file (not UTF-8)", file.display()))
+        ),
+        e => anyhow::anyhow!("{} {e}", file.display()),
+    })
 }
 
 /// The lengths a table ran: the flags', else what the file's title says; a flag that

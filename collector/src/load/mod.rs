@@ -22,5 +22,5 @@ pub use plan::{
     OpenPlan, OutputPlan, Resume, RunPlan, SearchPlan, Sweeps, TargetPlan, ThroughputPlan,
     is_loopback, random_prefix_seed, rate_words, time_words,
 };
-pub use run::generator::{Interrupt, Precision, Signal};
+pub use run::generator::{Interrupt, Precision, Signal, Stopped};
 pub use run::{Outcome, run_plan};

@@ -381,24 +381,9 @@ fn json_inert(raw: &str) -> String {
     out
 }
 
-/// Text from a bundle or built around one (a label, a sentence naming it) for Markdown: inert
-/// (control characters escaped), on one line, with every character Markdown could read as
-/// markup backslash-escaped (`|` would end a table cell, a backtick open code, a leading `#` a
-/// heading, `<` a tag).
+/// Text for Markdown: the one text policy's ([`llmsweep_shared::text::markdown`]).
 pub(crate) fn md(text: &str) -> String {
-    let text = llmsweep_shared::text::inert(text);
-    let mut out = String::with_capacity(text.len() + 8);
-    for ch in text.chars() {
-        match ch {
-            '\n' | '\r' | '\t' => out.push(' '),
-            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|' | '#' | '~' | '&' | '!' => {
-                out.push('\\');
-                out.push(ch);
-            }
-            _ => out.push(ch),
-        }
-    }
-    out
+    llmsweep_shared::text::markdown(text)
 }
 
 /// The comparison as Markdown: the verdict first, then a table per sweep and run, then the gate.

@@ -347,7 +347,7 @@ async fn listing(State(folder): State<Arc<Folder>>) -> Response {
 /// inflates it). A file the listing calls too big is refused (413) without being read.
 async fn bundle(State(folder): State<Arc<Folder>>, UrlPath(name): UrlPath<String>) -> Response {
     if let Some(b) = &folder.bucket {
-        return bucket_bundle(b, &name).await;
+        return bucket_bundle(&folder, b, &name).await;
     }
     let Some((path, meta)) = folder.resolve(&name) else {
         return error(
@@ -370,9 +370,9 @@ async fn bundle(State(folder): State<Arc<Folder>>, UrlPath(name): UrlPath<String
             "the server is stopping".to_string(),
         );
     };
-    let file = match tokio::fs::File::open(&path).await {
-        Ok(f) => f,
-        Err(e) => return error(StatusCode::NOT_FOUND, format!("{name} cannot be read: {e}")),
+    let file = match crate::boundary::file::open_file(&path) {
+        Ok((f, _)) => tokio::fs::File::from_std(f),
+        Err(e) => return error(StatusCode::NOT_FOUND, format!("{name} {e}")),
     };
     // A file that grew since it was looked at is still cut at the limit.
     let chunks = tokio_util::io::ReaderStream::new(file.take(MAX_INFLATED_BYTES as u64));
@@ -393,27 +393,41 @@ async fn bundle(State(folder): State<Arc<Folder>>, UrlPath(name): UrlPath<String
         .into_response()
 }
 
-/// A bundle of a bucket, fetched whole (within the size a bundle may have) and served.
-async fn bucket_bundle(b: &crate::store::bucket::Bucket, name: &str) -> Response {
+/// A bundle of a bucket, streamed from the store as it comes (within the size a bundle may
+/// have), under the same limit on reads at once as a folder's files: a page that asks for a
+/// large object many times holds a few chunks of it, not copies of it.
+async fn bucket_bundle(folder: &Folder, b: &crate::store::bucket::Bucket, name: &str) -> Response {
     if !is_bundle_name(name) {
         return error(
             StatusCode::NOT_FOUND,
             format!(
-                "no bundle named {name:?} in {}: only .json and .json.gz objects directly under the prefix are served",
+                "no bundle named {:?} in {}: only .json and .json.gz objects directly under the prefix are served",
+                llmsweep_shared::text::one_line(name),
                 b.url()
             ),
         );
     }
-    match b.get(name, MAX_INFLATED_BYTES as u64).await {
-        Ok((bytes, _)) => {
+    let Ok(permit) = Arc::clone(&folder.reads).acquire_owned().await else {
+        return error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the server is stopping".to_string(),
+        );
+    };
+    match b.get_stream(name, MAX_INFLATED_BYTES as u64).await {
+        Ok(chunks) => {
             let content_type = if name.ends_with(".gz") {
                 "application/gzip"
             } else {
                 "application/json"
             };
+            // The permit goes with the stream, as for a file.
+            let body = Body::from_stream(chunks.map(move |chunk| {
+                let _held = &permit;
+                chunk.map_err(|e| std::io::Error::other(format!("{e:#}")))
+            }));
             (
                 [(CONTENT_TYPE, content_type), (CACHE_CONTROL, "no-store")],
-                Body::from(bytes),
+                body,
             )
                 .into_response()
         }
@@ -446,7 +460,18 @@ fn error(status: StatusCode, message: String) -> Response {
 /// Refuses a request whose `Host` is a name not allowed: a page of another site that points its
 /// own name at this server (DNS rebinding) sends that name, and must not read the results. An IP
 /// address cannot be rebound, so any is accepted.
+///
+/// Also refuses what a page of another site makes the browser ask (an image, a script, a
+/// `fetch` in no-cors mode, as the browser's `Sec-Fetch-Site: cross-site` says): such a page
+/// cannot read the answer, but could make this server read large objects from a bucket again
+/// and again. Following a link to the viewer (a navigation) is still answered.
 async fn check_host(allowed: &[String], req: Request, next: Next) -> Response {
+    if cross_site(req.headers()) {
+        return error(
+            StatusCode::FORBIDDEN,
+            "llmsweep view does not answer requests a page of another site makes; open the viewer's own address".to_string(),
+        );
+    }
     let host = req.headers().get(HOST).map(|h| h.to_str().unwrap_or("?"));
     match host {
         Some(h) if !host_allowed(h, allowed) => {
@@ -463,6 +488,13 @@ async fn check_host(allowed: &[String], req: Request, next: Next) -> Response {
         }
         _ => next.run(req).await,
     }
+}
+
+/// Whether the browser says a page of another site made this request, and not by following a
+/// link.
+fn cross_site(headers: &http::HeaderMap) -> bool {
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    header("sec-fetch-site") == Some("cross-site") && header("sec-fetch-mode") != Some("navigate")
 }
 
 /// The name of a `Host` value: without its port and a trailing dot, lower case.

@@ -24,13 +24,53 @@ use std::time::Duration;
 use bytes::{Bytes, BytesMut};
 use futures_util::StreamExt;
 use object_store::aws::{AmazonS3, AmazonS3Builder};
+use object_store::list::{PaginatedListOptions, PaginatedListStore};
 use object_store::path::Path as Key;
 use object_store::{
-    BackoffConfig, ClientOptions, ObjectMeta, ObjectStore, ObjectStoreExt, PutPayload, RetryConfig,
+    BackoffConfig, ClientOptions, ObjectMeta, ObjectStoreExt, PutPayload, RetryConfig,
 };
 
 /// The scheme of a bucket URL.
 pub(crate) const SCHEME: &str = "s3://";
+
+/// Most objects a listing of one prefix gathers: a team's runs for years, at a few hundred
+/// bytes each in memory.
+pub(crate) const MAX_LISTED: usize = 200_000;
+
+/// Most pages a listing asks for: a store's page holds up to 1,000 keys, so an honest listing
+/// of [`MAX_LISTED`] objects needs 200.
+pub(crate) const MAX_PAGES: usize = 2_000;
+
+/// An object's bytes as they come, each chunk or why the rest cannot be read.
+pub(crate) type ByteStream = futures_util::stream::BoxStream<'static, anyhow::Result<Bytes>>;
+
+/// Whether `c` may be in a key llmsweep writes: what every store, every URL and every shell
+/// takes as it is (no `%`, no space, no control or non-ASCII character), so every name written
+/// is listed and read back as the same name.
+pub(crate) fn key_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')
+}
+
+/// The endpoint of `AWS_ENDPOINT_URL` (or the profile's), checked: an `http://` or `https://`
+/// URL with a host, and no user name or password (which would be printed in messages and sent
+/// in the clear), without its trailing slash.
+fn checked_endpoint(e: &str) -> anyhow::Result<String> {
+    let shown = llmsweep_shared::text::one_line(&crate::boundary::http::redact_url(e)).into_owned();
+    let url = reqwest::Url::parse(e).ok();
+    let Some(url) = url.filter(|u| {
+        matches!(u.scheme(), "http" | "https") && u.host_str().is_some_and(|h| !h.is_empty())
+    }) else {
+        anyhow::bail!(
+            "the store's endpoint {shown:?} (AWS_ENDPOINT_URL) is not an http:// or https:// address: give it as http://HOST:PORT or https://HOST"
+        );
+    };
+    if !url.username().is_empty() || url.password().is_some() {
+        anyhow::bail!(
+            "the store's endpoint {shown} (AWS_ENDPOINT_URL) holds a user name or password: give the keys as AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, and the endpoint without them"
+        );
+    }
+    Ok(e.trim_end_matches('/').to_string())
+}
 
 /// A prefix of a bucket: where bundles and their index are.
 #[derive(Clone)]
@@ -85,11 +125,18 @@ impl Bucket {
     /// The prefix `url` (`s3://bucket` or `s3://bucket/some/prefix`), with credentials, endpoint
     /// and region from the environment (see the module's words). Nothing is asked of the store.
     pub(crate) fn open(url: &str) -> anyhow::Result<Bucket> {
+        let shown =
+            llmsweep_shared::text::one_line(&crate::boundary::http::redact_url(url)).into_owned();
         let rest = url.get(SCHEME.len()..).filter(|_| is_bucket_url(url));
         let Some(rest) = rest else {
-            anyhow::bail!("{url} is not a bucket URL: give s3://BUCKET or s3://BUCKET/PREFIX");
+            anyhow::bail!("{shown} is not a bucket URL: give s3://BUCKET or s3://BUCKET/PREFIX");
         };
         let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+        if bucket.contains('@') {
+            anyhow::bail!(
+                "{shown}: a bucket URL holds no user name or password; give the keys as AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE), and the place as s3://BUCKET/PREFIX"
+            );
+        }
         let prefix = prefix.trim_end_matches('/');
         let valid_bucket = (3..=63).contains(&bucket.len())
             && bucket
@@ -97,7 +144,8 @@ impl Bucket {
                 .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"-.".contains(&b));
         if !valid_bucket {
             anyhow::bail!(
-                "{url}: {bucket:?} is not a bucket name (3 to 63 lower-case letters, digits, '-' and '.'): give s3://BUCKET/PREFIX"
+                "{shown}: {:?} is not a bucket name (3 to 63 lower-case letters, digits, '-' and '.'): give s3://BUCKET/PREFIX",
+                llmsweep_shared::text::one_line(bucket)
             );
         }
         if prefix
@@ -106,17 +154,29 @@ impl Bucket {
             && !prefix.is_empty()
         {
             anyhow::bail!(
-                "{url}: the prefix {prefix:?} has an empty, '.' or '..' part: give s3://BUCKET/a/b"
+                "{shown}: the prefix has an empty, '.' or '..' part: give s3://BUCKET/a/b"
             );
         }
-        let chain = Chain::read();
+        if let Some(bad) = prefix.chars().find(|c| !key_char(*c) && *c != '/') {
+            anyhow::bail!(
+                "{shown}: the prefix holds {:?}, which llmsweep does not put in a bucket's keys: use letters, digits, '-', '_', '.' and '/'",
+                llmsweep_shared::text::one_line(&bad.to_string())
+            );
+        }
+        let chain = Chain::read()?;
+        let endpoint = chain
+            .endpoint
+            .as_deref()
+            .map(checked_endpoint)
+            .transpose()?;
         let mut b = AmazonS3Builder::from_env()
             .with_bucket_name(bucket)
             .with_region(chain.region.clone())
+            .with_http_connector(super::wire::Connector)
             .with_client_options(
                 ClientOptions::new()
-                    .with_timeout(Duration::from_secs(60))
-                    .with_connect_timeout(Duration::from_secs(5)),
+                    .with_timeout(super::wire::REQUEST_TIMEOUT)
+                    .with_connect_timeout(super::wire::CONNECT_TIMEOUT),
             )
             .with_retry(RetryConfig {
                 backoff: BackoffConfig {
@@ -127,7 +187,7 @@ impl Bucket {
                 max_retries: 2,
                 retry_timeout: Duration::from_secs(15),
             });
-        let endpoint = match &chain.endpoint {
+        let endpoint = match &endpoint {
             Some(e) => {
                 b = b
                     .with_endpoint(e.clone())
@@ -154,7 +214,7 @@ impl Bucket {
             }
         };
         let store = b.build().map_err(|e| {
-            anyhow::anyhow!("cannot use {url}: {}", explain(&e.to_string(), &endpoint))
+            anyhow::anyhow!("cannot use {shown}: {}", explain(&e.to_string(), &endpoint))
         })?;
         Ok(Bucket {
             url: format!(
@@ -185,22 +245,53 @@ impl Bucket {
         }
     }
 
-    /// The objects directly under the prefix (not in deeper "folders"), by name.
+    /// The objects directly under the prefix (not in deeper "folders"), by name: page by page,
+    /// and given up on with an error past [`MAX_LISTED`] objects or [`MAX_PAGES`] pages, or
+    /// when the store sends a page token it sent before (a listing that would never end).
     pub(crate) async fn list(&self) -> anyhow::Result<Vec<(String, ObjectMeta)>> {
-        let prefix = (!self.prefix.is_empty()).then(|| Key::from(self.prefix.as_str()));
-        let listed = self
-            .store
-            .list_with_delimiter(prefix.as_ref())
-            .await
-            .map_err(|e| self.error("cannot list", &self.url, &e))?;
-        Ok(listed
-            .objects
-            .into_iter()
-            .filter_map(|m| {
+        let prefix = (!self.prefix.is_empty()).then(|| format!("{}/", self.prefix));
+        let mut out = Vec::new();
+        let mut token: Option<String> = None;
+        let mut tokens = std::collections::HashSet::new();
+        for page in 0.. {
+            if page == MAX_PAGES {
+                anyhow::bail!(
+                    "cannot list {}: the store's listing went on past {MAX_PAGES} pages ({} objects so far) and was given up: a listing that never ends is the store's fault; or give a prefix that holds fewer objects",
+                    self.url,
+                    out.len()
+                );
+            }
+            let opts = PaginatedListOptions {
+                delimiter: Some("/".into()),
+                max_keys: Some(1000),
+                page_token: token.take(),
+                ..Default::default()
+            };
+            let got = self
+                .store
+                .list_paginated(prefix.as_deref(), opts)
+                .await
+                .map_err(|e| self.error("cannot list", &self.url, &e))?;
+            out.extend(got.result.objects.into_iter().filter_map(|m| {
                 let name = m.location.filename()?.to_string();
                 Some((name, m))
-            })
-            .collect())
+            }));
+            if out.len() > MAX_LISTED {
+                anyhow::bail!(
+                    "cannot list {}: it holds more than {MAX_LISTED} objects, more than llmsweep lists; give a prefix that holds fewer (s3://BUCKET/PREFIX/SUBPREFIX)",
+                    self.url
+                );
+            }
+            match got.page_token {
+                Some(t) if !tokens.insert(t.clone()) => anyhow::bail!(
+                    "cannot list {}: the store sent a page token it had sent before, so its listing would never end",
+                    self.url
+                ),
+                Some(t) => token = Some(t),
+                None => break,
+            }
+        }
+        Ok(out)
     }
 
     /// The bytes of object `name`, refused unread when it is over `limit` bytes, and cut off
@@ -238,6 +329,26 @@ impl Bucket {
         Ok((body.freeze(), meta))
     }
 
+    /// The bundle `name`, parsed as its bytes come from the store: never held whole beside the
+    /// bundle it makes (a bundle of hundreds of megabytes costs its records' memory, not twice
+    /// its size). The reason it cannot be read is in the viewer's words.
+    pub(crate) async fn read_bundle(&self, name: &str) -> Result<llmsweep_shared::Bundle, String> {
+        let stream = self
+            .get_stream(name, llmsweep_shared::bundle::MAX_INFLATED_BYTES as u64)
+            .await
+            .map_err(|e| format!("cannot be read: {e:#}"))?;
+        let reader = tokio_util::io::StreamReader::new(
+            stream.map(|r| r.map_err(|e| std::io::Error::other(format!("{e:#}")))),
+        );
+        let sync = tokio_util::io::SyncIoBridge::new(reader);
+        tokio::task::spawn_blocking(move || {
+            llmsweep_shared::Bundle::from_reader(std::io::BufReader::with_capacity(1 << 20, sync))
+                .map_err(|e| e.to_string())
+        })
+        .await
+        .map_err(|e| format!("cannot be read: {e}"))?
+    }
+
     /// Writes object `name` whole, in one request. Returns its version tag.
     pub(crate) async fn put(&self, name: &str, bytes: Bytes) -> anyhow::Result<Option<String>> {
         let r = self
@@ -249,9 +360,65 @@ impl Bucket {
     }
 
     /// Checks that the prefix can be listed (the bucket exists, the credentials are taken): what
-    /// a run asks before it sends its first request.
+    /// a reader of the bucket asks first.
     pub(crate) async fn check(&self) -> anyhow::Result<()> {
         self.list().await.map(|_| ())
+    }
+
+    /// Checks that the prefix can be listed and written (the credentials may write, not only
+    /// read): what a run asks before it sends its first request, and `push` before it copies.
+    /// The write is a small object under the prefix, deleted at once.
+    pub(crate) async fn check_write(&self) -> anyhow::Result<()> {
+        self.list().await?;
+        let probe = format!(
+            ".llmsweep-write-check-{}-{}",
+            std::process::id(),
+            chrono::Utc::now().timestamp_nanos_opt().unwrap_or_default()
+        );
+        self.put(
+            &probe,
+            Bytes::from_static(b"llmsweep checks that it may write here\n"),
+        )
+        .await
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "{e:#} (a run writes its bundle there: the key must be allowed to write, not only to list and read)"
+            )
+        })?;
+        let _ = self.store.delete(&self.key(&probe)).await;
+        Ok(())
+    }
+
+    /// The object `name` as a stream of its bytes within `limit` (refused unread when the store
+    /// says it is larger, cut off when more comes), to serve it on without holding it whole.
+    pub(crate) async fn get_stream(&self, name: &str, limit: u64) -> anyhow::Result<ByteStream> {
+        let url = self.object_url(name);
+        let got = match self.store.get(&self.key(name)).await {
+            Ok(g) => g,
+            Err(object_store::Error::NotFound { .. }) => anyhow::bail!("there is no object {url}"),
+            Err(e) => return Err(self.error("cannot read", &url, &e)),
+        };
+        if got.meta.size > limit {
+            anyhow::bail!(
+                "{url} is {} MB, more than the {} MB allowed",
+                got.meta.size / (1024 * 1024),
+                limit / (1024 * 1024)
+            );
+        }
+        let this = self.clone();
+        let mut read = 0u64;
+        let stream = got.into_stream().map(move |chunk| {
+            let chunk = chunk.map_err(|e| this.error("cannot read", &url, &e))?;
+            read += chunk.len() as u64;
+            if read > limit {
+                anyhow::bail!(
+                    "{url} sent more than the {} MB allowed",
+                    limit / (1024 * 1024)
+                );
+            }
+            Ok(chunk)
+        });
+        Ok(stream.boxed())
     }
 
     fn error(&self, what: &str, url: &str, e: &object_store::Error) -> anyhow::Error {
@@ -267,8 +434,20 @@ impl Bucket {
 
 /// An object store's error, shortened to its cause and what to do about it.
 fn explain(text: &str, endpoint: &str) -> String {
+    let text = crate::boundary::http::redact_url(text);
+    // llmsweep's own sentence: a redirect refused, a timeout, a listing that is no listing.
+    if let Some((_, rest)) = text.split_once(super::wire::OPEN)
+        && let Some((said, _)) = rest.split_once(super::wire::CLOSE)
+    {
+        return llmsweep_shared::text::one_line(said).into_owned();
+    }
     let has = |s: &str| text.contains(s);
-    let hint = if has("NoSuchBucket") || has("bucket does not exist") {
+    let hint = if has("AuthorizationHeaderMalformed")
+        || has("IllegalLocationConstraintException")
+        || (has("region") && has("expecting"))
+    {
+        Some("the store expects another region: set AWS_REGION to the bucket's region".to_string())
+    } else if has("NoSuchBucket") || has("bucket does not exist") {
         Some("the bucket does not exist: check its name, or create it".to_string())
     } else if has("InvalidAccessKeyId")
         || has("SignatureDoesNotMatch")
@@ -295,6 +474,7 @@ fn explain(text: &str, endpoint: &str) -> String {
     };
     // The store's own words, on one line and not too long.
     let own: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let own = llmsweep_shared::text::one_line(&own).into_owned();
     let own = match own.char_indices().nth(300) {
         Some((i, _)) => format!("{}…", &own[..i]),
         None => own,
@@ -349,17 +529,19 @@ struct Chain {
 }
 
 impl Chain {
-    fn read() -> Chain {
+    fn read() -> anyhow::Result<Chain> {
         let env = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
         let profile = env("AWS_PROFILE").unwrap_or_else(|| "default".into());
         let home = env("HOME").map(std::path::PathBuf::from);
         let file = |var: &str, rel: &str| {
-            env(var)
+            let path = env(var)
                 .map(std::path::PathBuf::from)
-                .or_else(|| home.as_ref().map(|h| h.join(rel)))
-                .and_then(|p| read_small(&p))
+                .or_else(|| home.as_ref().map(|h| h.join(rel)));
+            path.map(|p| profile_file(&p, var))
+                .transpose()
+                .map(Option::flatten)
         };
-        let creds = file("AWS_SHARED_CREDENTIALS_FILE", ".aws/credentials")
+        let creds = file("AWS_SHARED_CREDENTIALS_FILE", ".aws/credentials")?
             .map(|t| ini_section(&t, &profile))
             .unwrap_or_default();
         let config_section = if profile == "default" {
@@ -367,7 +549,7 @@ impl Chain {
         } else {
             format!("profile {profile}")
         };
-        let config = file("AWS_CONFIG_FILE", ".aws/config")
+        let config = file("AWS_CONFIG_FILE", ".aws/config")?
             .map(|t| ini_section(&t, &config_section))
             .unwrap_or_default();
         let from = |m: &std::collections::BTreeMap<String, String>, k: &str| m.get(k).cloned();
@@ -390,7 +572,7 @@ impl Chain {
                 _ => None,
             },
         };
-        Chain {
+        Ok(Chain {
             keys,
             region: env("AWS_REGION")
                 .or_else(|| env("AWS_DEFAULT_REGION"))
@@ -404,16 +586,26 @@ impl Chain {
             provider_in_env: env("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI").is_some()
                 || env("AWS_CONTAINER_CREDENTIALS_FULL_URI").is_some()
                 || env("AWS_WEB_IDENTITY_TOKEN_FILE").is_some(),
-        }
+        })
     }
 }
 
-/// A small text file (a profile file is never large), or `None`.
-fn read_small(p: &std::path::Path) -> Option<String> {
-    let meta = std::fs::metadata(p).ok()?;
-    (meta.len() < 1 << 20)
-        .then(|| std::fs::read_to_string(p).ok())
-        .flatten()
+/// Most bytes of an AWS profile file: a few profiles, never large.
+const PROFILE_FILE_MAX: u64 = 1 << 20;
+
+/// The text of AWS profile file `p` (named by `var`, or its place under the home folder), or
+/// `None` when there is none; a file that cannot be read as one (a FIFO, a device, too big) is
+/// an error that names it.
+fn profile_file(p: &std::path::Path, var: &str) -> anyhow::Result<Option<String>> {
+    use crate::boundary::file::{self, FileError};
+    match file::read_text(p, PROFILE_FILE_MAX) {
+        Ok(t) => Ok(Some(t)),
+        Err(FileError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => anyhow::bail!(
+            "the AWS profile file {} ({var}, or its place under the home folder) {e}",
+            p.display()
+        ),
+    }
 }
 
 /// The `key = value` lines of section `[name]` of an INI file.
@@ -436,17 +628,30 @@ fn ini_section(text: &str, name: &str) -> std::collections::BTreeMap<String, Str
     out
 }
 
-/// Reads bundle `url` (`s3://bucket/prefix/NAME.json`) whole, within the size a bundle may have.
+/// Reads bundle `url` (`s3://bucket/prefix/NAME.json`) whole, within the size a bundle may have:
+/// its bytes, for a copy kept as they are (`--resume` from a bucket).
 pub(crate) async fn read_object(url: &str) -> anyhow::Result<(Bytes, ObjectMeta)> {
-    let Some((prefix, name)) = split_object(url) else {
-        anyhow::bail!(
-            "{url} names no bundle: give s3://BUCKET/PREFIX/NAME.json (a .json or .json.gz object)"
-        );
-    };
-    let bucket = Bucket::open(&prefix)?;
+    let (bucket, name) = object_of(url)?;
     bucket
         .get(&name, llmsweep_shared::bundle::MAX_INFLATED_BYTES as u64)
         .await
+}
+
+/// Reads bundle `url` (`s3://bucket/prefix/NAME.json`) as it streams (see
+/// [`Bucket::read_bundle`]).
+pub(crate) async fn read_bundle_at(url: &str) -> Result<llmsweep_shared::Bundle, String> {
+    let (bucket, name) = object_of(url).map_err(|e| format!("cannot be read: {e:#}"))?;
+    bucket.read_bundle(&name).await
+}
+
+fn object_of(url: &str) -> anyhow::Result<(Bucket, String)> {
+    let Some((prefix, name)) = split_object(url) else {
+        anyhow::bail!(
+            "{} names no bundle: give s3://BUCKET/PREFIX/NAME.json (a .json or .json.gz object)",
+            llmsweep_shared::text::one_line(&crate::boundary::http::redact_url(url))
+        );
+    };
+    Ok((Bucket::open(&prefix)?, name))
 }
 
 #[cfg(test)]

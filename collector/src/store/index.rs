@@ -13,7 +13,6 @@ use std::path::{Path, PathBuf};
 use bytes::Bytes;
 use futures_util::StreamExt;
 use llmsweep_shared::Bundle;
-use llmsweep_shared::bundle::MAX_INFLATED_BYTES;
 use llmsweep_shared::folder::{
     BundleFacts, FolderEntry, FolderListing, bundle_url, is_bundle_name,
 };
@@ -23,6 +22,9 @@ use super::bucket::{self, Bucket};
 
 /// Bundles read at once from a store while an index is rebuilt.
 const PARALLEL_READS: usize = 8;
+
+/// Most megabytes of bundles being read at once from a store while an index is rebuilt.
+const READ_BUDGET_MIB: u32 = 128;
 
 /// Where bundles are: a local folder or a bucket prefix.
 #[derive(Debug, Clone)]
@@ -179,22 +181,29 @@ async fn refresh_bucket(b: &Bucket) -> anyhow::Result<(Index, Refreshed)> {
         Err(_) => None,
     };
     // The bundles the index cannot vouch for, read several at once.
+    let known = by_name(old.as_ref());
     let stale: Vec<Listed> = listed
         .iter()
-        .filter(|l| valid(old.as_ref(), l).is_none())
+        .filter(|l| valid(&known, l).is_none())
         .cloned()
         .collect();
+    // Several at once, within a budget of bytes in flight: a bundle as large as the budget is
+    // read alone, so a prefix of large bundles never holds eight of them at once.
+    let budget = std::sync::Arc::new(tokio::sync::Semaphore::new(READ_BUDGET_MIB as usize));
     let fresh: HashMap<String, FolderEntry> = futures_util::stream::iter(stale)
-        .map(|l| async move {
-            let read = if l.size > MAX_INFLATED_BYTES as u64 {
-                Err(super::too_big(l.size).unwrap_or_default())
-            } else {
-                match b.get(&l.name, MAX_INFLATED_BYTES as u64).await {
-                    Ok((bytes, _)) => Bundle::from_bytes(&bytes).map_err(|e| e.to_string()),
-                    Err(e) => Err(format!("cannot be read: {e:#}")),
-                }
-            };
-            (l.name.clone(), entry_of(&l, read))
+        .map(|l| {
+            let budget = std::sync::Arc::clone(&budget);
+            async move {
+                let mib = u32::try_from(l.size >> 20)
+                    .unwrap_or(u32::MAX)
+                    .clamp(1, READ_BUDGET_MIB);
+                let _permit = budget.acquire_many(mib).await;
+                let read = match super::too_big(l.size) {
+                    Some(why) => Err(why),
+                    None => b.read_bundle(&l.name).await,
+                };
+                (l.name.clone(), entry_of(&l, read))
+            }
         })
         .buffer_unordered(PARALLEL_READS)
         .collect()
@@ -229,11 +238,7 @@ async fn refresh_bucket(b: &Bucket) -> anyhow::Result<(Index, Refreshed)> {
 /// A folder's index, when it is one of this format and not over [`index_limit`].
 fn read_local_index(dir: &Path) -> Option<Index> {
     let path = dir.join(INDEX_NAME);
-    let size = std::fs::metadata(&path).ok()?.len();
-    if size > index_limit() {
-        return None;
-    }
-    Index::parse(&std::fs::read(&path).ok()?)
+    Index::parse(&crate::boundary::file::read(&path, index_limit()).ok()?)
 }
 
 /// The most of an index that is read: about fifty thousand runs' summaries. A bigger one (or
@@ -242,11 +247,23 @@ fn index_limit() -> u64 {
     256 << 20
 }
 
-/// The old index's entry for `l`, when it was made from these bytes.
-fn valid<'a>(old: Option<&'a Index>, l: &Listed) -> Option<&'a FolderEntry> {
-    old?.listing.bundles.iter().find(|e| {
-        e.name == l.name
-            && e.size_bytes == l.size
+/// The old index's entries by name: looked up once per bundle listed, so a rebuild of ten
+/// thousand runs is linear, not ten thousand searches of ten thousand entries.
+fn by_name(old: Option<&Index>) -> HashMap<&str, &FolderEntry> {
+    old.map(|o| {
+        o.listing
+            .bundles
+            .iter()
+            .map(|e| (e.name.as_str(), e))
+            .collect()
+    })
+    .unwrap_or_default()
+}
+
+/// The old index's entry for `l` (from [`by_name`]), when it was made from these bytes.
+fn valid<'a>(old: &HashMap<&str, &'a FolderEntry>, l: &Listed) -> Option<&'a FolderEntry> {
+    old.get(l.name.as_str()).copied().filter(|e| {
+        e.size_bytes == l.size
             && match (&l.etag, &e.etag) {
                 (Some(a), Some(b)) => a == b,
                 (None, None) => l.modified.is_some() && e.modified == l.modified,
@@ -263,9 +280,10 @@ fn merge(
     done: &mut Refreshed,
     mut read: impl FnMut(&Listed) -> FolderEntry,
 ) -> (Vec<FolderEntry>, bool) {
+    let known = by_name(old);
     let mut entries: Vec<FolderEntry> = listed
         .iter()
-        .map(|l| match valid(old, l) {
+        .map(|l| match valid(&known, l) {
             Some(e) => {
                 done.reused += 1;
                 e.clone()

@@ -4,6 +4,7 @@
 pub mod bucket;
 pub(crate) mod index;
 pub mod upload;
+pub(crate) mod wire;
 
 use std::fs;
 use std::io::{self, Write};
@@ -46,27 +47,23 @@ pub(crate) fn read_bundle_plain(path: &Path) -> Result<Bundle, String> {
     }
     if let Some(url) = path.to_str().filter(|p| bucket::is_bucket_url(p)) {
         let url = url.to_string();
-        let (bytes, _) = bucket::block_on(async move { bucket::read_object(&url).await })
-            .map_err(|e| format!("cannot be read: {e:#}"))?;
-        return Bundle::from_bytes(&bytes).map_err(|e| e.to_string());
+        return bucket::block_on(async move { bucket::read_bundle_at(&url).await });
     }
-    let meta = fs::metadata(path).map_err(|e| format!("cannot be read: {e}"))?;
-    if meta.is_dir() {
-        return Err(format!(
+    use crate::boundary::file::{self, FileError};
+    let cap = MAX_INFLATED_BYTES as u64;
+    let opened = file::open(path, cap).map_err(|e| match e {
+        FileError::NotAFile("a folder") => format!(
             "cannot be read: it is a folder; name the bundles in it ({}/*.json)",
             path.display()
-        ));
-    }
-    let size = meta.len();
-    if let Some(why) = too_big(size) {
-        return Err(why);
-    }
-    let file = fs::File::open(path).map_err(|e| format!("cannot be read: {e}"))?;
-    if let Ok(b) = Bundle::from_reader(io::BufReader::with_capacity(1 << 20, file)) {
+        ),
+        FileError::TooBig { size, .. } => too_big(size).unwrap_or_default(),
+        e => e.to_string(),
+    })?;
+    if let Ok(b) = Bundle::from_reader(io::BufReader::with_capacity(1 << 20, opened)) {
         return Ok(b);
     }
     // Read whole again, only to say exactly what is wrong.
-    let raw = fs::read(path).map_err(|e| format!("cannot be read: {e}"))?;
+    let raw = file::read(path, cap).map_err(|e| e.to_string())?;
     Bundle::from_bytes(&raw).map_err(|e| e.to_string())
 }
 

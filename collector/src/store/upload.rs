@@ -99,7 +99,15 @@ impl Uploader {
     /// Waits up to `wait` for the newest checkpoint to reach the bucket (up to
     /// [`FAILING_WAIT`] while uploads fail: one more try, not a minute of them), then stops
     /// trying.
-    pub(crate) async fn settle(&mut self, name: &str, wait: Duration) -> Copy {
+    ///
+    /// `cut` ends the wait at once (a signal): it gives why, and the copy is then what the
+    /// bucket holds, said as such.
+    pub(crate) async fn settle(
+        &mut self,
+        name: &str,
+        wait: Duration,
+        cut: impl std::future::Future<Output = String>,
+    ) -> Copy {
         let failing = self
             .state
             .lock()
@@ -111,10 +119,19 @@ impl Uploader {
             wait
         };
         self.tx = None;
+        let mut cut_why = None;
         if let Some(task) = self.task.take() {
             let abort = task.abort_handle();
-            if tokio::time::timeout(wait, task).await.is_err() {
-                abort.abort();
+            tokio::select! {
+                r = tokio::time::timeout(wait, task) => {
+                    if r.is_err() {
+                        abort.abort();
+                    }
+                }
+                why = cut => {
+                    abort.abort();
+                    cut_why = Some(why);
+                }
             }
         }
         let url = self.bucket.object_url(name);
@@ -122,12 +139,19 @@ impl Uploader {
         if s.uploaded >= self.offered {
             Copy::Uploaded(url)
         } else {
+            let why = match (cut_why, &s.failing) {
+                (Some(cut), _) => cut,
+                (None, Some(f)) => f.clone(),
+                (None, None) => format!("the upload did not finish within {} s", wait.as_secs()),
+            };
+            let stale = s.uploaded > 0;
             Copy::Missing {
                 url,
-                why: s
-                    .failing
-                    .clone()
-                    .unwrap_or_else(|| "the upload did not finish in time".into()),
+                why: if stale {
+                    format!("{why}; the copy there is an older version of the run")
+                } else {
+                    why
+                },
             }
         }
     }

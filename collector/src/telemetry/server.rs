@@ -102,7 +102,7 @@ async fn scrape_within(
         if !resp.status().is_success() {
             return None;
         }
-        crate::load::run::body::text_capped(resp, crate::load::run::body::PROBE_BODY_CAP)
+        crate::boundary::http::text_capped(resp, crate::boundary::http::PROBE_BODY_CAP)
             .await
             .ok()
     })

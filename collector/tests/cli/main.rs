@@ -9,6 +9,9 @@ mod compare;
 mod export;
 mod finite;
 mod history;
+#[path = "../common/store.rs"]
+#[allow(dead_code)]
+mod hostile_store;
 mod import;
 mod plot;
 mod resume;
@@ -16,4 +19,5 @@ mod run;
 mod secrets;
 mod signals;
 mod store;
+mod store_hostile;
 mod support;

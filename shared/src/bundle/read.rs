@@ -179,7 +179,7 @@ impl Bundle {
                 let schema = serde_json::Value::String(b.schema.clone());
                 check_schema(Some(&schema))?;
                 // Major 1 is the first schema; once there is a `/2`, older majors are migrated here.
-                Ok(b)
+                Ok(settled(b))
             }
             Err(e) => {
                 let head: Head = serde_json::from_str(text).map_err(|e| syntax_error(text, e))?;
@@ -206,7 +206,9 @@ impl Bundle {
     pub fn from_value(value: serde_json::Value) -> Result<Bundle, BundleError> {
         check_schema(value.get("schema"))?;
         // Major 1 is the first schema; a future `/2` reader migrates `/1` values here.
-        serde_json::from_value(value).map_err(|e| BundleError::Invalid(e.to_string()))
+        serde_json::from_value(value)
+            .map(settled)
+            .map_err(|e| BundleError::Invalid(e.to_string()))
     }
 
     /// Reads a bundle as it streams from `reader` (plain or gzip JSON, told by its magic
@@ -229,13 +231,23 @@ impl Bundle {
         };
         let bundle = parsed.map_err(|e| BundleError::Invalid(e.to_string()))?;
         bundle.check_schema()?;
-        Ok(bundle)
+        Ok(settled(bundle))
     }
 
     /// Serialises the bundle as pretty JSON (the on-disk form).
     pub fn to_json(&self) -> Result<String, serde_json::Error> {
         serde_json::to_string_pretty(self)
     }
+}
+
+/// A bundle as read, its label on one line: a label is shown in terminals, tables, Markdown and
+/// CSV, where a line break or a control character in it could forge a line of its own (see
+/// [`crate::text::one_line`]); such characters are kept as their escapes.
+fn settled(mut b: Bundle) -> Bundle {
+    if let std::borrow::Cow::Owned(label) = crate::text::one_line(&b.label) {
+        b.label = label;
+    }
+    b
 }
 
 /// The text of a file: inflated when it is gzip (at most `cap` bytes), checked to be UTF-8.

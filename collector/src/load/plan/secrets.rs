@@ -5,6 +5,8 @@
 //! user information, and the command line kept in a bundle has every secret replaced by `***`.
 
 use anyhow::bail;
+
+pub(crate) use crate::boundary::http::redact_url;
 use base64::Engine as _;
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
 
@@ -18,6 +20,13 @@ pub struct Credentials {
     pub basic: Option<(String, String)>,
     /// `--header NAME:VALUE`, in the order given, each marked sensitive.
     pub headers: Vec<(HeaderName, HeaderValue)>,
+}
+
+impl Credentials {
+    /// Whether a request would carry anything secret: a key, a password or a header.
+    pub fn any(&self) -> bool {
+        self.api_key.is_some() || self.basic.is_some() || !self.headers.is_empty()
+    }
 }
 
 impl std::fmt::Debug for Credentials {
@@ -109,20 +118,14 @@ const HEADER_FILE_MAX: u64 = 64 * 1024;
 /// and lines starting with `#` are skipped. The values never appear on the command line (where
 /// `ps` shows them) nor in the bundle; a message names the file and the line, never a value.
 pub(crate) fn header_file(path: &str) -> anyhow::Result<Vec<(HeaderName, HeaderValue)>> {
-    use std::io::Read as _;
-    let opened = std::fs::File::open(path)
-        .map_err(|e| anyhow::anyhow!("--header @{path}: cannot read the file ({e})"))?;
-    let mut text = String::new();
-    opened
-        .take(HEADER_FILE_MAX + 1)
-        .read_to_string(&mut text)
-        .map_err(|e| anyhow::anyhow!("--header @{path}: cannot read the file as text ({e})"))?;
-    if text.len() as u64 > HEADER_FILE_MAX {
-        bail!(
+    use crate::boundary::file::{self, FileError};
+    let text = file::read_text(std::path::Path::new(path), HEADER_FILE_MAX).map_err(|e| match e {
+        FileError::TooBig { .. } | FileError::TooLong { .. } => anyhow::anyhow!(
             "--header @{path}: the file is longer than {} KiB; it should hold a few NAME: VALUE lines",
             HEADER_FILE_MAX / 1024
-        );
-    }
+        ),
+        e => anyhow::anyhow!("--header @{path}: the file {e}"),
+    })?;
     let mut headers = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
@@ -210,32 +213,6 @@ fn percent_decode(s: &str) -> String {
         }
     }
     String::from_utf8_lossy(&out).into_owned()
-}
-
-/// Text with the user information of every `scheme://user:password@host` in it replaced by
-/// `***`: `http://***@host:8000/v1`. Works on text that does not parse as a URL too, so a
-/// message about a bad `--url` does not repeat its password.
-pub(crate) fn redact_url(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut rest = s;
-    while let Some(i) = rest.find("://") {
-        let (head, tail) = rest.split_at(i + 3);
-        out.push_str(head);
-        let end = tail
-            .find(|c: char| matches!(c, '/' | '?' | '#') || c.is_whitespace())
-            .unwrap_or(tail.len());
-        let authority = &tail[..end];
-        match authority.rfind('@') {
-            Some(at) => {
-                out.push_str("***");
-                out.push_str(&authority[at..]);
-            }
-            None => out.push_str(authority),
-        }
-        rest = &tail[end..];
-    }
-    out.push_str(rest);
-    out
 }
 
 /// The command line as typed, with every secret replaced by `***`: the value of `--api-key`,
@@ -426,7 +403,7 @@ mod tests {
         assert!(e.contains("has no NAME: VALUE line"), "{e}");
         let e = header_file("/nonexistent/h").unwrap_err().to_string();
         assert!(
-            e.starts_with("--header @/nonexistent/h: cannot read the file"),
+            e.starts_with("--header @/nonexistent/h: the file cannot be read"),
             "{e}"
         );
         std::fs::write(&file, "X-A: b\n".repeat(20_000)).unwrap();

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use llmsweep_shared::bundle::{Api, ErrorKind};
 use tokio_util::sync::CancellationToken;
 
+use crate::boundary::http::error_chain;
 use crate::load::plan::secrets::Credentials;
 use crate::load::run::api::{self, RequestOptions};
 use crate::load::run::body;
@@ -235,7 +236,7 @@ pub(crate) fn http_client(
 }
 
 fn builder(credentials: &Credentials, pool: usize) -> anyhow::Result<reqwest::ClientBuilder> {
-    Ok(crate::load::run::body::builder()
+    Ok(crate::boundary::http::builder()
         .default_headers(credentials.header_map()?)
         .pool_max_idle_per_host(pool.max(1))
         // Below the usual 5 s keep-alive of servers (uvicorn, cpp-httplib), so an idle
@@ -304,7 +305,7 @@ impl Client {
         let answers = futures_util::future::join_all(asks).await;
         let reads = answers.into_iter().flatten().flatten().map(|resp| {
             self.connection_of(resp.extensions(), since);
-            body::discard_capped(resp.into_body(), body::MODELS_BODY_CAP)
+            body::discard_capped(resp.into_body(), crate::boundary::http::MODELS_BODY_CAP)
         });
         futures_util::future::join_all(reads).await;
         // The connections reach the pool a few task hops after their bodies end: let them
@@ -506,7 +507,7 @@ impl Client {
 /// HTML page, which are recorded on the trace as the request's failure.
 async fn stream_or_failure(resp: body::Answer, trace: &mut Trace) -> Option<body::AnswerBody> {
     let status = resp.status();
-    if let Some(why) = body::redirect_of(status, resp.headers()) {
+    if let Some(why) = crate::boundary::http::redirect_of(status, resp.headers()) {
         trace.fail(ErrorKind::Http, Some(status.as_u16()), why);
         return None;
     }
@@ -629,21 +630,6 @@ pub(crate) fn is_server_text(e: &llmsweep_shared::bundle::RequestError) -> bool 
 
 /// How a stream that broke off is described.
 const STREAM_BROKE: &str = "stream broke off: ";
-
-/// An error and its causes on one line ("error sending request: connection refused").
-pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut cur = e.source();
-    while let Some(c) = cur {
-        let t = c.to_string();
-        if !s.contains(&t) {
-            s.push_str(": ");
-            s.push_str(&t);
-        }
-        cur = c.source();
-    }
-    s
-}
 
 #[cfg(test)]
 mod tests {

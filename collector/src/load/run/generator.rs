@@ -167,7 +167,38 @@ impl Interrupt {
     pub fn is_stopped(&self) -> bool {
         self.stop_sending.is_cancelled()
     }
+
+    /// Runs `work` unless a signal comes first: then it is dropped (a listing or an upload in
+    /// flight ends there) and the error says which signal, before anything was measured.
+    pub(crate) async fn or_stopped<T>(
+        &self,
+        work: impl std::future::Future<Output = anyhow::Result<T>>,
+    ) -> anyhow::Result<T> {
+        tokio::select! {
+            r = work => r,
+            () = self.stop_sending.cancelled() => {
+                let sig = self.signal.get().copied().unwrap_or(Signal::Int);
+                Err(anyhow::Error::new(Stopped(sig)))
+            }
+        }
+    }
 }
+
+/// A run stopped by a signal before its first request: nothing was measured.
+#[derive(Debug, Clone, Copy)]
+pub struct Stopped(pub Signal);
+
+impl std::fmt::Display for Stopped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: stopped before the first request; nothing was measured or written",
+            self.0.name()
+        )
+    }
+}
+
+impl std::error::Error for Stopped {}
 
 /// One point to run.
 #[derive(Debug, Clone, Copy)]

@@ -99,7 +99,21 @@ async fn finish(mut s: Session) -> anyhow::Result<Outcome> {
     let interrupted = s.interrupt.is_stopped();
     // Interrupted, or stopped because the server went away: not every level was run.
     let path = s.writer.finish(!interrupted && !s.gave_up)?;
-    let copy = s.writer.settle_upload(UPLOAD_WAIT).await;
+    // A signal ends the wait for the bucket at once: the first one when the run ended by
+    // itself, the second (or the end of the grace) when a signal had already stopped it.
+    let cut = {
+        let i = s.interrupt.clone();
+        async move {
+            if interrupted {
+                i.abort.cancelled().await;
+            } else {
+                i.stop_sending.cancelled().await;
+            }
+            let by = i.signal.get().map_or("a signal", |s| s.name());
+            format!("{by} stopped the upload")
+        }
+    };
+    let copy = s.writer.settle_upload(UPLOAD_WAIT, cut).await;
     let bundle = s.writer.bundle();
     let points = || {
         bundle

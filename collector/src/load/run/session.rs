@@ -106,9 +106,13 @@ impl Session {
         let resumed_lock = resume.map(|r| RunLock::take(&r.path)).transpose()?;
         store::check_out_dir(&output.out)?;
         if let Some(b) = &output.store {
-            b.check()
-                .await
-                .map_err(|e| anyhow::anyhow!("--out {}: {e:#}", b.url()))?;
+            interrupt
+                .or_stopped(async {
+                    b.check_write()
+                        .await
+                        .map_err(|e| anyhow::anyhow!("--out {}: {e:#}", b.url()))
+                })
+                .await?;
         }
         if let Some(limit) = crate::load::server::host::open_files_limit() {
             crate::load::server::host::check_open_files(pool as u64, limit)?;

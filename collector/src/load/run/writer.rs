@@ -36,8 +36,8 @@ pub(crate) struct BundleWriter {
     write_failing: bool,
     /// The bundle is an interrupted one being finished (`--resume`).
     resuming: bool,
-    /// `--out s3://…`: every checkpoint written is also put into the bucket.
-    upload: Option<store::upload::Uploader>,
+    /// `--out s3://…`: every checkpoint is also put into the bucket, under this name.
+    upload: Option<(store::upload::Uploader, String)>,
 }
 
 impl BundleWriter {
@@ -66,7 +66,7 @@ impl BundleWriter {
 
     /// Copies every checkpoint from now on into a bucket too (`--out s3://…`).
     pub(crate) fn upload_to(&mut self, uploader: store::upload::Uploader) {
-        self.upload = Some(uploader);
+        self.upload = Some((uploader, self.file_name()));
     }
 
     /// Waits (up to `wait`) for the last checkpoint to reach the bucket, when the run has one;
@@ -74,10 +74,10 @@ impl BundleWriter {
     pub(crate) async fn settle_upload(
         &mut self,
         wait: std::time::Duration,
+        cut: impl std::future::Future<Output = String>,
     ) -> Option<store::upload::Copy> {
-        let name = self.file_name();
-        let mut u = self.upload.take()?;
-        Some(u.settle(&name, wait).await)
+        let (mut u, name) = self.upload.take()?;
+        Some(u.settle(&name, wait, cut).await)
     }
 
     fn file_name(&self) -> String {
@@ -197,9 +197,18 @@ impl BundleWriter {
     /// once more; then the bundle stays in memory, the watcher is told which levels are only
     /// there, and the next checkpoint tries again. The sweep goes on either way.
     pub(crate) fn checkpoint(&mut self) {
-        match self.write() {
-            Ok(bytes) => {
-                self.share(bytes);
+        let bytes = match self.serialize() {
+            Ok(b) => b,
+            Err(e) => {
+                self.note(&format!("warning: {e:#}"));
+                return;
+            }
+        };
+        // The bucket gets every version, whether or not the local folder could take it: a
+        // full disk must not leave an older copy there named as the run's.
+        self.share(bytes.clone());
+        match self.write(&bytes) {
+            Ok(()) => {
                 if self.write_failing {
                     self.note(&format!(
                         "the bundle is written again: {} holds every level",
@@ -224,27 +233,29 @@ impl BundleWriter {
         }
     }
 
-    /// Writes the bundle to its path (tried twice); returns the bytes written.
-    fn write(&self) -> anyhow::Result<bytes::Bytes> {
+    /// The bundle as it stands, as the bytes of its file.
+    fn serialize(&self) -> anyhow::Result<bytes::Bytes> {
         let mut text = self
             .bundle
             .to_json()
             .context("the bundle cannot be written as JSON")?;
         text.push('\n');
-        let bytes = bytes::Bytes::from(text);
-        store::write_file_atomic(&self.path, &bytes)
-            .or_else(|_| store::write_file_atomic(&self.path, &bytes))
-            .with_context(|| format!("cannot write the bundle {}", self.path.display()))?;
-        Ok(bytes)
+        Ok(bytes::Bytes::from(text))
+    }
+
+    /// Writes `bytes` to the bundle's path (tried twice).
+    fn write(&self, bytes: &[u8]) -> anyhow::Result<()> {
+        store::write_file_atomic(&self.path, bytes)
+            .or_else(|_| store::write_file_atomic(&self.path, bytes))
+            .with_context(|| format!("cannot write the bundle {}", self.path.display()))
     }
 
     /// After a write: the bucket's copy, when the run has one. (A local folder's index is
     /// brought up to date when the folder is listed: a run adds nothing beside its bundle.)
     fn share(&mut self, bytes: bytes::Bytes) {
-        let name = self.file_name();
-        if let Some(u) = &mut self.upload {
+        if let Some((u, name)) = &mut self.upload {
             u.offer(
-                &name,
+                name,
                 bytes,
                 llmsweep_shared::folder::BundleFacts::of(&self.bundle),
                 llmsweep_shared::history::RunSummary::of(&self.bundle),
@@ -258,11 +269,10 @@ impl BundleWriter {
     pub(crate) fn finish(&mut self, complete: bool) -> anyhow::Result<PathBuf> {
         self.bundle.complete = complete;
         self.refresh_digest();
-        let e = match self.write() {
-            Ok(bytes) => {
-                self.share(bytes);
-                return Ok(self.path.clone());
-            }
+        let bytes = self.serialize()?;
+        self.share(bytes.clone());
+        let e = match self.write(&bytes) {
+            Ok(()) => return Ok(self.path.clone()),
             Err(e) => e,
         };
         let name = self.path.file_name().unwrap_or_default();

@@ -42,7 +42,7 @@ pub(crate) fn path() -> Option<PathBuf> {
 
 /// The capacity last measured here, when there is one this version can read.
 pub(crate) fn load() -> Option<Capacity> {
-    let text = std::fs::read_to_string(path()?).ok()?;
+    let text = crate::boundary::file::read_text(&path()?, 1 << 20).ok()?;
     serde_json::from_str(&text).ok()
 }
 

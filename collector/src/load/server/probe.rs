@@ -7,8 +7,8 @@ use futures_util::future::join_all;
 use llmsweep_shared::bundle::Probe;
 use serde_json::Value;
 
-use crate::load::run::body;
-use crate::load::run::client::error_chain;
+use crate::boundary::http as policy;
+use crate::boundary::http::error_chain;
 
 /// Endpoints asked, none required: OpenAI, vLLM, SGLang, llama.cpp, TGI.
 pub(crate) const PROBES: &[&str] = &[
@@ -121,15 +121,15 @@ async fn ask(
         }
     };
     let status = resp.status().as_u16();
-    if let Some(why) = body::redirect_message(&resp) {
+    if let Some(why) = policy::redirect_message(&resp) {
         return (probe_error(status, why), None);
     }
     let cap = if path == "/v1/models" {
-        body::MODELS_BODY_CAP
+        policy::MODELS_BODY_CAP
     } else {
-        body::PROBE_BODY_CAP
+        policy::PROBE_BODY_CAP
     };
-    let text = match tokio::time::timeout(timeout, body::text_capped(resp, cap)).await {
+    let text = match tokio::time::timeout(timeout, policy::text_capped(resp, cap)).await {
         Ok(Ok(t)) => t,
         Ok(Err(e)) => return (probe_error(status, e.to_string()), None),
         Err(_) => {

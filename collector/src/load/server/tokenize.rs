@@ -48,7 +48,7 @@ async fn ask(http: &reqwest::Client, url: &str, body: &Value) -> Option<u64> {
     if !resp.status().is_success() {
         return None;
     }
-    let body = crate::load::run::body::read_capped(resp, crate::load::run::body::PROBE_BODY_CAP)
+    let body = crate::boundary::http::read_capped(resp, crate::boundary::http::PROBE_BODY_CAP)
         .await
         .ok()?;
     let v: Value = serde_json::from_slice(&body).ok()?;

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use sha2::{Digest, Sha256};
 
 use crate::load::workload::{Prompt, prompt_hash};
@@ -34,30 +34,24 @@ impl Dataset {
         Dataset::read_capped(path, MAX_BYTES)
     }
 
-    /// [`Dataset::read`] of at most `cap` bytes: whatever `path` is (a file, a pipe, a device
-    /// such as `/dev/zero` that never ends), no more than `cap + 1` bytes are read.
+    /// [`Dataset::read`] of at most `cap` bytes, through the one reader of local files: a pipe
+    /// or a device (such as `/dev/zero`, which never ends) is refused by name.
     fn read_capped(path: &Path, cap: u64) -> anyhow::Result<Dataset> {
+        use crate::boundary::file::{self, FileError};
         let shown = path.display();
-        let file = std::fs::File::open(path)
-            .with_context(|| format!("--dataset {shown}: cannot read it"))?;
-        let too_big = |what: String| {
-            anyhow::anyhow!(
-                "--dataset {shown} {what}; at most {} MB are read: give a file of prompts, one JSON object per line",
+        let bytes = file::read(path, cap).map_err(|e| match e {
+            FileError::TooBig { size, .. } => anyhow::anyhow!(
+                "--dataset {shown} is {} MB; at most {} MB are read: give a file of prompts, one JSON object per line",
+                size >> 20,
                 cap >> 20
-            )
-        };
-        if let Ok(meta) = file.metadata()
-            && meta.is_file()
-            && meta.len() > cap
-        {
-            return Err(too_big(format!("is {} MB", meta.len() >> 20)));
-        }
-        let mut bytes = Vec::new();
-        std::io::Read::read_to_end(&mut std::io::Read::take(file, cap + 1), &mut bytes)
-            .with_context(|| format!("--dataset {shown}: cannot read it"))?;
-        if bytes.len() as u64 > cap {
-            return Err(too_big(format!("goes on past {} MB", cap >> 20)));
-        }
+            ),
+            FileError::TooLong { .. } => anyhow::anyhow!(
+                "--dataset {shown} goes on past {} MB; at most {} MB are read: give a file of prompts, one JSON object per line",
+                cap >> 20,
+                cap >> 20
+            ),
+            e => anyhow::anyhow!("--dataset {shown} {e}"),
+        })?;
         // A byte-order mark some editors write first is no part of the first line.
         let body = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(&bytes);
         let text = std::str::from_utf8(body)
@@ -175,13 +169,14 @@ mod tests {
 
     #[test]
     fn a_device_without_end_is_read_only_to_the_cap() {
-        // Before the cap was applied while reading, this read /dev/zero until memory ran out.
+        // Before the cap was applied while reading, this read /dev/zero until memory ran out;
+        // now a device is refused by name before a byte is read.
         let e = Dataset::read_capped(Path::new("/dev/zero"), 1 << 20)
             .unwrap_err()
             .to_string();
         assert_eq!(
             e,
-            "--dataset /dev/zero goes on past 1 MB; at most 1 MB are read: give a file of prompts, one JSON object per line"
+            "--dataset /dev/zero is a device, not a regular file: llmsweep reads only files (a pipe or a device could block or never end)"
         );
         let (_d, p) = write(&"{\"prompt\": \"a\"}\n".repeat(70_000));
         let e = Dataset::read_capped(&p, 1 << 20).unwrap_err().to_string();
@@ -213,6 +208,6 @@ mod tests {
             assert!(e.contains(want), "{text:?}: {e}");
         }
         let e = Dataset::read(Path::new("/nonexistent/x.jsonl")).unwrap_err();
-        assert!(e.to_string().contains("cannot read it"));
+        assert!(e.to_string().contains("x.jsonl cannot be read"), "{e}");
     }
 }

@@ -38,7 +38,7 @@ impl std::fmt::Display for TooLong {
             f,
             "a stream {} grew past {} ({} bytes {unit}), more than any answer needs: the server sends something other than a token stream",
             self.what,
-            crate::load::run::body::bytes(self.max as u64),
+            crate::boundary::http::bytes(self.max as u64),
             self.len
         )
     }
