@@ -430,6 +430,10 @@ fn credentials(a: &TargetArgs, basic: Option<(String, String)>) -> anyhow::Resul
 pub(crate) fn output(a: &OutputArgs, target: &TargetPlan) -> anyhow::Result<OutputPlan> {
     let label = match &a.label {
         Some(l) if l.trim().is_empty() => bail!("--label must not be empty"),
+        Some(l) if llmsweep_shared::text::one_line(l) != l.as_str() => bail!(
+            "--label {}: a label is one line of text, without control characters or line breaks",
+            llmsweep_shared::text::one_line(l)
+        ),
         Some(l) => l.trim().to_string(),
         None if target.is_loopback() => crate::load::server::host::hostname(),
         None => target.host.clone(),

@@ -395,7 +395,10 @@ impl Bucket {
         let url = self.object_url(name);
         let got = match self.store.get(&self.key(name)).await {
             Ok(g) => g,
-            Err(object_store::Error::NotFound { .. }) => anyhow::bail!("there is no object {url}"),
+            Err(object_store::Error::NotFound { .. }) => anyhow::bail!(
+                "there is no object {url}; `llmsweep index {}` lists the bundles there",
+                self.url
+            ),
             Err(e) => return Err(self.error("cannot read", &url, &e)),
         };
         if got.meta.size > limit {
@@ -446,7 +449,13 @@ fn explain(text: &str, endpoint: &str) -> String {
         || has("IllegalLocationConstraintException")
         || (has("region") && has("expecting"))
     {
-        Some("the store expects another region: set AWS_REGION to the bucket's region".to_string())
+        let region = xml_field(&text, "Region")
+            .filter(|r| !r.is_empty() && r.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'));
+        Some(match region {
+            Some(r) => format!("the store expects another region: set AWS_REGION={r}"),
+            None => "the store expects another region: set AWS_REGION to the bucket's region"
+                .to_string(),
+        })
     } else if has("NoSuchBucket") || has("bucket does not exist") {
         Some("the bucket does not exist: check its name, or create it".to_string())
     } else if has("InvalidAccessKeyId")
@@ -472,8 +481,14 @@ fn explain(text: &str, endpoint: &str) -> String {
     } else {
         None
     };
-    // The store's own words, on one line and not too long.
-    let own: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    // The store's own words, on one line and not too long: of an S3 error document, its code
+    // and message, not its XML.
+    let own = match (xml_field(&text, "Code"), xml_field(&text, "Message")) {
+        (Some(code), Some(message)) => format!("{code}: {message}"),
+        (Some(code), None) => code.to_string(),
+        _ => text.to_string(),
+    };
+    let own: String = own.split_whitespace().collect::<Vec<_>>().join(" ");
     let own = llmsweep_shared::text::one_line(&own).into_owned();
     let own = match own.char_indices().nth(300) {
         Some((i, _)) => format!("{}…", &own[..i]),
@@ -483,6 +498,13 @@ fn explain(text: &str, endpoint: &str) -> String {
         Some(h) => format!("{h} (the store said: {own})"),
         None => own,
     }
+}
+
+/// The text of the first `<name>…</name>` in `text`.
+fn xml_field<'a>(text: &'a str, name: &str) -> Option<&'a str> {
+    let start = text.find(&format!("<{name}>"))? + name.len() + 2;
+    let len = text[start..].find(&format!("</{name}>"))?;
+    Some(&text[start..start + len])
 }
 
 /// Runs `f` to completion from synchronous code: on this runtime's blocking allowance when
@@ -716,6 +738,15 @@ mod tests {
             "http://127.0.0.1:3900",
         );
         assert!(e.starts_with("the bucket does not exist"), "{e}");
+        // A region the store does not serve: the hint, and the store's code and message, no XML.
+        let e = explain(
+            "Generic S3 error: Error performing list request: Error performing GET http://127.0.0.1:3900/b?list-type=2 in 11ms - Server returned non-2xx status code: 400 Bad Request: <?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>AuthorizationHeaderMalformed</Code><Message>Authorization header malformed, unexpected scope: 20261207/eu-west-1/s3/aws4_request</Message><Region>garage</Region></Error>",
+            "http://127.0.0.1:3900",
+        );
+        assert_eq!(
+            e,
+            "the store expects another region: set AWS_REGION=garage (the store said: AuthorizationHeaderMalformed: Authorization header malformed, unexpected scope: 20261207/eu-west-1/s3/aws4_request)"
+        );
         let e = explain(
             "Generic S3 error: error sending request: Connection refused",
             "http://127.0.0.1:3900",

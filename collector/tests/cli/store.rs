@@ -447,6 +447,20 @@ async fn a_wrong_bucket_and_no_credentials_are_refused_before_any_request() {
     let err = text(&o.stderr);
     assert!(err.contains("refused the credentials"), "{err}");
     assert!(!err.contains("not-the-secret"), "{err}");
+    // A region the store does not serve: said as such, not as the store's raw XML.
+    let o = g
+        .llmsweep(work.path(), g.s3_port)
+        .env("AWS_REGION", "eu-west-1")
+        .args(["history", &format!("s3://{BUCKET}/x")])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("the store expects another region: set AWS_REGION"),
+        "{err}"
+    );
+    assert!(!err.contains("<?xml"), "{err}");
     assert_eq!(sim.stats().requests, 0, "a request was sent");
     sim.shutdown().await;
 }
@@ -519,7 +533,8 @@ async fn the_store_going_away_mid_run_costs_no_measurement() {
     );
     assert_eq!(levels(), 4);
 
-    // Away to the end: the run still succeeds, and says how to copy the bundle later.
+    // Away to the end: the run still measures every level, and says how to copy the bundle
+    // later.
     let relay2 = Relay::start(g.s3_port);
     let child = g
         .llmsweep(work.path(), relay2.port)
@@ -532,7 +547,8 @@ async fn the_store_going_away_mid_run_costs_no_measurement() {
     relay2.down();
     let o = child.wait_with_output().unwrap();
     let err = text(&o.stderr);
-    assert!(o.status.success(), "{err}");
+    // Measured and kept locally, but not where the job keeps its results: a status of its own.
+    assert_eq!(o.status.code(), Some(4), "{err}");
     assert!(err.contains("the bundle is not in the bucket"), "{err}");
     let push_hint = err
         .lines()

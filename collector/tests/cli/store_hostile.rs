@@ -428,3 +428,262 @@ pub(crate) fn a_bundle(dir: &Path) -> std::path::PathBuf {
     assert!(r.status.success(), "{}", text(&r.stderr));
     out
 }
+
+/// A simulated server for a run's few requests, on loopback.
+async fn sim() -> llmsweep::sim::SimServer {
+    use llmsweep::sim::{Preset, SimConfig, SimServer};
+    SimServer::start(
+        SimConfig {
+            decode_d0_s: 0.01,
+            ..SimConfig::preset(Preset::Fast)
+        },
+        0,
+    )
+    .await
+    .unwrap()
+}
+
+fn sweep<'a>(url: &'a str, levels: &'a str, out: &'a str) -> Vec<&'a str> {
+    vec![
+        "throughput",
+        "--url",
+        url,
+        "--label",
+        "kpro5",
+        "--concurrency",
+        levels,
+        "--input-len",
+        "20",
+        "--output-len",
+        "16",
+        "--requests",
+        "8",
+        "--warmup",
+        "0",
+        "--out",
+        out,
+    ]
+}
+
+/// Sends `sig` (`INT`, `TERM`) to process `pid`.
+fn signal(pid: u32, sig: &str) {
+    let ok = Command::new("kill")
+        .args([&format!("-{sig}"), &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+}
+
+/// The first bundle in `dir`, when one is there and reads.
+fn bundle_in(dir: &Path) -> Option<llmsweep_shared::Bundle> {
+    std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+        .find_map(|e| llmsweep_shared::Bundle::from_bytes(&std::fs::read(e.path()).ok()?).ok())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_signal_cuts_the_wait_for_the_bucket_and_says_what_is_where() {
+    let sim = sim().await;
+    let url = sim.url();
+    let store = Store::start(Mode::SlowBundleWrites(120_000));
+    let work = tempfile::tempdir().unwrap();
+    let mut c = against(&store, work.path());
+    c.current_dir(work.path())
+        .args(sweep(&url, "1", "s3://team/runs"));
+    let child = c
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let results = work.path().join("results");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !bundle_in(&results).is_some_and(|b| b.complete) {
+        assert!(Instant::now() < deadline, "the run did not end");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let sent = Instant::now();
+    signal(pid, "INT");
+    let o = tokio::task::spawn_blocking(move || child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    let err = text(&o.stderr);
+    assert!(
+        sent.elapsed() < Duration::from_secs(5),
+        "took {:?}",
+        sent.elapsed()
+    );
+    assert_eq!(o.status.code(), Some(130), "{err}");
+    assert!(
+        err.contains("the bundle is not in the bucket (Ctrl-C stopped the upload)"),
+        "{err}"
+    );
+    assert!(
+        err.contains("Ctrl-C: stopped while uploading: the bundle is complete in results/"),
+        "{err}"
+    );
+    sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_during_the_bucket_check_ends_the_run_before_its_first_request() {
+    let store = Store::start(Mode::SlowListing(60_000));
+    let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    server.set_nonblocking(true).unwrap();
+    let url = format!("http://{}", server.local_addr().unwrap());
+    let work = tempfile::tempdir().unwrap();
+    let mut c = against(&store, work.path());
+    c.current_dir(work.path())
+        .args(sweep(&url, "1", "s3://team/runs"));
+    let child = c
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while store.seen().is_empty() {
+        assert!(Instant::now() < deadline, "no listing was asked");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let sent = Instant::now();
+    signal(pid, "TERM");
+    let o = tokio::task::spawn_blocking(move || child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    let err = text(&o.stderr);
+    assert!(
+        sent.elapsed() < Duration::from_secs(5),
+        "took {:?}",
+        sent.elapsed()
+    );
+    assert_eq!(o.status.code(), Some(143), "{err}");
+    assert!(
+        err.contains("SIGTERM: stopped before the first request"),
+        "{err}"
+    );
+    assert!(server.accept().is_err(), "a request reached the server");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_local_disk_still_leaves_the_final_bundle_in_the_bucket() {
+    let sim = llmsweep::sim::SimServer::start(
+        llmsweep::sim::SimConfig {
+            decode_d0_s: 0.03,
+            ..llmsweep::sim::SimConfig::preset(llmsweep::sim::Preset::Fast)
+        },
+        0,
+    )
+    .await
+    .unwrap();
+    let url = sim.url();
+    let store = Store::start(Mode::Honest);
+    let work = tempfile::tempdir().unwrap();
+    let mut c = against(&store, work.path());
+    c.current_dir(work.path())
+        .env("TMPDIR", work.path().join("tmp"))
+        .args(sweep(&url, "1,2,4", "s3://team/runs"));
+    std::fs::create_dir(work.path().join("tmp")).unwrap();
+    let child = c
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let results = work.path().join("results");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while bundle_in(&results).is_none_or(|b| b.sweeps.first().is_none_or(|s| s.points.is_empty())) {
+        assert!(Instant::now() < deadline, "no level was written");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // The folder goes, and a file takes its name: no write there can succeed any more.
+    std::fs::remove_dir_all(&results).unwrap();
+    std::fs::write(&results, b"").unwrap();
+    let o = tokio::task::spawn_blocking(move || child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    let (out, err) = (text(&o.stdout), text(&o.stderr));
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let key = store
+        .keys()
+        .into_iter()
+        .find(|k| k.starts_with("runs/kpro5-throughput-") && k.ends_with(".json"))
+        .unwrap_or_else(|| panic!("{:?}", store.keys()));
+    let in_bucket = llmsweep_shared::Bundle::from_bytes(&store.get(&key).unwrap()).unwrap();
+    assert!(in_bucket.complete, "{err}");
+    assert_eq!(in_bucket.sweeps[0].points.len(), 3);
+    let local = bundle_in(&work.path().join("tmp")).expect("the temp folder's copy");
+    assert_eq!(local.to_json().unwrap(), in_bucket.to_json().unwrap());
+    assert!(out.contains(&format!(" and s3://team/{key}")), "{out}");
+    sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_goes_only_to_a_server_the_user_named_on_resume() {
+    // A bundle someone else wrote into the team's bucket, recording a server of theirs.
+    let collector = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    collector.set_nonblocking(true).unwrap();
+    let theirs = format!("http://{}", collector.local_addr().unwrap());
+    let sim = sim().await;
+    let url = sim.url();
+    let work = tempfile::tempdir().unwrap();
+    let store = Store::start(Mode::Honest);
+    let mut c = against(&store, work.path());
+    c.current_dir(work.path())
+        .args(sweep(&url, "1,2", "s3://team/runs"));
+    let o = c.output().unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let key = store
+        .keys()
+        .into_iter()
+        .find(|k| k.contains("kpro5-throughput-"))
+        .unwrap();
+    let mut v: serde_json::Value = serde_json::from_slice(&store.get(&key).unwrap()).unwrap();
+    v["complete"] = false.into();
+    v["target"]["url"] = theirs.clone().into();
+    let args = v["tool"]["command_line"].as_array_mut().unwrap();
+    for a in args.iter_mut() {
+        if a.as_str() == Some(url.as_str()) {
+            *a = theirs.clone().into();
+        }
+    }
+    store.put(&key, serde_json::to_vec(&v).unwrap());
+    std::fs::remove_dir_all(work.path().join("results")).unwrap();
+    let place = format!("s3://team/{key}");
+
+    let mut c = against(&store, work.path());
+    c.current_dir(work.path())
+        .env("LLMSWEEP_API_KEY", "sk-team-secret")
+        .args(["throughput", "--resume", &place]);
+    let r = measured(c, Duration::from_secs(30));
+    assert_eq!(r.code, Some(2), "{}", r.stderr);
+    assert!(r.stderr.contains("comes from a bucket"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains(&format!("give --url {theirs}")),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("sk-team-secret"));
+    assert!(
+        collector.accept().is_err(),
+        "a request reached the recorded server"
+    );
+
+    // Named, it goes there: the user's own server, the sim.
+    let mut c = against(&store, work.path());
+    c.current_dir(work.path())
+        .env("LLMSWEEP_API_KEY", "sk-team-secret")
+        .args(["throughput", "--resume", &place, "--url", &url]);
+    let r = measured(c, Duration::from_secs(60));
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(
+        collector.accept().is_err(),
+        "a request reached the recorded server"
+    );
+    sim.shutdown().await;
+}

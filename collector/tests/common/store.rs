@@ -30,6 +30,9 @@ pub(crate) enum Mode {
     ReadOnly,
     /// Listings are answered after this many milliseconds.
     SlowListing(u64),
+    /// A bundle's upload (a PUT of a `.json` key) is answered after this many milliseconds;
+    /// the write check and the index are not.
+    SlowBundleWrites(u64),
 }
 
 /// One request as the store saw it.
@@ -189,6 +192,15 @@ async fn answer(State((mode, inner)): State<Shared>, req: Request) -> Response {
         Mode::EndlessListing if listing => endless_page(&query),
         Mode::HugePage(size) if listing => huge_page(size),
         Mode::SlowListing(ms) if listing => {
+            tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+            honest(&inner, &method, key, &query, listing, body, &headers)
+        }
+        Mode::SlowBundleWrites(ms)
+            if method == Method::PUT
+                && key
+                    .as_deref()
+                    .is_some_and(|k| k.ends_with(".json") && !k.contains("index")) =>
+        {
             tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
             honest(&inner, &method, key, &query, listing, body, &headers)
         }

@@ -106,6 +106,11 @@ impl BundleWriter {
         self.bundle = bundle;
         self.path = path;
         self.resuming = true;
+        // Its copy in the bucket keeps the resumed bundle's name.
+        let name = self.file_name();
+        if let Some((_, upload_name)) = &mut self.upload {
+            *upload_name = name;
+        }
         self.refresh_digest();
     }
 
