@@ -83,32 +83,41 @@ pub fn parse_percentiles(text: &str) -> Result<Percentiles, String> {
 }
 
 /// Every point of every sweep of `b` as one CSV row under the [`csv_columns`] header of the
-/// [`DEFAULT_PERCENTILES`]; see [`bundle_csv_with`].
+/// [`DEFAULT_PERCENTILES`], its file unnamed; see [`runs_csv`].
 pub fn bundle_csv(b: &Bundle) -> String {
-    bundle_csv_with(b, &DEFAULT_PERCENTILES)
+    runs_csv(&[("", b)], &DEFAULT_PERCENTILES)
 }
 
-/// Every point of every sweep of `b` as one CSV row under the [`csv_columns`] header of
-/// percentiles `qs`, quoted per RFC 4180; numbers at full precision (the shortest text that
-/// reads back as the same `f64`), an empty field where the point has no such number; flags as
-/// their words joined by `;`; control characters in the label shown as escapes (see
-/// [`crate::text::inert`]). Lines end in CRLF, as RFC 4180 has it.
+/// Every point of every sweep of each run (its file's name, its bundle) as one CSV row under
+/// the [`csv_columns`] header of percentiles `qs`, quoted per RFC 4180: each row starts with
+/// its file, run id and date, so the rows of several runs of one label can be told apart.
+/// Numbers at full precision (the shortest text that reads back as the same `f64`), an empty
+/// field where the point has no such number; flags as their words joined by `;`; text fields
+/// through the one text policy (control characters as escapes, see [`crate::text::inert`];
+/// a cell a spreadsheet would run prefixed, see [`crate::text::csv_cell`]). Lines end in CRLF,
+/// as RFC 4180 has it.
 ///
 /// A measured point's TTFT, TPOT and e2e percentiles come from its successful requests'
 /// records, as its summary's do (linear interpolation between closest ranks); its ITL keeps
 /// only p50, p90 and p99 (the bundle stores the summary of the per-token gaps, not the gaps).
 /// An imported point gives the numbers its source reported, and nothing for a percentile it
 /// did not state.
-pub fn bundle_csv_with(b: &Bundle, qs: &[f64]) -> String {
-    let mut lines = vec![csv_line(&csv_columns(qs))];
-    for sweep in &b.sweeps {
-        for p in &sweep.points {
-            lines.push(csv_line(&point_fields(
-                &b.label,
-                kind_name(sweep.kind),
-                p,
-                qs,
-            )));
+pub fn runs_csv(runs: &[(&str, &Bundle)], qs: &[f64]) -> String {
+    let mut header = vec!["file".to_string(), "run_id".into(), "date".into()];
+    header.extend(csv_columns(qs));
+    let mut lines = vec![csv_line(&header)];
+    for (file, b) in runs {
+        let run = [
+            crate::text::one_line(file).into_owned(),
+            crate::text::one_line(&b.id).into_owned(),
+            crate::text::one_line(b.run_date().unwrap_or("")).into_owned(),
+        ];
+        for sweep in &b.sweeps {
+            for p in &sweep.points {
+                let mut fields = run.to_vec();
+                fields.extend(point_fields(&b.label, kind_name(sweep.kind), p, qs));
+                lines.push(csv_line(&fields));
+            }
         }
     }
     lines.join("\r\n") + "\r\n"

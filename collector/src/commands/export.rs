@@ -1,4 +1,4 @@
-//! `llmsweep export`: a bundle's numbers in another format, for spreadsheets and scripts.
+//! `llmsweep export`: runs' numbers in another format, for spreadsheets and scripts.
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -14,12 +14,16 @@ use crate::output::terminal::inert;
   # Every point of a run, one row each, into a spreadsheet
   llmsweep export --csv results/kpro5-run-20261201T192003Z.json --out kpro5.csv
 
+  # Every run in a folder or a bucket prefix, told apart by their file, run id and date
+  llmsweep export --csv s3://team-bench/llmsweep --out all-runs.csv
+
   # To stdout, for a script to read, with the percentiles vLLM's bench prints
   llmsweep export --csv results/kpro5-run-20261201T192003Z.json --percentiles 25,50,99")]
 pub struct ExportArgs {
     /// Write CSV: one row per point of every sweep, with a header row.
     ///
-    /// Write CSV (RFC 4180): a header row, then one row per point of every sweep: label, sweep,
+    /// Write CSV (RFC 4180): a header row, then one row per point of every sweep of every run:
+    /// its file, run id and date, label, sweep,
     /// status, concurrency, input and output tokens, offered and achieved requests/s, requests
     /// ok and failed, steady tok/s and its ±%, aggregate tok/s, the mean and the percentiles
     /// (--percentiles) of TTFT, TPOT, ITL and e2e (seconds), and the point's flags joined by
@@ -34,9 +38,9 @@ pub struct ExportArgs {
     /// imported point gives only the percentiles its source stated.
     #[arg(long, value_name = "LIST", value_parser = llmsweep_shared::export::parse_percentiles)]
     pub percentiles: Option<llmsweep_shared::export::Percentiles>,
-    /// The bundle to export (.json or .json.gz).
-    #[arg(value_name = "BUNDLE")]
-    pub bundle: PathBuf,
+    /// Bundles to export (.json or .json.gz), folders of them, or s3://BUCKET/PREFIX.
+    #[arg(required = true, value_name = "BUNDLE")]
+    pub bundles: Vec<PathBuf>,
     /// Write to this file instead of standard output.
     #[arg(long, short, alias = "output", value_name = "FILE")]
     pub out: Option<PathBuf>,
@@ -47,15 +51,42 @@ pub(crate) fn run(a: ExportArgs) -> anyhow::Result<ExitCode> {
     if !a.csv {
         bail!(
             "export needs a format: give --csv, e.g. llmsweep export --csv {}",
-            inert(&a.bundle.display().to_string())
+            inert(&a.bundles[0].display().to_string())
         );
     }
-    let b = crate::store::read_bundle(&a.bundle)?;
+    let mut runs = Vec::new();
+    for given in &a.bundles {
+        let (several, paths) = crate::store::index::bundles_of(given)?;
+        let before = runs.len();
+        for path in paths {
+            let file = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            match crate::store::read_bundle(&path) {
+                Ok(b) => runs.push((file, b)),
+                // One bad file of a folder is named and left out; a bundle named alone is not.
+                Err(e) if several => errln!(
+                    "warning: left out of the export: {}",
+                    inert(&format!("{e:#}"))
+                ),
+                Err(e) => return Err(e),
+            }
+        }
+        if several && runs.len() == before {
+            bail!(
+                "no bundle in {} can be read: give the folder (or s3://BUCKET/PREFIX) the bundles are in",
+                inert(&given.display().to_string())
+            );
+        }
+    }
     let qs = a
         .percentiles
         .as_ref()
         .map_or(&llmsweep_shared::export::DEFAULT_PERCENTILES[..], |p| &p.0);
-    let csv = llmsweep_shared::export::bundle_csv_with(&b, qs);
+    let named: Vec<(&str, &llmsweep_shared::Bundle)> =
+        runs.iter().map(|(f, b)| (f.as_str(), b)).collect();
+    let csv = llmsweep_shared::export::runs_csv(&named, qs);
     match &a.out {
         Some(path) => {
             crate::store::write_file_atomic(path, csv.as_bytes())

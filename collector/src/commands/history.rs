@@ -117,7 +117,8 @@ pub(crate) async fn run(a: HistoryArgs) -> anyhow::Result<ExitCode> {
     let place = Place::parse(&a.place)?;
     check_local(&place)?;
     let (index, _) = index::refresh(&place).await?;
-    let listing = &index.listing;
+    let (listing, future) = without_future(index.listing, chrono::Utc::now());
+    let listing = &listing;
     if let Some(l) = &a.label
         && !listing
             .bundles
@@ -149,6 +150,9 @@ pub(crate) async fn run(a: HistoryArgs) -> anyhow::Result<ExitCode> {
     }
     out!("{}", render(&place.shown(), &found, a.at.is_some()));
     if let Some(note) = unread_note(listing) {
+        errln!("{}", inert(&note));
+    }
+    if let Some(note) = future_note(&future) {
         errln!("{}", inert(&note));
     }
     if found.is_empty() {
@@ -223,6 +227,52 @@ fn unread_note(listing: &llmsweep_shared::folder::FolderListing) -> Option<Strin
             1 => "1 file is not a readable bundle, so it is".to_string(),
             n => format!("{n} files are not readable bundles, so they are"),
         }
+    ))
+}
+
+/// How far ahead of this machine's clock a run's date may be (another host's clock) and still
+/// be placed in time.
+const CLOCK_SKEW: chrono::Duration = chrono::Duration::days(1);
+
+/// The listing without the runs dated after `now` (give or take [`CLOCK_SKEW`]), and those
+/// runs: a bundle that says it was made in 2099 would sort after every real run and be taken
+/// for the newest, hiding the real newest from the gate.
+fn without_future(
+    mut listing: llmsweep_shared::folder::FolderListing,
+    now: chrono::DateTime<chrono::Utc>,
+) -> (
+    llmsweep_shared::folder::FolderListing,
+    Vec<llmsweep_shared::folder::FolderEntry>,
+) {
+    let limit = now + CLOCK_SKEW;
+    let (future, kept) = listing.bundles.into_iter().partition(|e| {
+        e.bundle.as_ref().is_some_and(|f| {
+            chrono::DateTime::parse_from_rfc3339(&f.created_at)
+                .is_ok_and(|d| d.with_timezone(&chrono::Utc) > limit)
+        })
+    });
+    listing.bundles = kept;
+    (listing, future)
+}
+
+/// What is said of runs left out because of their date.
+fn future_note(future: &[llmsweep_shared::folder::FolderEntry]) -> Option<String> {
+    let first = future.first()?;
+    let date = first.bundle.as_ref().map_or("", |f| f.created_at.as_str());
+    Some(format!(
+        "note: {} dated in the future ({} says {date}{}), so where {} in time is unknown: left out of every history; check the clock of the host that wrote {}",
+        match future.len() {
+            1 => "1 run is".to_string(),
+            n => format!("{n} runs are"),
+        },
+        first.name,
+        if future.len() > 1 { ", and others" } else { "" },
+        if future.len() == 1 {
+            "it is"
+        } else {
+            "they are"
+        },
+        if future.len() == 1 { "it" } else { "them" },
     ))
 }
 

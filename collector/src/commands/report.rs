@@ -18,10 +18,13 @@ use crate::store;
   # Two runs side by side, into a file to send around; the old host first, as the baseline
   llmsweep report results/kpro6-imported-*.json results/kpro5-run-*.json -o kpro5-vs-kpro6.html")]
 pub struct ReportArgs {
-    /// Bundles to include (.json or .json.gz), or folders of them. The first run is the
-    /// baseline the others are compared against (the Compare tab's menu changes it). A
-    /// folder's bundles come in the order: runs imported from other tools first (an old host's
-    /// results, brought in to be compared against), then by when each was measured.
+    /// Bundles to include (.json or .json.gz), folders of them, or s3://BUCKET/PREFIX.
+    ///
+    /// Bundles to include (.json or .json.gz, or s3://BUCKET/PREFIX/NAME.json), folders of
+    /// them, or bucket prefixes (s3://BUCKET/PREFIX). The first run is the baseline the others
+    /// are compared against (the Compare tab's menu changes it). A folder's bundles come in the
+    /// order: runs imported from other tools first (an old host's results, brought in to be
+    /// compared against), then by when each was measured.
     #[arg(required = true, value_name = "BUNDLE")]
     pub files: Vec<PathBuf>,
     /// The HTML file to write.
@@ -32,9 +35,12 @@ pub struct ReportArgs {
 /// `llmsweep report`: read every bundle (refusing bad ones by name), write the page atomically.
 pub(crate) fn run(a: ReportArgs) -> anyhow::Result<ExitCode> {
     let mut runs = Vec::new();
+    let mut places = false;
     for f in &a.files {
-        if f.is_dir() {
-            runs.extend(folder(f)?);
+        let (several, paths) = store::index::bundles_of(f)?;
+        if several {
+            places = true;
+            runs.extend(folder(f, &paths)?);
             continue;
         }
         let bundle = store::read_bundle(f)?;
@@ -46,9 +52,7 @@ pub(crate) fn run(a: ReportArgs) -> anyhow::Result<ExitCode> {
     let html = report::render(&runs)?;
     store::write_file_atomic(&a.output, html.as_bytes())
         .with_context(|| format!("cannot write the report {} (-o)", a.output.display()))?;
-    if a.files.iter().any(|f| f.is_dir())
-        && let Some(first) = runs.first()
-    {
+    if places && let Some(first) = runs.first() {
         outln!(
             "baseline: {} ({})",
             inert(&first.bundle.label),
@@ -76,13 +80,13 @@ fn file_name(f: &Path) -> String {
     )
 }
 
-/// The bundles directly in folder `dir`: imported runs first, then by when each was measured
-/// (an imported run whose source does not say, first of them), then by name. A file that cannot
-/// be read is named on standard error and left out; a folder with none that can is an error.
-fn folder(dir: &Path) -> anyhow::Result<Vec<report::Embedded>> {
-    let names = store::index::bundle_files(dir)?;
+/// The bundles `names` of folder (or bucket prefix) `dir`: imported runs first, then by when
+/// each was measured (an imported run whose source does not say, first of them), then by name.
+/// A file that cannot be read is named on standard error and left out; a folder with none that
+/// can is an error.
+fn folder(dir: &Path, names: &[PathBuf]) -> anyhow::Result<Vec<report::Embedded>> {
     let mut runs = Vec::new();
-    for path in &names {
+    for path in names {
         match store::read_bundle(path) {
             Ok(bundle) => runs.push(report::Embedded {
                 name: file_name(path),
@@ -96,8 +100,8 @@ fn folder(dir: &Path) -> anyhow::Result<Vec<report::Embedded>> {
     }
     if runs.is_empty() {
         anyhow::bail!(
-            "no bundle in {} can be read: a folder holds the .json or .json.gz files `run`, `import` and the other commands write",
-            dir.display()
+            "no bundle in {} can be read: a folder (or s3://BUCKET/PREFIX) holds the .json or .json.gz files `run`, `import` and the other commands write",
+            inert(&dir.display().to_string())
         );
     }
     runs.sort_by(|a, b| {

@@ -123,6 +123,38 @@ pub(crate) fn bundle_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     Ok(names.into_iter().map(|n| dir.join(n)).collect())
 }
 
+/// The bundles a command line names: a bundle file or object as it is; a folder's bundle files
+/// and a bucket prefix's bundle objects (`s3://BUCKET/PREFIX`), by name. Returns whether it was
+/// a place of several, and their paths (an object's as its `s3://` URL, which
+/// [`super::read_bundle`] reads).
+pub(crate) fn bundles_of(given: &Path) -> anyhow::Result<(bool, Vec<PathBuf>)> {
+    if let Some(why) = given.to_str().and_then(bucket::other_scheme) {
+        anyhow::bail!(why);
+    }
+    match given.to_str().filter(|t| bucket::is_bucket_url(t)) {
+        Some(url) if bucket::split_object(url).is_some() => Ok((false, vec![given.to_path_buf()])),
+        Some(url) => {
+            let b = Bucket::open(url)?;
+            let listed = bucket::block_on(async { b.list().await })?;
+            let mut names: Vec<String> = listed
+                .into_iter()
+                .map(|(name, _)| name)
+                .filter(|n| is_bundle_name(n))
+                .collect();
+            names.sort();
+            Ok((
+                true,
+                names
+                    .iter()
+                    .map(|n| PathBuf::from(b.object_url(n)))
+                    .collect(),
+            ))
+        }
+        None if given.is_dir() => Ok((true, bundle_files(given)?)),
+        None => Ok((false, vec![given.to_path_buf()])),
+    }
+}
+
 /// The bundle files directly in `root` (a canonical folder) whose real path is in it too.
 fn list_local(root: &Path) -> anyhow::Result<Vec<Listed>> {
     let mut out = Vec::new();

@@ -192,6 +192,32 @@ async fn history_finds_the_one_slow_down_in_fifty_runs_and_says_what_else_change
         "{}",
         text(&gate.stderr)
     );
+    // A run that says it was made in 2099 (a host's clock, or a hand) is not taken for the
+    // newest: the gate still judges the real newest run, and the note names the dated one.
+    let mut future = scaled(&seed, 1.0, 1, "0.5.11");
+    future.created_at = "2099-01-01T00:00:00Z".into();
+    future.id = "from-the-future".into();
+    std::fs::write(runs.join("kpro5-run-99.json"), future.to_json().unwrap()).unwrap();
+    let gate = command()
+        .args([
+            "history",
+            runs.to_str().unwrap(),
+            "--label",
+            "kpro5",
+            "--at",
+            "C=4",
+            "--fail-on-change",
+        ])
+        .output()
+        .unwrap();
+    let err = text(&gate.stderr);
+    assert_eq!(gate.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(
+            "note: 1 run is dated in the future (kpro5-run-99.json says 2099-01-01T00:00:00Z)"
+        ),
+        "{err}"
+    );
 }
 
 #[test]

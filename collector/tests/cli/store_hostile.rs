@@ -687,3 +687,30 @@ async fn a_key_goes_only_to_a_server_the_user_named_on_resume() {
     );
     sim.shutdown().await;
 }
+
+#[test]
+fn report_and_export_take_a_bucket_prefix_as_a_folder() {
+    let store = Store::start(Mode::Honest);
+    let home = tempfile::tempdir().unwrap();
+    let one = a_bundle(home.path());
+    let two = home.path().join("kpro6-again.json");
+    std::fs::copy(&one, &two).unwrap();
+    store.put("runs/kpro6.json", std::fs::read(&one).unwrap());
+    store.put("runs/kpro6-again.json", std::fs::read(&two).unwrap());
+    store.put("runs/notes.txt", "not a bundle");
+    let mut c = against(&store, home.path());
+    c.args(["export", "--csv", "s3://team/runs"]);
+    let r = measured(c, Duration::from_secs(30));
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let rows: Vec<&str> = r.stdout.lines().skip(1).collect();
+    assert_eq!(rows.len(), 2, "{}", r.stdout);
+    assert!(rows[0].starts_with("kpro6-again.json,"), "{}", r.stdout);
+    assert!(rows[1].starts_with("kpro6.json,"), "{}", r.stdout);
+    let html = home.path().join("r.html");
+    let mut c = against(&store, home.path());
+    c.args(["report", "s3://team/runs", "-o"]).arg(&html);
+    let r = measured(c, Duration::from_secs(30));
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(r.stdout.contains("2 runs"), "{}", r.stdout);
+    assert!(std::fs::metadata(&html).unwrap().len() > 10_000);
+}

@@ -367,7 +367,9 @@ impl Trace {
             prompt_tokens: self.usage.and_then(|u| u.prompt_tokens),
             output_tokens,
             tokens_estimated: usage_tokens.is_none() && chunks > 0,
-            cached_tokens: self.usage.and_then(|u| u.cached_tokens),
+            cached_tokens: self.usage.and_then(|u| {
+                believable_cache(u.cached_tokens, u.prompt_tokens, meta.input_tokens)
+            }),
             finish_reason: self.finish_reason,
             error: self.error,
             prompt_hash: meta.prompt_hash,
@@ -424,6 +426,15 @@ impl Trace {
             })
             .collect()
     }
+}
+
+/// A server's count of cached prompt tokens, when it can be true: no more than the prompt it
+/// reports (or, when it reports none, twice the prompt sent and a chat template's worth). A
+/// count past that (2^64 − 1 for a 20-token prompt) is the server's bug or a lie, and is
+/// dropped rather than reported as a cache hit.
+fn believable_cache(cached: Option<u64>, prompt: Option<u64>, sent: u64) -> Option<u64> {
+    let most = prompt.unwrap_or_else(|| sent.saturating_mul(2).saturating_add(1024));
+    cached.filter(|&c| c <= most)
 }
 
 #[cfg(test)]
@@ -581,6 +592,44 @@ mod tests {
         assert_eq!(f.text, "a b c");
         let gaps: Vec<f64> = f.itl_gaps_s.iter().map(|g| (g * 1000.0).round()).collect();
         assert_eq!(gaps, [50.0, 100.0]);
+    }
+
+    #[test]
+    fn a_cache_count_past_the_prompt_is_not_believed() {
+        for (usage, cached) in [
+            (
+                r#""prompt_tokens":20,"prompt_tokens_details":{"cached_tokens":18446744073709551615}"#,
+                None,
+            ),
+            (
+                r#""prompt_tokens":20,"prompt_tokens_details":{"cached_tokens":21}"#,
+                None,
+            ),
+            (
+                r#""prompt_tokens":20,"prompt_tokens_details":{"cached_tokens":16}"#,
+                Some(16),
+            ),
+            // No prompt count: bounded by what was sent (100 here), with room for a template.
+            (r#""cached_tokens":1224"#, Some(1224)),
+            (r#""cached_tokens":1225"#, None),
+        ] {
+            let mut tr = Trace::new();
+            feed(
+                &mut tr,
+                0.1,
+                r#"{"choices":[{"delta":{"content":"a"},"finish_reason":"length"}]}"#,
+            );
+            feed(
+                &mut tr,
+                0.2,
+                &format!(r#"{{"choices":[],"usage":{{"completion_tokens":1,{usage}}}}}"#),
+            );
+            assert_eq!(
+                tr.finish(0.3, meta()).record.cached_tokens,
+                cached,
+                "{usage}"
+            );
+        }
     }
 
     #[test]
