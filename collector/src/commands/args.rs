@@ -138,7 +138,13 @@ pub struct OutputArgs {
     /// SGLang says its own (tensor × data × pipeline parallel); give it for other engines.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000), help_heading = OUTPUT, display_order = 503)]
     pub gpus: Option<u32>,
-    /// Folder the bundle is written to.
+    /// Folder the bundle is written to, or s3://BUCKET/PREFIX.
+    ///
+    /// A bucket prefix is S3 or any S3-compatible store: keys from AWS_ACCESS_KEY_ID and
+    /// AWS_SECRET_ACCESS_KEY (or AWS_PROFILE), the store from AWS_ENDPOINT_URL. The bundle is
+    /// then written to ./results after every level and each version copied to the bucket; the
+    /// bucket is checked for listing and writing before the first request, and a run whose
+    /// final bundle did not reach it exits with status 4.
     #[arg(long, short = 'o', alias = "output", default_value = "results", help_heading = OUTPUT, display_order = 501)]
     pub out: PathBuf,
     /// Seed of the prompts' content.

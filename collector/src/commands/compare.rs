@@ -30,7 +30,7 @@ macro_rules! say {
 pub struct CompareArgs {
     /// Bundles to compare; the first is the baseline unless --baseline says.
     ///
-    /// Bundles to compare (.json or .json.gz); the first is the baseline unless --baseline says.
+    /// Each a .json or .json.gz file, or an object in a bucket (s3://BUCKET/PREFIX/NAME.json).
     #[arg(required = true, value_name = "BUNDLE")]
     pub files: Vec<PathBuf>,
     /// The bundle the others are compared with.

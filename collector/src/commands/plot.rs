@@ -70,7 +70,8 @@ pub enum ThemeArg {
   # Prefill speed vs input length (context sweep), with a title of your own
   llmsweep plot results/kpro5-run-*.json --chart prefill --title \"kpro5 prefill\" -o prefill.svg")]
 pub struct PlotArgs {
-    /// Bundles to draw (.json or .json.gz), each a run in its own color, in this order.
+    /// Bundles to draw (.json or .json.gz, or s3://BUCKET/PREFIX/NAME.json), each a run in its
+    /// own color, in this order.
     #[arg(required = true, value_name = "BUNDLE")]
     pub files: Vec<PathBuf>,
     /// Which chart.

@@ -20,9 +20,8 @@ use crate::store;
 pub struct ReportArgs {
     /// Bundles to include (.json or .json.gz), folders of them, or s3://BUCKET/PREFIX.
     ///
-    /// Bundles to include (.json or .json.gz, or s3://BUCKET/PREFIX/NAME.json), folders of
-    /// them, or bucket prefixes (s3://BUCKET/PREFIX). The first run is the baseline the others
-    /// are compared against (the Compare tab's menu changes it). A folder's bundles come in the
+    /// A bundle may be an object in a bucket (s3://BUCKET/PREFIX/NAME.json), and a bucket prefix
+    /// is read as a folder. The first run is the baseline the others are compared against (the Compare tab's menu changes it). A folder's bundles come in the
     /// order: runs imported from other tools first (an old host's results, brought in to be
     /// compared against), then by when each was measured.
     #[arg(required = true, value_name = "BUNDLE")]

@@ -325,17 +325,42 @@ fn asset(content_type: &'static str, body: impl Into<Body>) -> Response {
         .into_response()
 }
 
-async fn listing(State(folder): State<Arc<Folder>>) -> Response {
+/// The folder's listing as JSON, gzip-compressed when the browser takes it (all do): the
+/// listing of ten thousand runs is 18 MB of JSON and a fraction of that compressed.
+async fn listing(State(folder): State<Arc<Folder>>, headers: http::HeaderMap) -> Response {
     let shown = folder.shown().to_string();
     match folder.listing_any().await {
-        Ok(listing) => (
-            [
-                (CONTENT_TYPE, "application/json"),
-                (CACHE_CONTROL, "no-store"),
-            ],
-            serde_json::to_string(&listing).unwrap_or_default(),
-        )
-            .into_response(),
+        Ok(listing) => {
+            let json = serde_json::to_vec(&listing).unwrap_or_default();
+            let gzip = headers
+                .get(http::header::ACCEPT_ENCODING)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| v.split(',').any(|e| e.trim().starts_with("gzip")));
+            let compressed = gzip.then(|| {
+                let mut gz =
+                    flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+                std::io::Write::write_all(&mut gz, &json).and_then(|()| gz.finish())
+            });
+            match compressed {
+                Some(Ok(body)) => (
+                    [
+                        (CONTENT_TYPE, "application/json"),
+                        (CACHE_CONTROL, "no-store"),
+                        (http::header::CONTENT_ENCODING, "gzip"),
+                    ],
+                    body,
+                )
+                    .into_response(),
+                _ => (
+                    [
+                        (CONTENT_TYPE, "application/json"),
+                        (CACHE_CONTROL, "no-store"),
+                    ],
+                    json,
+                )
+                    .into_response(),
+            }
+        }
         Err(e) => error(
             StatusCode::INTERNAL_SERVER_ERROR,
             format!("cannot read {shown}: {e:#}"),

@@ -338,6 +338,53 @@ async fn requests_naming_a_foreign_host_are_refused_on_loopback() {
     }
 }
 
+/// What a page of another site makes a browser ask (`Sec-Fetch-Site: cross-site`, not a
+/// navigation) is refused; following a link to the viewer is not.
+#[tokio::test]
+async fn requests_another_site_makes_are_refused_navigations_are_not() {
+    let (dir, _outside) = results_folder();
+    let base = start(dir.path()).await;
+    let client = reqwest::Client::new();
+    for (site, mode, path, want) in [
+        ("cross-site", "no-cors", "bundles/kpro5.json", 403),
+        ("cross-site", "cors", "api/bundles", 403),
+        ("cross-site", "navigate", "", 200),
+        ("same-origin", "cors", "bundles/kpro5.json", 200),
+        ("none", "navigate", "", 200),
+    ] {
+        let resp = client
+            .get(format!("{base}{path}"))
+            .header("sec-fetch-site", site)
+            .header("sec-fetch-mode", mode)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status().as_u16(), want, "{site} {mode} {path}");
+    }
+}
+
+/// The listing is gzip-compressed for a client that takes it, and the same JSON inflated.
+#[tokio::test]
+async fn the_listing_is_compressed_for_a_browser() {
+    let (dir, _outside) = results_folder();
+    let base = start(dir.path()).await;
+    let resp = reqwest::Client::new()
+        .get(format!("{base}api/bundles"))
+        .header("accept-encoding", "gzip, deflate, br")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        resp.headers().get("content-encoding").unwrap().to_str().unwrap(),
+        "gzip"
+    );
+    let gz = resp.bytes().await.unwrap();
+    let mut json = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&gz[..]), &mut json).unwrap();
+    let l: FolderListing = serde_json::from_slice(&json).unwrap();
+    assert_eq!(l.bundles.len(), listing(&base).await.bundles.len());
+}
+
 #[tokio::test]
 async fn the_page_has_a_content_security_policy_and_every_answer_nosniff() {
     let (dir, _outside) = results_folder();

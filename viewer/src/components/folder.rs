@@ -14,6 +14,10 @@ fn unopened(rows: &[FolderRow]) -> Vec<String> {
         .collect()
 }
 
+/// Rows of the folder list shown at first, and added by each "show more": a bucket of ten
+/// thousand runs is a page, not a list a hundred thousand pixels tall.
+const PAGE: usize = 100;
+
 /// The folder's bundles; `wide` on the page without runs, else in the sidebar.
 #[component]
 pub fn FolderList(ctx: Ctx, #[prop(optional)] wide: bool) -> impl IntoView {
@@ -21,6 +25,8 @@ pub fn FolderList(ctx: Ctx, #[prop(optional)] wide: bool) -> impl IntoView {
     let name = Memo::new(move |_| state.with(|s| s.folder_name()));
     let status = Memo::new(move |_| state.with(|s| s.folder_status()));
     let rows = Memo::new(move |_| state.with(|s| s.folder_rows()));
+    let shown = RwSignal::new(PAGE);
+    let hidden = Memo::new(move |_| rows.with(|r| r.len().saturating_sub(shown.get())));
     let closed = Memo::new(move |_| rows.with(|r| unopened(r)));
     view! {
         <section class="folder" class:wide=wide data-testid="folder" aria-label="Bundles in the folder">
@@ -78,11 +84,31 @@ pub fn FolderList(ctx: Ctx, #[prop(optional)] wide: bool) -> impl IntoView {
                     view! {
                         <ul class="folder-list">
                             <For
-                                each=move || rows.get()
+                                each=move || {
+                                    rows.with(|r| r.iter().take(shown.get()).cloned().collect::<Vec<_>>())
+                                }
                                 key=|r| r.clone()
                                 children=move |r| row(ctx, r)
                             />
                         </ul>
+                        {move || {
+                            let n = hidden.get();
+                            (n > 0)
+                                .then(|| {
+                                    view! {
+                                        <button
+                                            class="small"
+                                            data-testid="folder-more"
+                                            on:click=move |_| shown.update(|s| *s += PAGE)
+                                        >
+                                            {format!(
+                                                "Show {} more ({n} not shown)",
+                                                n.min(PAGE),
+                                            )}
+                                        </button>
+                                    }
+                                })
+                        }}
                     }
                         .into_any()
                 }
