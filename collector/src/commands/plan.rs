@@ -37,16 +37,10 @@ pub(crate) fn throughput(a: &ThroughputOpts) -> anyhow::Result<ThroughputPlan> {
     if a.requests == Some(0) {
         bail!("--requests must be at least 1");
     }
-    let duration = match a.duration {
-        Some(d) if !(d.is_finite() && d > 0.0) => {
-            bail!(
-                "--duration must be a positive number of seconds, got {}",
-                number(d)
-            )
-        }
-        Some(d) => Some(Duration::from_secs_f64(d)),
-        None => None,
-    };
+    let duration = a
+        .duration
+        .map(|d| seconds("--duration", d, f64::MIN_POSITIVE, "seconds above 0, e.g. 60"))
+        .transpose()?;
     if !(1..=MAX_REPEATS).contains(&a.repeats) {
         bail!(
             "--repeats must be 1 to {MAX_REPEATS} passes per level, got {}",
@@ -59,17 +53,17 @@ pub(crate) fn throughput(a: &ThroughputOpts) -> anyhow::Result<ThroughputPlan> {
             number(a.precision)
         );
     }
-    if !(a.max_level_time.is_finite() && a.max_level_time >= 1.0) {
-        bail!(
-            "--max-level-time {} is out of range: give the seconds a level may send, at least 1, e.g. 120",
-            number(a.max_level_time)
-        );
-    }
+    let max_level_time = seconds(
+        "--max-level-time",
+        a.max_level_time,
+        1.0,
+        "the seconds a level may send, at least 1, e.g. 120",
+    )?;
     // --requests, --duration and --repeats fix a level's size; otherwise it runs until precise.
     let precision =
         (a.requests.is_none() && duration.is_none() && a.repeats == 1).then(|| Precision {
             steady_pct: a.precision,
-            cap: Duration::from_secs_f64(a.max_level_time),
+            cap: max_level_time,
             running: None,
             alone_s: None,
         });
@@ -298,18 +292,8 @@ pub(crate) fn target(a: &TargetArgs) -> anyhow::Result<TargetPlan> {
         u.strip_suffix("/v1").unwrap_or(u).to_string()
     };
     check_not_an_endpoint(&parsed, &split.shown)?;
-    if !(a.timeout.is_finite() && a.timeout > 0.0) {
-        bail!(
-            "--timeout must be a positive number of seconds, got {}",
-            number(a.timeout)
-        );
-    }
-    if !(a.wait_server.is_finite() && a.wait_server >= 0.0) {
-        bail!(
-            "--wait-server must be 0 or more seconds, got {}",
-            number(a.wait_server)
-        );
-    }
+    let timeout = seconds("--timeout", a.timeout, f64::MIN_POSITIVE, "seconds above 0, e.g. 600")?;
+    let wait_server = seconds("--wait-server", a.wait_server, 0.0, "0 or more seconds, e.g. 300")?;
     let credentials = credentials(a, split.basic)?;
     let gpu_telemetry = match a.gpu_telemetry {
         GpuArg::Local => GpuTelemetry::Local,
@@ -327,8 +311,8 @@ pub(crate) fn target(a: &TargetArgs) -> anyhow::Result<TargetPlan> {
         },
         model: a.model.clone(),
         credentials,
-        timeout: Duration::from_secs_f64(a.timeout),
-        wait_server: Duration::from_secs_f64(a.wait_server),
+        timeout,
+        wait_server,
         cold_connections: a.cold_connections,
         gpu_telemetry,
         extra_body: a.extra_body.clone(),
@@ -424,6 +408,22 @@ fn credentials(a: &TargetArgs, basic: Option<(String, String)>) -> anyhow::Resul
     }
     .filter(|k| !k.is_empty());
     Ok(Credentials { api_key, ..c })
+}
+
+/// The most seconds any time flag takes: a week, past which a number is a typo, and which a
+/// `Duration` holds exactly.
+const MAX_SECONDS: f64 = 7.0 * 24.0 * 3600.0;
+
+/// `flag`'s value `v` as a duration: a finite number of seconds from `least` to a week; the
+/// error shows `v` as given, briefly (`1e300`, not three hundred digits), and `what` to give.
+fn seconds(flag: &str, v: f64, least: f64, what: &str) -> anyhow::Result<Duration> {
+    if !(v.is_finite() && v >= least && v <= MAX_SECONDS) {
+        bail!(
+            "{flag} {} is out of range: give {what}, at most a week (604800)",
+            number(v)
+        );
+    }
+    Ok(Duration::from_secs_f64(v))
 }
 
 /// Where results go and what they are called.

@@ -233,7 +233,7 @@ fn bad_flags_get_clear_messages() {
                 "http://127.0.0.1:1",
                 "--duration=-1e-300",
             ],
-            "--duration must be a positive number of seconds, got -1e-300",
+            "--duration -1e-300 is out of range: give seconds above 0, e.g. 60, at most a week (604800)",
         ),
         (
             vec!["compare", "a.json", "b.json", "--fail-if-slower=-1e-300"],

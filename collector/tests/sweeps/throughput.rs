@@ -821,6 +821,23 @@ async fn an_input_beyond_the_servers_context_is_refused_before_sending() {
         format!("{err:#}"),
         "--input-len 200000 and --output-len 500 need 200500 tokens of context; the server's is 32768: use an --input-len of at most 32268"
     );
+    // An output that fills the context alone: no input would fit, and the advice says so.
+    for (args, want) in [
+        (
+            vec!["--shapes", "1x1000000000"],
+            "--shapes 1x1000000000 asks for as many output tokens as the server's whole context of 32768, or more: no prompt fits beside them; give an output well below 32768, e.g. --shapes 16384x8192",
+        ),
+        (
+            vec!["--input-len", "10", "--output-len", "40000"],
+            "--output-len 40000 asks for as many output tokens as the server's whole context of 32768, or more: no prompt fits beside them; give an output well below 32768, e.g. --output-len 8192",
+        ),
+    ] {
+        let p = plan(&sim.url(), dir.path(), &args);
+        let err = crate::common::sim::run_silently(&p, vec![], Interrupt::default())
+            .await
+            .unwrap_err();
+        assert_eq!(format!("{err:#}"), want);
+    }
     assert_eq!(sim.stats().requests, 0);
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     sim.shutdown().await;

@@ -356,6 +356,23 @@ impl RunPlan {
             if needed <= m {
                 continue;
             }
+            if s.output_len >= m {
+                // No input fits: the output alone fills the context.
+                let (asked, example) = if t.shapes.is_empty() {
+                    (
+                        format!("--output-len {}", s.output_len),
+                        format!("--output-len {}", m / 4),
+                    )
+                } else {
+                    (
+                        format!("--shapes {}x{}", s.input_len, s.output_len),
+                        format!("--shapes {}x{}", m / 2, m / 4),
+                    )
+                };
+                bail!(
+                    "{asked} asks for as many output tokens as the server's whole context of {m}, or more: no prompt fits beside them; give an output well below {m}, e.g. {example}"
+                );
+            }
             if t.shapes.is_empty() {
                 bail!(
                     "--input-len {} and --output-len {} need {needed} tokens of context; the server's is {m}: use an --input-len of at most {}",

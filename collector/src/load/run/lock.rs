@@ -40,9 +40,11 @@ impl RunLock {
             match file.try_lock() {
                 Ok(()) => {}
                 Err(TryLockError::WouldBlock) => {
+                    // A holder line is short; whatever else is there is not read, nor shown raw.
                     let mut holder = String::new();
-                    let _ = file.read_to_string(&mut holder);
-                    bail!("{}", busy(bundle, holder.trim()));
+                    let _ = (&mut file).take(1024).read_to_string(&mut holder);
+                    let holder = llmsweep_shared::text::one_line(holder.trim()).into_owned();
+                    bail!("{}", busy(bundle, &holder));
                 }
                 Err(TryLockError::Error(e)) if e.kind() == std::io::ErrorKind::Unsupported => {
                     return Ok(RunLock { file: None, path });
@@ -56,9 +58,15 @@ impl RunLock {
             if !is_at(&file, &path) {
                 continue;
             }
-            file.set_len(0)
+            if let Err(e) = file
+                .set_len(0)
                 .and_then(|()| file.write_all(holder_line().as_bytes()))
-                .with_context(|| format!("cannot write the lock file {}", path.display()))?;
+            {
+                // A full disk: the lock file made here is not left behind, empty.
+                let _ = std::fs::remove_file(&path);
+                return Err(e)
+                    .with_context(|| format!("cannot write the lock file {}", path.display()));
+            }
             return Ok(RunLock {
                 file: Some(file),
                 path,
@@ -162,5 +170,21 @@ mod tests {
         );
         drop(again);
         assert!(!file.exists());
+    }
+
+    #[test]
+    fn what_a_held_lock_file_says_is_read_short_and_shown_inert() {
+        let dir = tempfile::tempdir().unwrap();
+        let bundle = dir.path().join("kpro5.json");
+        let held = RunLock::take(&bundle).unwrap();
+        let file = dir.path().join("kpro5.json.lock");
+        // Another hand writes the file: an escape, a line break, and a megabyte.
+        let said = format!("pid 1\u{1b}[2J\nforged{}", "x".repeat(1 << 20));
+        std::fs::write(&file, said).unwrap();
+        let e = RunLock::take(&bundle).unwrap_err().to_string();
+        assert!(e.contains("llmsweep pid 1\\u{1b}[2J\\u{a}forged"), "{}", &e[..100]);
+        assert!(!e.contains('\u{1b}') && !e.contains('\n'));
+        assert!(e.len() < 1500, "{}", e.len());
+        drop(held);
     }
 }
