@@ -39,7 +39,14 @@ pub(crate) fn throughput(a: &ThroughputOpts) -> anyhow::Result<ThroughputPlan> {
     }
     let duration = a
         .duration
-        .map(|d| seconds("--duration", d, f64::MIN_POSITIVE, "seconds above 0, e.g. 60"))
+        .map(|d| {
+            seconds(
+                "--duration",
+                d,
+                f64::MIN_POSITIVE,
+                "seconds above 0, e.g. 60",
+            )
+        })
         .transpose()?;
     if !(1..=MAX_REPEATS).contains(&a.repeats) {
         bail!(
@@ -292,8 +299,18 @@ pub(crate) fn target(a: &TargetArgs) -> anyhow::Result<TargetPlan> {
         u.strip_suffix("/v1").unwrap_or(u).to_string()
     };
     check_not_an_endpoint(&parsed, &split.shown)?;
-    let timeout = seconds("--timeout", a.timeout, f64::MIN_POSITIVE, "seconds above 0, e.g. 600")?;
-    let wait_server = seconds("--wait-server", a.wait_server, 0.0, "0 or more seconds, e.g. 300")?;
+    let timeout = seconds(
+        "--timeout",
+        a.timeout,
+        f64::MIN_POSITIVE,
+        "seconds above 0, e.g. 600",
+    )?;
+    let wait_server = seconds(
+        "--wait-server",
+        a.wait_server,
+        0.0,
+        "0 or more seconds, e.g. 300",
+    )?;
     let credentials = credentials(a, split.basic)?;
     let gpu_telemetry = match a.gpu_telemetry {
         GpuArg::Local => GpuTelemetry::Local,
@@ -517,7 +534,10 @@ mod tests {
         assert!(err(&["--url", "nonsense"]).contains("--url"));
         assert!(err(&["--url", "ftp://x"]).contains("http://"));
         assert!(err(&["--timeout", "0"]).contains("--timeout"));
-        assert!(err(&["--wait-server=-1"]).contains("--wait-server must be 0 or more"));
+        assert!(
+            err(&["--wait-server=-1"])
+                .contains("--wait-server -1 is out of range: give 0 or more seconds")
+        );
         assert!(err(&["--label", " "]).contains("--label"));
     }
 

@@ -23,7 +23,7 @@ const EXPECTED: &str = "expected AIPerf's profile_export_aiperf.json";
 /// The run of a `profile_export_aiperf.json`.
 pub(crate) fn parse(text: &str) -> Result<Vec<Run>, String> {
     let v: Value =
-        serde_json::from_str(text).map_err(|e| format!("not valid JSON ({e}); {EXPECTED}"))?;
+        super::bench::json_value(text).map_err(|e| format!("not valid JSON ({e}); {EXPECTED}"))?;
     let Some(o) = v.as_object() else {
         return Err(format!("not a JSON object; {EXPECTED}"));
     };
@@ -180,7 +180,12 @@ fn load(
         "concurrency" => {
             return match cap {
                 Some(c) => Ok((c, None)),
-                None => Err("a concurrency phase without a `concurrency`".into()),
+                None => Err(super::unusable(
+                    "the concurrency phase",
+                    "concurrency",
+                    phase.get("concurrency"),
+                    "a count of 1 or more",
+                )),
             };
         }
         "poisson" => (Arrival::Poisson, 1.0),

@@ -253,6 +253,14 @@ pub(crate) fn python_literals(text: &str) -> (String, Vec<PyLiteral>) {
     (out, found)
 }
 
+/// One JSON document of another tool, with Python's `NaN`, `Infinity` and `-Infinity` read as
+/// `null` (see [`python_literals`]): one such number in a field llmsweep does not use must not
+/// refuse the whole file, and one in a field it uses reads as that field missing.
+pub(crate) fn json_value(text: &str) -> Result<Value, serde_json::Error> {
+    let (clean, _) = python_literals(text);
+    serde_json::from_str(&clean)
+}
+
 /// Reads every run in `text`: JSON objects one after another (JSON lines or concatenated).
 /// Python's `NaN` and `Infinity` are read as missing, each with a note that says where.
 pub(crate) fn parse(bench: Bench, text: &str) -> Result<Vec<Run>, String> {

@@ -40,7 +40,7 @@ fn is_metadata(o: &Map<String, Value>) -> bool {
 /// The experiment metadata in `text`, when it is that file. Only plain facts are kept: its
 /// `cmd` (the command line, with the API key given on it) is never read.
 pub(crate) fn experiment(text: &str) -> Option<Experiment> {
-    let v: Value = serde_json::from_str(text).ok()?;
+    let v: Value = super::bench::json_value(text).ok()?;
     let o = v.as_object().filter(|o| is_metadata(o))?;
     let s = |k: &str| {
         o.get(k)
@@ -60,7 +60,7 @@ pub(crate) fn experiment(text: &str) -> Option<Experiment> {
 /// The run of one genai-bench result file (none for its experiment metadata).
 pub(crate) fn parse(text: &str) -> Result<Vec<Run>, String> {
     let v: Value =
-        serde_json::from_str(text).map_err(|e| format!("not valid JSON ({e}); {EXPECTED}"))?;
+        super::bench::json_value(text).map_err(|e| format!("not valid JSON ({e}); {EXPECTED}"))?;
     let Some(o) = v.as_object() else {
         return Err(format!("not a JSON object; {EXPECTED}"));
     };

@@ -19,7 +19,7 @@ use super::bench::{LenSource, OpenLoop, Run, whole};
 
 /// The runs of a `benchmarks.json` report, in the report's order.
 pub(crate) fn parse(text: &str) -> Result<Vec<Run>, String> {
-    let v: Value = serde_json::from_str(text)
+    let v: Value = super::bench::json_value(text)
         .map_err(|e| format!("not valid JSON ({e}); expected GuideLLM's benchmarks.json"))?;
     let Some(report) = v.as_object() else {
         return Err("not a JSON object; expected GuideLLM's benchmarks.json".into());
@@ -80,11 +80,15 @@ pub(crate) fn parse(text: &str) -> Result<Vec<Run>, String> {
 
 /// One benchmark's strategy, counts and statistics.
 fn run(n: usize, b: &Map<String, Value>, asked_output: Option<u64>) -> Result<Run, String> {
-    let strategy = b
-        .get("config")
-        .and_then(|c| c.get("strategy"))
-        .and_then(Value::as_object)
-        .ok_or(format!("benchmark {n} has no `config.strategy`"))?;
+    let strategy_at = b.get("config").and_then(|c| c.get("strategy"));
+    let strategy = strategy_at.and_then(Value::as_object).ok_or_else(|| {
+        super::unusable(
+            &format!("benchmark {n}"),
+            "config.strategy",
+            strategy_at,
+            "an object",
+        )
+    })?;
     let kind = strategy.get("type_").and_then(Value::as_str).unwrap_or("");
     let su = |k: &str| strategy.get(k).and_then(Value::as_u64).filter(|&c| c > 0);
     let cap = su("max_concurrency").and_then(|c| u32::try_from(c).ok());
@@ -146,16 +150,25 @@ fn run(n: usize, b: &Map<String, Value>, asked_output: Option<u64>) -> Result<Ru
             ));
         }
     };
-    let metrics = b
-        .get("metrics")
-        .and_then(Value::as_object)
-        .ok_or(format!("benchmark {n} has no `metrics`"))?;
+    let metrics = b.get("metrics").and_then(Value::as_object).ok_or_else(|| {
+        super::unusable(
+            &format!("benchmark {n}"),
+            "metrics",
+            b.get("metrics"),
+            "an object",
+        )
+    })?;
     let totals = metrics.get("request_totals");
     let count = |k: &str| totals.and_then(|t| t.get(k)).and_then(Value::as_u64);
     let Some(ok) = count("successful") else {
         return Err(format!(
-            "benchmark {n} has no `metrics.request_totals.successful`: not GuideLLM's \
-             benchmarks.json of a known version"
+            "{}: not GuideLLM's benchmarks.json of a known version",
+            super::unusable(
+                &format!("benchmark {n}"),
+                "metrics.request_totals.successful",
+                totals.and_then(|t| t.get("successful")),
+                "a count"
+            )
         ));
     };
     let errored = count("errored");

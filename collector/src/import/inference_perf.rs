@@ -112,7 +112,7 @@ fn is_summary(o: &Map<String, Value>) -> bool {
 /// `config` says of the run.
 pub(crate) fn parse(text: &str, config: Option<&Config>) -> Result<Vec<Run>, String> {
     let v: Value =
-        serde_json::from_str(text).map_err(|e| format!("not valid JSON ({e}); {EXPECTED}"))?;
+        super::bench::json_value(text).map_err(|e| format!("not valid JSON ({e}); {EXPECTED}"))?;
     let Some(o) = v.as_object() else {
         return Err(format!("not a JSON object; {EXPECTED}"));
     };

@@ -385,6 +385,31 @@ fn inference_perf_config(name: &str) -> Option<inference_perf::Config> {
     Some(inference_perf::config(&text))
 }
 
+/// Why a field of another tool's file cannot be used, in words that tell absent from wrong:
+/// `has no `metrics`` when it is not there, `has `metrics` = "x", not an object` when it is
+/// something else (the value shown short, on one line).
+pub(crate) fn unusable(
+    whose: &str,
+    path: &str,
+    value: Option<&serde_json::Value>,
+    want: &str,
+) -> String {
+    match value {
+        None | Some(serde_json::Value::Null) => format!("{whose} has no `{path}`"),
+        Some(v) => {
+            let shown = v.to_string();
+            let shown = match shown.char_indices().nth(40) {
+                Some((i, _)) => format!("{}…", &shown[..i]),
+                None => shown,
+            };
+            format!(
+                "{whose} has `{path}` = {}, not {want}",
+                llmsweep_shared::text::one_line(&shown)
+            )
+        }
+    }
+}
+
 /// Most bytes of one file `import` reads: the peers' result files are kilobytes to a few
 /// hundred megabytes (GuideLLM's with every request's record); a larger one is refused before it
 /// is read, rather than filling the memory with it and its parsed tree.

@@ -337,8 +337,7 @@ async fn listing(State(folder): State<Arc<Folder>>, headers: http::HeaderMap) ->
                 .and_then(|v| v.to_str().ok())
                 .is_some_and(|v| v.split(',').any(|e| e.trim().starts_with("gzip")));
             let compressed = gzip.then(|| {
-                let mut gz =
-                    flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+                let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
                 std::io::Write::write_all(&mut gz, &json).and_then(|()| gz.finish())
             });
             match compressed {

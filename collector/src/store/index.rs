@@ -23,6 +23,9 @@ use super::bucket::{self, Bucket};
 /// Bundles read at once from a store while an index is rebuilt.
 const PARALLEL_READS: usize = 8;
 
+/// Bundles read from a store between two writes of the index being rebuilt.
+const CHECKPOINT_EVERY: usize = 1000;
+
 /// Most megabytes of bundles being read at once from a store while an index is rebuilt.
 const READ_BUDGET_MIB: u32 = 128;
 
@@ -222,7 +225,8 @@ async fn refresh_bucket(b: &Bucket) -> anyhow::Result<(Index, Refreshed)> {
     // Several at once, within a budget of bytes in flight: a bundle as large as the budget is
     // read alone, so a prefix of large bundles never holds eight of them at once.
     let budget = std::sync::Arc::new(tokio::sync::Semaphore::new(READ_BUDGET_MIB as usize));
-    let fresh: HashMap<String, FolderEntry> = futures_util::stream::iter(stale)
+    let many = stale.len() > CHECKPOINT_EVERY;
+    let mut reads = futures_util::stream::iter(stale)
         .map(|l| {
             let budget = std::sync::Arc::clone(&budget);
             async move {
@@ -237,9 +241,30 @@ async fn refresh_bucket(b: &Bucket) -> anyhow::Result<(Index, Refreshed)> {
                 (l.name.clone(), entry_of(&l, read))
             }
         })
-        .buffer_unordered(PARALLEL_READS)
-        .collect()
-        .await;
+        .buffer_unordered(PARALLEL_READS);
+    let mut fresh: HashMap<String, FolderEntry> = HashMap::new();
+    while let Some((name, entry)) = reads.next().await {
+        fresh.insert(name, entry);
+        // A first listing of a large prefix keeps what it has read as it goes: one cut short
+        // (Ctrl-C, a store that goes away) starts the next from there, not from nothing.
+        if many && fresh.len() % CHECKPOINT_EVERY == 0 {
+            let so_far: Vec<FolderEntry> = listed
+                .iter()
+                .filter_map(|l| valid(&known, l).or_else(|| fresh.get(&l.name)).cloned())
+                .collect();
+            let partial = Index {
+                llmsweep_index: INDEX_FORMAT,
+                listing: FolderListing {
+                    folder: b.url().to_string(),
+                    bundles: so_far,
+                },
+            };
+            if let Ok(text) = serde_json::to_vec(&partial) {
+                let _ = b.put(INDEX_NAME, Bytes::from(text)).await;
+            }
+        }
+    }
+    drop(reads);
     let mut done = Refreshed::default();
     let (entries, changed) = merge(old.as_ref(), &listed, &mut done, |l| {
         fresh

@@ -299,6 +299,37 @@ mod tests {
         assert!(!is_listing(&u));
     }
 
+    #[tokio::test]
+    async fn a_store_that_does_not_answer_is_named_a_timeout_not_unreachable() {
+        let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/b?list-type=2", silent.local_addr().unwrap());
+        let held = tokio::spawn(async move {
+            let (_conn, _) = silent.accept().await.unwrap();
+            tokio::time::sleep(Duration::from_secs(5)).await;
+        });
+        let client = policy::builder()
+            .timeout(Duration::from_millis(200))
+            .build()
+            .unwrap();
+        let e = client.get(&url).send().await.unwrap_err();
+        let text = failure(&e).to_string();
+        assert!(
+            text.contains("the store did not answer within 60 s (a timeout)"),
+            "{text}"
+        );
+        held.abort();
+        // Refused is not a timeout: the store's own words, for the bucket to explain.
+        let closed = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/", closed.local_addr().unwrap());
+        drop(closed);
+        let e = client.get(&url).send().await.unwrap_err();
+        let text = failure(&e).to_string();
+        assert!(
+            !text.contains("timeout") && text.contains("onnection refused"),
+            "{text}"
+        );
+    }
+
     #[test]
     fn a_redirect_is_refused_with_where_it_pointed_and_the_region_to_set() {
         let mut h = http::HeaderMap::new();

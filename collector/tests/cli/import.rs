@@ -1055,3 +1055,80 @@ fn inference_perf_stages_become_points_holding_the_reports_own_numbers() {
         text(&o.stderr)
     );
 }
+
+/// A byte-order mark first, and Python's `NaN` or `Infinity` in a field llmsweep does not read:
+/// every importer still reads the file (it refused the whole file for one such number).
+#[test]
+fn a_bom_and_python_literals_in_unused_fields_do_not_refuse_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, insert) in [
+        (
+            "guidellm-0.8.1/benchmarks.json",
+            "\"llmsweep_unused\": NaN, ",
+        ),
+        ("aiperf-0.13.0/c1.json", "\"llmsweep_unused\": Infinity, "),
+        (
+            "inference-perf-0.7.0/completion-concurrent/summary_lifecycle_metrics.json",
+            "\"llmsweep_unused\": -Infinity, ",
+        ),
+        ("vllm-c1.json", "\"llmsweep_unused\": NaN, "),
+    ] {
+        let original = std::fs::read_to_string(fixture(name)).unwrap();
+        let at = original.find('{').unwrap() + 1;
+        let changed = format!("\u{feff}{}{insert}{}", &original[..at], &original[at..]);
+        let copy = dir.path().join(name.replace('/', "-"));
+        std::fs::write(&copy, changed).unwrap();
+        let out = dir.path().join("out.json");
+        let mut args = vec!["import", copy.to_str().unwrap(), "--label", "x", "-o"];
+        args.push(out.to_str().unwrap());
+        if name.starts_with("vllm") {
+            args.extend(["--from", "vllm"]);
+        }
+        let o = llmsweep(&args);
+        assert!(o.status.success(), "{name}: {}", text(&o.stderr));
+    }
+}
+
+/// A field that is there but of the wrong kind is named as such, not as missing.
+#[test]
+fn an_invalid_field_is_called_invalid_not_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    let g: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(fixture("guidellm-0.8.1/benchmarks.json")).unwrap(),
+    )
+    .unwrap();
+    let mut bad = g.clone();
+    bad["benchmarks"][0]["metrics"]["request_totals"]["successful"] = "many".into();
+    let p = dir.path().join("g.json");
+    std::fs::write(&p, bad.to_string()).unwrap();
+    let o = llmsweep(&[
+        "import",
+        p.to_str().unwrap(),
+        "--label",
+        "x",
+        "-o",
+        dir.path().join("o.json").to_str().unwrap(),
+    ]);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("benchmark 1 has `metrics.request_totals.successful` = \"many\", not a count"),
+        "{err}"
+    );
+    let mut gone = g;
+    gone["benchmarks"][0]["metrics"] = serde_json::Value::Null;
+    std::fs::write(&p, gone.to_string()).unwrap();
+    let o = llmsweep(&[
+        "import",
+        p.to_str().unwrap(),
+        "--label",
+        "x",
+        "-o",
+        dir.path().join("o.json").to_str().unwrap(),
+    ]);
+    assert!(
+        text(&o.stderr).contains("benchmark 1 has no `metrics`"),
+        "{}",
+        text(&o.stderr)
+    );
+}

@@ -714,3 +714,45 @@ fn report_and_export_take_a_bucket_prefix_as_a_folder() {
     assert!(r.stdout.contains("2 runs"), "{}", r.stdout);
     assert!(std::fs::metadata(&html).unwrap().len() > 10_000);
 }
+
+#[test]
+fn a_first_listing_cut_short_keeps_what_it_read() {
+    let store = Store::start(Mode::Honest);
+    let home = tempfile::tempdir().unwrap();
+    let bytes = std::fs::read(a_bundle(home.path())).unwrap();
+    for i in 0..2500 {
+        store.put(&format!("runs/kpro6-{i:04}.json"), bytes.clone());
+    }
+    let mut c = against(&store, home.path());
+    let mut child = c
+        .args(["index", "s3://team/runs"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while store.get("runs/.llmsweep-index.json").is_none() {
+        assert!(Instant::now() < deadline, "no index was written on the way");
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the listing ended before its first checkpoint"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // Cut short: killed, as a CI job's timeout would.
+    let _ = child.kill();
+    let _ = child.wait();
+    let mut c = against(&store, home.path());
+    c.args(["index", "s3://team/runs"]);
+    let r = measured(c, Duration::from_secs(120));
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let from_index: usize = r
+        .stdout
+        .split(" read, ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{}", r.stdout));
+    assert!(from_index >= 1000, "{}", r.stdout);
+    assert!(r.stdout.contains(": 2500 bundles;"), "{}", r.stdout);
+}

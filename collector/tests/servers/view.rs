@@ -375,7 +375,11 @@ async fn the_listing_is_compressed_for_a_browser() {
         .await
         .unwrap();
     assert_eq!(
-        resp.headers().get("content-encoding").unwrap().to_str().unwrap(),
+        resp.headers()
+            .get("content-encoding")
+            .unwrap()
+            .to_str()
+            .unwrap(),
         "gzip"
     );
     let gz = resp.bytes().await.unwrap();

@@ -406,16 +406,19 @@ pub fn time_words(s: f64) -> String {
         format!("{:.1} hours", s / 3_600.0)
     } else if s < YEAR {
         format!("{:.0} days", s / 86_400.0)
-    } else {
+    } else if s < 1e6 * YEAR {
         format!("{:.0} years", s / YEAR)
+    } else {
+        "more than a million years".to_string()
     }
 }
 
 /// A rate in requests per second with the digits that matter at its size: `13,000`, `2.5`,
 /// `0.105`, `0.000278`.
 pub fn rate_words(v: f64) -> String {
-    if !v.is_finite() || v <= 0.0 {
-        return format!("{v}");
+    // Past what any server serves, or below one request a year: the number as written short.
+    if !v.is_finite() || v <= 1e-9 || v >= 1e12 {
+        return llmsweep_shared::text::number(v);
     }
     if v >= 1000.0 {
         let digits = format!("{:.0}", v);
@@ -461,4 +464,22 @@ pub fn random_prefix_seed() -> u64 {
         .map_or(0, |d| d.as_nanos() as u64);
     crate::load::workload::SplitMix64::new(nanos ^ ((std::process::id() as u64) << 32)).next_u64()
         >> 11
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_and_times_in_words_stay_short_at_the_edges_of_f64() {
+        assert_eq!(rate_words(13_000.0), "13,000");
+        assert_eq!(rate_words(2.5), "2.5");
+        assert_eq!(rate_words(0.000278), "0.000278");
+        assert_eq!(rate_words(1e-300), "1e-300");
+        assert_eq!(rate_words(1e300), "1e300");
+        assert_eq!(time_words(45.0), "45 s");
+        assert_eq!(time_words(63.0 * 365.25 * 86_400.0), "63 years");
+        assert_eq!(time_words(1e300), "more than a million years");
+        assert_eq!(time_words(f64::INFINITY), "forever");
+    }
 }

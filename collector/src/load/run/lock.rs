@@ -182,7 +182,11 @@ mod tests {
         let said = format!("pid 1\u{1b}[2J\nforged{}", "x".repeat(1 << 20));
         std::fs::write(&file, said).unwrap();
         let e = RunLock::take(&bundle).unwrap_err().to_string();
-        assert!(e.contains("llmsweep pid 1\\u{1b}[2J\\u{a}forged"), "{}", &e[..100]);
+        assert!(
+            e.contains("llmsweep pid 1\\u{1b}[2J\\u{a}forged"),
+            "{}",
+            &e[..100]
+        );
         assert!(!e.contains('\u{1b}') && !e.contains('\n'));
         assert!(e.len() < 1500, "{}", e.len());
         drop(held);
