@@ -68,7 +68,7 @@ pub(crate) fn throughput(a: &ThroughputOpts) -> anyhow::Result<ThroughputPlan> {
     )?;
     // --requests, --duration and --repeats fix a level's size; otherwise it runs until precise.
     let precision =
-        (a.requests.is_none() && duration.is_none() && a.repeats == 1).then(|| Precision {
+        (a.requests.is_none() && duration.is_none() && a.repeats == 1).then_some(Precision {
             steady_pct: a.precision,
             cap: max_level_time,
             running: None,

@@ -247,7 +247,7 @@ async fn refresh_bucket(b: &Bucket) -> anyhow::Result<(Index, Refreshed)> {
         fresh.insert(name, entry);
         // A first listing of a large prefix keeps what it has read as it goes: one cut short
         // (Ctrl-C, a store that goes away) starts the next from there, not from nothing.
-        if many && fresh.len() % CHECKPOINT_EVERY == 0 {
+        if many && fresh.len().is_multiple_of(CHECKPOINT_EVERY) {
             let so_far: Vec<FolderEntry> = listed
                 .iter()
                 .filter_map(|l| valid(&known, l).or_else(|| fresh.get(&l.name)).cloned())
