@@ -535,7 +535,7 @@ function __wbg_get_imports() {
                     const a = state0.a;
                     state0.a = 0;
                     try {
-                        return __wasm_bindgen_func_elem_444(a, state0.b, arg0, arg1);
+                        return __wasm_bindgen_func_elem_449(a, state0.b, arg0, arg1);
                     } finally {
                         state0.a = a;
                     }
@@ -839,27 +839,27 @@ function __wbg_get_imports() {
         },
         __wbindgen_generic_0000000000000001: function(arg0, arg1) {
             // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [Externref], shim_idx: 21, ret: Result(Unit), inner_ret: Some(Result(Unit)) }, mutable: true }) -> Externref`.
-            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_396);
+            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_401);
             return ret;
         },
         __wbindgen_generic_0000000000000002: function(arg0, arg1) {
             // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [Externref], shim_idx: 65, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
-            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_4923);
+            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_4977);
             return ret;
         },
         __wbindgen_generic_0000000000000003: function(arg0, arg1) {
             // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [NamedExternref("Event")], shim_idx: 65, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
-            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_4923_13);
+            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_4977_13);
             return ret;
         },
         __wbindgen_generic_0000000000000004: function(arg0, arg1) {
             // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [NamedExternref("MediaQueryListEvent")], shim_idx: 7, ret: Unit, inner_ret: Some(Unit) }, mutable: false }) -> Externref`.
-            const ret = makeClosure(arg0, arg1, __wasm_bindgen_func_elem_3430);
+            const ret = makeClosure(arg0, arg1, __wasm_bindgen_func_elem_3438);
             return ret;
         },
         __wbindgen_generic_0000000000000005: function(arg0, arg1) {
             // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [], shim_idx: 140, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
-            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_4922);
+            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_4976);
             return ret;
         },
         __wbindgen_generic_0000000000000006: function(arg0, arg1) {
@@ -882,30 +882,30 @@ function __wbg_get_imports() {
     };
 }
 
-function __wasm_bindgen_func_elem_4922(arg0, arg1) {
-    wasm.__wasm_bindgen_func_elem_4922(arg0, arg1);
+function __wasm_bindgen_func_elem_4976(arg0, arg1) {
+    wasm.__wasm_bindgen_func_elem_4976(arg0, arg1);
 }
 
-function __wasm_bindgen_func_elem_4923(arg0, arg1, arg2) {
-    wasm.__wasm_bindgen_func_elem_4923(arg0, arg1, arg2);
+function __wasm_bindgen_func_elem_4977(arg0, arg1, arg2) {
+    wasm.__wasm_bindgen_func_elem_4977(arg0, arg1, arg2);
 }
 
-function __wasm_bindgen_func_elem_4923_13(arg0, arg1, arg2) {
-    wasm.__wasm_bindgen_func_elem_4923_13(arg0, arg1, arg2);
+function __wasm_bindgen_func_elem_4977_13(arg0, arg1, arg2) {
+    wasm.__wasm_bindgen_func_elem_4977_13(arg0, arg1, arg2);
 }
 
-function __wasm_bindgen_func_elem_3430(arg0, arg1, arg2) {
-    wasm.__wasm_bindgen_func_elem_3430(arg0, arg1, arg2);
+function __wasm_bindgen_func_elem_3438(arg0, arg1, arg2) {
+    wasm.__wasm_bindgen_func_elem_3438(arg0, arg1, arg2);
 }
 
-function __wasm_bindgen_func_elem_444(arg0, arg1, arg2, arg3) {
-    wasm.__wasm_bindgen_func_elem_444(arg0, arg1, arg2, arg3);
+function __wasm_bindgen_func_elem_449(arg0, arg1, arg2, arg3) {
+    wasm.__wasm_bindgen_func_elem_449(arg0, arg1, arg2, arg3);
 }
 
-function __wasm_bindgen_func_elem_396(arg0, arg1, arg2) {
+function __wasm_bindgen_func_elem_401(arg0, arg1, arg2) {
     try {
         const retptr = wasm.__wbindgen_add_to_stack_pointer(-16) >>> 0;
-        wasm.__wasm_bindgen_func_elem_396(retptr, arg0, arg1, arg2);
+        wasm.__wasm_bindgen_func_elem_401(retptr, arg0, arg1, arg2);
         var r0 = getDataViewMemory0().getInt32(retptr + 4 * 0, true);
         var r1 = getDataViewMemory0().getInt32(retptr + 4 * 1, true);
         if (r1) {
