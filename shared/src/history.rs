@@ -35,7 +35,7 @@ use crate::hash::fnv1a;
 /// `llmsweep compare results/*.json` does not take it for a bundle.
 pub const INDEX_NAME: &str = ".llmsweep-index.json";
 /// The index format this version writes; an index of another format is rebuilt.
-pub const INDEX_FORMAT: u32 = 2;
+pub const INDEX_FORMAT: u32 = 3;
 /// The chance of one or more false alarms in a whole history with no change.
 pub const FALSE_ALARM: f64 = 0.05;
 /// Runs before a run that it is tested against, at most (those since the last change).
@@ -191,7 +191,7 @@ impl RunSummary {
                 .target
                 .server_args
                 .as_ref()
-                .map(|a| format!("{:016x}", fnv1a(a.to_string().as_bytes()))),
+                .map(|a| format!("{:016x}", fnv1a(settings(a).to_string().as_bytes()))),
             sweeps: b.sweeps.iter().map(|s| SweepSummary::of(b, s)).collect(),
         }
     }
@@ -446,6 +446,109 @@ pub fn histories(
         }
     }
     out
+}
+
+/// The file beside the runs (in a folder or a bucket prefix) that lists the changes a team has
+/// accepted (`llmsweep history PLACE --accept RUN`): the gate judges later runs against them.
+pub const ACCEPTED_NAME: &str = ".llmsweep-accepted.json";
+
+/// The format number of [`Accepted`].
+pub const ACCEPTED_FORMAT: u32 = 1;
+
+/// The changes accepted in a place: each a run (a bundle's file name) from which its label's
+/// numbers are the new baseline.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Accepted {
+    pub llmsweep_accepted: u32,
+    pub accepted: Vec<AcceptedRun>,
+}
+
+/// One accepted run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AcceptedRun {
+    /// The bundle's file name in the place.
+    pub run: String,
+    /// Its label.
+    pub label: String,
+    /// When it was accepted, RFC 3339 UTC.
+    pub at: String,
+}
+
+impl Accepted {
+    /// The accepted runs of a file's bytes, when it is of this format.
+    pub fn parse(bytes: &[u8]) -> Option<Accepted> {
+        serde_json::from_slice::<Accepted>(bytes)
+            .ok()
+            .filter(|a| a.llmsweep_accepted == ACCEPTED_FORMAT)
+    }
+
+    /// Whether run `name` was accepted.
+    pub fn has(&self, name: &str) -> bool {
+        self.accepted.iter().any(|a| a.run == name)
+    }
+}
+
+/// What the history gate says of one history.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Gate {
+    /// The newest run is not worse than the accepted baseline beyond the noise.
+    Pass,
+    /// Worse since run `since` (index into [`History::runs`], the first change not accepted),
+    /// by `pct` in all from the baseline before it.
+    Worse { since: usize, pct: f64 },
+    /// The newest run has a value at this level but no interval: a change cannot be told.
+    CannotTell,
+}
+
+/// The gate of history `h`: the changes beyond the noise since the last accepted run, taken
+/// together. A change for the worse keeps the gate failing while the runs after it stay where
+/// it put them (a rerun that is as slow is not a new change, but it is not the old baseline
+/// either), until someone accepts it; a later recovery back to the baseline passes.
+pub fn gate(h: &History, accepted: &Accepted) -> Gate {
+    let Some(last) = h.runs.len().checked_sub(1) else {
+        return Gate::Pass;
+    };
+    let newest = &h.runs[last];
+    if newest
+        .value
+        .is_some_and(|v| v.log_se().is_none() && v.value.is_finite())
+    {
+        return Gate::CannotTell;
+    }
+    let from = h
+        .runs
+        .iter()
+        .rposition(|r| accepted.has(&r.name))
+        .unwrap_or(0);
+    let open: Vec<&Step> = h.steps.iter().filter(|s| s.at > from).collect();
+    let Some(first_worse) = open.iter().find(|s| !h.metric.improved_by(s.pct)) else {
+        return Gate::Pass;
+    };
+    let total = open.iter().map(|s| (1.0 + s.pct / 100.0).ln()).sum::<f64>();
+    let pct = (total.exp() - 1.0) * 100.0;
+    if h.metric.improved_by(pct) || pct == 0.0 {
+        return Gate::Pass;
+    }
+    Gate::Worse {
+        since: first_worse.at,
+        pct,
+    }
+}
+
+/// A server's arguments without its live state: SGLang's `server_info` carries its
+/// `internal_states` (throughput, memory, queue lengths as the probe found them), which differ
+/// on every run and are no change of configuration.
+fn settings(args: &serde_json::Value) -> serde_json::Value {
+    const LIVE: [&str; 1] = ["internal_states"];
+    match args {
+        serde_json::Value::Object(m) => serde_json::Value::Object(
+            m.iter()
+                .filter(|(k, _)| !LIVE.contains(&k.as_str()))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
 }
 
 /// Whether a sweep of `kind` summarises `metric`.
@@ -800,6 +903,87 @@ mod tests {
         assert!(s.interval.0 < s.pct && s.pct < s.interval.1);
         // 19 tests at 5 % in all: the Bonferroni critical value.
         assert!((c.critical_z - 3.0).abs() < 0.05, "{}", c.critical_z);
+    }
+
+    /// Runs of steady tok/s at ±1 %: `values`, each a run named `r{i}.json`; `None` is a run
+    /// with a value of 100 but no interval.
+    fn steady_history(values: &[Option<f64>]) -> History {
+        let runs = values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| HistoryRun {
+                name: format!("r{i}.json"),
+                date: format!("2026-10-{:02}T00:00:00Z", i + 1),
+                complete: true,
+                engine: "sglang 0.5.11".into(),
+                gpus: Some(2),
+                max_running: Some(16),
+                server_args: None,
+                host: "kpro5".into(),
+                value: Some(Estimated {
+                    value: v.unwrap_or(100.0),
+                    down: v.map(|_| 0.01),
+                    up: v.map(|_| 0.01),
+                    df: None,
+                }),
+                flags: vec![],
+            })
+            .collect();
+        History::new(
+            "kpro5".into(),
+            SweepKind::Throughput,
+            "w".into(),
+            Metric::SteadyTokS,
+            16,
+            runs,
+        )
+    }
+
+    #[test]
+    fn the_gate_keeps_failing_on_a_slow_down_until_it_is_accepted() {
+        let none = Accepted::default();
+        let mut v: Vec<Option<f64>> = vec![Some(100.0); 10];
+        assert_eq!(gate(&steady_history(&v), &none), Gate::Pass);
+        // The first slower run fails; so do the second and the third (a retry is no fix).
+        for n in 1..=3 {
+            v.push(Some(90.0));
+            match gate(&steady_history(&v), &none) {
+                Gate::Worse { since, pct } => {
+                    assert_eq!(since, 10, "{n}");
+                    assert!((pct + 10.0).abs() < 0.5, "{pct}");
+                }
+                other => panic!("{n} slower runs: {other:?}"),
+            }
+        }
+        // Accepted: the new level is the baseline.
+        let accepted = Accepted {
+            llmsweep_accepted: ACCEPTED_FORMAT,
+            accepted: vec![AcceptedRun {
+                run: "r10.json".into(),
+                label: "kpro5".into(),
+                at: "2026-12-07T00:00:00Z".into(),
+            }],
+        };
+        assert_eq!(gate(&steady_history(&v), &accepted), Gate::Pass);
+        // A recovery to the old baseline, unaccepted, passes: nothing is worse than it.
+        let mut back = v.clone();
+        back.extend([Some(100.0), Some(100.0)]);
+        assert_eq!(gate(&steady_history(&back), &none), Gate::Pass);
+        // The newest run without an interval: cannot tell.
+        v.push(None);
+        assert_eq!(gate(&steady_history(&v), &accepted), Gate::CannotTell);
+    }
+
+    #[test]
+    fn live_state_is_no_change_of_server_arguments() {
+        let a =
+            serde_json::json!({"tp_size": 2, "internal_states": [{"last_gen_throughput": 240.0}]});
+        let b =
+            serde_json::json!({"tp_size": 2, "internal_states": [{"last_gen_throughput": 310.5}]});
+        let c =
+            serde_json::json!({"tp_size": 4, "internal_states": [{"last_gen_throughput": 240.0}]});
+        assert_eq!(settings(&a), settings(&b));
+        assert_ne!(settings(&a), settings(&c));
     }
 
     #[test]

@@ -22,8 +22,11 @@ use crate::store::index::{self, Place};
   # Every level of every label in a local folder, changes summed up
   llmsweep history results
 
-  # A nightly CI gate: exit 1 when the newest run is worse beyond the noise
-  llmsweep history s3://team-bench/llmsweep --label kpro5 --at C=16 --fail-on-change")]
+  # A nightly CI gate: exit 1 while the newest run is worse beyond the noise
+  llmsweep history s3://team-bench/llmsweep --label kpro5 --at C=16 --fail-on-change
+
+  # The change was meant (a new model, fewer GPUs): from this run on, it is the baseline
+  llmsweep history s3://team-bench/llmsweep --accept kpro5-run-20261207T020000Z.json")]
 pub struct HistoryArgs {
     /// Folder or bucket prefix (s3://BUCKET/PREFIX) of bundles.
     #[arg(value_name = "DIR|s3://…")]
@@ -46,13 +49,20 @@ pub struct HistoryArgs {
     /// Without it, every level is summed up in a line, and each change is listed.
     #[arg(long, value_name = "LEVEL", value_parser = parse_level)]
     pub at: Option<Level>,
-    /// Exit 1 when the newest run of a history is worse beyond the noise.
+    /// Exit 1 while the newest run is worse beyond the noise than the accepted baseline.
     ///
-    /// Exit 1 when the newest run of a history shown changed beyond the noise for the worse
-    /// (lower throughput, higher latency): a nightly job's gate. Exit 3 when no history has two
-    /// runs to tell a change by.
+    /// A nightly job's gate: exit 1 while the newest run of a history shown is worse beyond the
+    /// noise (lower throughput, higher latency) than the runs before the last change nobody
+    /// accepted, however many runs since have been as slow; exit 3 when the newest run has no
+    /// interval at a level, or no history has two runs to tell a change by.
     #[arg(long)]
     pub fail_on_change: bool,
+    /// Accept the change at this run (a bundle's file name in the place).
+    ///
+    /// Recorded in the place beside the runs (.llmsweep-accepted.json), so the whole team's
+    /// gate takes it: from this run on, its numbers are the baseline.
+    #[arg(long, value_name = "RUN")]
+    pub accept: Option<String>,
 }
 
 /// A level as `--at` names it.
@@ -119,6 +129,9 @@ pub(crate) async fn run(a: HistoryArgs) -> anyhow::Result<ExitCode> {
     let (index, _) = index::refresh(&place).await?;
     let (listing, future) = without_future(index.listing, chrono::Utc::now());
     let listing = &listing;
+    if let Some(run) = &a.accept {
+        accept(&place, listing, run).await?;
+    }
     if let Some(l) = &a.label
         && !listing
             .bundles
@@ -173,32 +186,89 @@ pub(crate) async fn run(a: HistoryArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(if a.fail_on_change { 3 } else { 0 }));
     }
     if a.fail_on_change {
-        let worse: Vec<String> = found
-            .iter()
-            .filter_map(|h| {
-                let last = h.runs.len().checked_sub(1)?;
-                let s = h.steps.iter().find(|s| s.at == last)?;
-                (!h.metric.improved_by(s.pct)).then(|| {
-                    format!(
-                        "{} at {}: {:+.1} % in {}",
-                        h.label,
-                        h.level_text(),
-                        s.pct,
-                        h.runs[last].name
-                    )
-                })
-            })
-            .collect();
-        if !worse.is_empty() {
-            errln!(
-                "gate: the newest run is worse beyond the noise: {}",
-                inert(&worse.join("; "))
-            );
-            return Ok(ExitCode::from(1));
-        }
-        errln!("gate: passed — no newest run is worse beyond the noise");
+        let accepted = index::accepted(&place).await;
+        return Ok(judge(&found, &accepted, &place.shown()));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The gate over `found`: exit 1 while a newest run is worse than its accepted baseline, 3
+/// when a newest run cannot be told, else 0; what it found is said on standard error.
+fn judge(
+    found: &[History],
+    accepted: &llmsweep_shared::history::Accepted,
+    shown: &str,
+) -> ExitCode {
+    use llmsweep_shared::history::{Gate, gate};
+    let mut worse = Vec::new();
+    let mut untold = Vec::new();
+    for h in found {
+        match gate(h, accepted) {
+            Gate::Pass => {}
+            Gate::Worse { since, pct } => worse.push((h, since, pct)),
+            Gate::CannotTell => untold.push(format!("{} at {}", h.label, h.level_text())),
+        }
+    }
+    if !worse.is_empty() {
+        let said: Vec<String> = worse
+            .iter()
+            .map(|(h, since, pct)| {
+                format!(
+                    "{} at {}: {pct:+.1} % since {}",
+                    h.label,
+                    h.level_text(),
+                    h.runs[*since].name
+                )
+            })
+            .collect();
+        let first = worse[0].0.runs[worse[0].1].name.clone();
+        errln!(
+            "gate: the newest run is worse beyond the noise than the accepted baseline: {}",
+            inert(&said.join("; "))
+        );
+        errln!(
+            "  if the change is meant, accept it: llmsweep history {} --accept {}",
+            inert(shown),
+            inert(&first)
+        );
+        return ExitCode::from(1);
+    }
+    if !untold.is_empty() {
+        errln!(
+            "gate: cannot tell: the newest run has no interval at {} (a level of too few requests, or an imported run): rerun it with llmsweep's defaults, or gate another level with --at",
+            inert(&untold.join(", "))
+        );
+        return ExitCode::from(3);
+    }
+    errln!("gate: passed — no newest run is worse beyond the noise than its accepted baseline");
+    ExitCode::SUCCESS
+}
+
+/// `--accept RUN`: the run must be a bundle of the place that is in a history.
+async fn accept(
+    place: &Place,
+    listing: &llmsweep_shared::folder::FolderListing,
+    run: &str,
+) -> anyhow::Result<()> {
+    let Some(facts) = listing
+        .bundles
+        .iter()
+        .find(|e| e.name == run)
+        .and_then(|e| e.bundle.as_ref())
+    else {
+        bail!(
+            "--accept {}: no readable bundle of that name in {}; give a run's file name as `llmsweep history` lists it",
+            inert(run),
+            inert(&place.shown())
+        );
+    };
+    index::accept(place, run, &facts.label).await?;
+    errln!(
+        "accepted: {} ({}): the gate takes its numbers as the baseline from now on",
+        inert(run),
+        inert(&facts.label)
+    );
+    Ok(())
 }
 
 /// Files of the listing that are not in any history because they cannot be read as bundles,

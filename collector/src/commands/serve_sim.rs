@@ -79,6 +79,14 @@ pub struct SimArgs {
     /// a comparison can resolve against a known change, e.g. 1.05 for a server 5 % slower.
     #[arg(long, value_name = "F", default_value_t = 1.0, value_parser = parse_slowdown)]
     pub slowdown: f64,
+    /// This process's speed drawn once from --seed, with PCT % spread between processes.
+    ///
+    /// Run-to-run noise with a known truth: each process multiplies every cost by a factor
+    /// e^(PCT/100 · z), z a standard normal drawn from --seed, and says the factor when it
+    /// starts; runs with different seeds then scatter by about PCT % as real reruns do (a
+    /// restart, another placement, a warmer or cooler GPU).
+    #[arg(long, value_name = "PCT", default_value_t = 0.0, value_parser = parse_jitter)]
+    pub run_jitter: f64,
     /// Fault: stop every response after N tokens.
     ///
     /// Fault: stop every response after N tokens, as a server ignoring ignore_eos does.
@@ -201,6 +209,32 @@ fn parse_slowdown(s: &str) -> Result<f64, String> {
     }
 }
 
+/// `--run-jitter`: a spread in per cent from 0 to 50.
+fn parse_jitter(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(p) if (0.0..=50.0).contains(&p) => Ok(p),
+        _ => Err(format!(
+            "expected a spread in per cent from 0 to 50, e.g. 2, got {:?}",
+            llmsweep_shared::text::one_line(s)
+        )),
+    }
+}
+
+/// The speed factor of a process with `--run-jitter pct` and `--seed seed`: e^(pct/100 · z),
+/// z a standard normal drawn (Box–Muller) from the seed alone, so the factor is known from the
+/// flags (the tests' ground truth) and differs from seed to seed.
+pub(crate) fn jitter_factor(pct: f64, seed: u64) -> f64 {
+    if pct == 0.0 {
+        return 1.0;
+    }
+    let mut rng = crate::load::workload::SplitMix64::new(seed ^ 0x6a09_e667_f3bc_c908);
+    // Two uniforms in (0, 1], from the top 53 bits.
+    let mut uniform = || ((rng.next_u64() >> 11) as f64 + 1.0) / (1u64 << 53) as f64;
+    let (u1, u2) = (uniform(), uniform());
+    let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
+    (pct / 100.0 * z).exp()
+}
+
 /// `NAME:VALUE` of `--require-header`.
 fn parse_required(s: &str) -> Result<(String, String), String> {
     match s.split_once(':') {
@@ -228,6 +262,16 @@ pub(crate) async fn run(a: SimArgs) -> anyhow::Result<ExitCode> {
     } else {
         format!(", {}× its costs", a.slowdown)
     };
+    let jittered = if a.run_jitter == 0.0 {
+        String::new()
+    } else {
+        format!(
+            ", this process {:.4}× its costs (--run-jitter {} %, seed {})",
+            jitter_factor(a.run_jitter, a.seed),
+            a.run_jitter,
+            a.seed
+        )
+    };
     let speaking = match cfg.engine {
         Personality::Vllm => ", speaking as vLLM",
         Personality::Sglang => ", speaking as SGLang",
@@ -240,7 +284,7 @@ pub(crate) async fn run(a: SimArgs) -> anyhow::Result<ExitCode> {
         None => String::new(),
     };
     outln!(
-        "llmsweep serve-sim ({} preset{slowed}{speaking}{speculative}, model {}): simulated server, not a real engine — http://{addr}",
+        "llmsweep serve-sim ({} preset{slowed}{jittered}{speaking}{speculative}, model {}): simulated server, not a real engine — http://{addr}",
         a.preset.name(),
         cfg.model
     );
@@ -253,7 +297,8 @@ pub(crate) async fn run(a: SimArgs) -> anyhow::Result<ExitCode> {
 
 /// The simulator configuration the `serve-sim` flags ask for, or what to change.
 fn sim_config(a: &SimArgs) -> anyhow::Result<SimConfig> {
-    let mut cfg = SimConfig::preset(a.preset).slowed(a.slowdown);
+    let mut cfg =
+        SimConfig::preset(a.preset).slowed(a.slowdown * jitter_factor(a.run_jitter, a.seed));
     cfg.seed = a.seed;
     cfg.engine = a.engine.unwrap_or(cfg.engine);
     match a.spec_steps {
@@ -329,6 +374,29 @@ mod tests {
             panic!("not serve-sim");
         };
         sim_config(&a).expect("a valid configuration")
+    }
+
+    #[test]
+    fn run_jitter_draws_each_process_speed_from_its_seed() {
+        let base = config(&["--preset", "kpro5"]);
+        let a = config(&["--preset", "kpro5", "--run-jitter", "2", "--seed", "7"]);
+        let f = jitter_factor(2.0, 7);
+        assert!((a.decode_d0_s / base.decode_d0_s - f).abs() < 1e-12);
+        assert!((a.prefill_b_s / base.prefill_b_s - f).abs() < 1e-12);
+        // The same seed, the same speed; no jitter, no change.
+        assert_eq!(jitter_factor(2.0, 7), f);
+        assert_eq!(jitter_factor(0.0, 7), 1.0);
+        // Over many processes the factors scatter by the asked spread, around 1.
+        let logs: Vec<f64> = (0..4000).map(|s| jitter_factor(2.0, s).ln()).collect();
+        let mean = logs.iter().sum::<f64>() / logs.len() as f64;
+        let sd =
+            (logs.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / (logs.len() - 1) as f64).sqrt();
+        assert!(mean.abs() < 0.002, "{mean}");
+        assert!((sd - 0.02).abs() < 0.001, "{sd}");
+        let e = crate::cli::Cli::try_parse_from(["llmsweep", "serve-sim", "--run-jitter", "60"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("from 0 to 50"), "{e}");
     }
 
     fn refusal(args: &[&str]) -> String {

@@ -16,7 +16,10 @@ use llmsweep_shared::Bundle;
 use llmsweep_shared::folder::{
     BundleFacts, FolderEntry, FolderListing, bundle_url, is_bundle_name,
 };
-use llmsweep_shared::history::{INDEX_FORMAT, INDEX_NAME, Index, RunSummary};
+use llmsweep_shared::history::{
+    ACCEPTED_FORMAT, ACCEPTED_NAME, Accepted, AcceptedRun, INDEX_FORMAT, INDEX_NAME, Index,
+    RunSummary,
+};
 
 use super::bucket::{self, Bucket};
 
@@ -375,6 +378,45 @@ fn entry_of(l: &Listed, read: Result<Bundle, String>) -> FolderEntry {
         error,
         etag: l.etag.clone(),
         summary,
+    }
+}
+
+/// The changes accepted in `place` ([`ACCEPTED_NAME`]): none when there is no such file or it
+/// cannot be read as one.
+pub(crate) async fn accepted(place: &Place) -> Accepted {
+    let bytes = match place {
+        Place::Local(dir) => {
+            crate::boundary::file::read(&dir.join(ACCEPTED_NAME), index_limit()).ok()
+        }
+        Place::Bucket(b) => b
+            .get(ACCEPTED_NAME, index_limit())
+            .await
+            .ok()
+            .map(|(b, _)| b.to_vec()),
+    };
+    bytes.and_then(|b| Accepted::parse(&b)).unwrap_or_default()
+}
+
+/// Records in `place` that run `name` (of `label`) is accepted: kept beside the runs, so the
+/// team's gate and every `history` read it. Said again, it is recorded once.
+pub(crate) async fn accept(place: &Place, name: &str, label: &str) -> anyhow::Result<()> {
+    let mut a = accepted(place).await;
+    a.llmsweep_accepted = ACCEPTED_FORMAT;
+    if !a.has(name) {
+        a.accepted.push(AcceptedRun {
+            run: name.to_string(),
+            label: label.to_string(),
+            at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        });
+    }
+    let text = serde_json::to_vec_pretty(&a)?;
+    match place {
+        Place::Local(dir) => {
+            super::write_file_atomic(&dir.join(ACCEPTED_NAME), &text).map_err(|e| {
+                anyhow::anyhow!("cannot write {}: {e}", dir.join(ACCEPTED_NAME).display())
+            })
+        }
+        Place::Bucket(b) => b.put(ACCEPTED_NAME, Bytes::from(text)).await.map(|_| ()),
     }
 }
 

@@ -148,20 +148,42 @@ async fn history_finds_the_one_slow_down_in_fifty_runs_and_says_what_else_change
     );
     assert!(!out.contains("kpro6"), "{out}");
 
-    // The gate: the newest run is not itself a change, so it passes.
-    let gate = command()
-        .args([
-            "history",
-            runs.to_str().unwrap(),
-            "--label",
-            "kpro5",
-            "--at",
-            "C=4",
-            "--fail-on-change",
-        ])
+    // The gate: twenty runs after the slow-down are as slow as it, and it fails on every one
+    // of them until someone accepts the change (a CI retry does not turn it green).
+    let gate_args = [
+        "history",
+        runs.to_str().unwrap(),
+        "--label",
+        "kpro5",
+        "--at",
+        "C=4",
+        "--fail-on-change",
+    ];
+    let gate = command().args(gate_args).output().unwrap();
+    let err = text(&gate.stderr);
+    assert_eq!(gate.status.code(), Some(1), "{err}");
+    let changed = if m.contains("kpro5-run-31.json") {
+        "kpro5-run-31.json"
+    } else {
+        "kpro5-run-32.json"
+    };
+    assert!(err.contains(&format!("since {changed}")), "{err}");
+    assert!(err.contains(&format!("--accept {changed}")), "{err}");
+    let o = command()
+        .args(["history", runs.to_str().unwrap(), "--accept", changed])
         .output()
         .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(runs.join(".llmsweep-accepted.json").is_file());
+    let gate = command().args(gate_args).output().unwrap();
     assert_eq!(gate.status.code(), Some(0), "{}", text(&gate.stderr));
+    std::fs::remove_file(runs.join(".llmsweep-accepted.json")).unwrap();
+    let o = command()
+        .args(["history", runs.to_str().unwrap(), "--accept", "nope.json"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("--accept nope.json: no readable bundle of that name"));
     // With the history cut just after the change, the newest run is the change: it fails.
     for i in 33..=50 {
         std::fs::remove_file(runs.join(format!("kpro5-run-{i:02}.json"))).unwrap();
@@ -188,7 +210,7 @@ async fn history_finds_the_one_slow_down_in_fifty_runs_and_says_what_else_change
         .unwrap();
     assert_eq!(gate.status.code(), Some(1), "{}", text(&gate.stdout));
     assert!(
-        text(&gate.stderr).contains("gate: the newest run is worse beyond the noise: kpro5 at C=4"),
+        text(&gate.stderr).contains("gate: the newest run is worse beyond the noise than the accepted baseline: kpro5 at C=4"),
         "{}",
         text(&gate.stderr)
     );
