@@ -164,6 +164,34 @@ fn fail_if_slower_gates_on_throughput_and_ttft() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stdout));
 }
 
+/// A candidate still being written has not measured every level the baseline has: the gate
+/// cannot pass it on the levels it has, and says which it lacks.
+#[test]
+fn an_incomplete_candidate_cannot_pass_the_gate_on_the_levels_it_has() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = write(dir.path(), "a.json", &variant("kpro5", 1.0, 1.0));
+    let mut cut = variant("kpro5-new", 1.0, 1.0);
+    cut["complete"] = false.into();
+    cut["sweeps"][0]["points"]
+        .as_array_mut()
+        .unwrap()
+        .truncate(1);
+    let b = write(dir.path(), "b.json", &cut);
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let o = llmsweep(&["compare", a, b, "--fail-if-slower", "5"]);
+    let out = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(3), "{out}");
+    assert!(
+        flat(&out).contains("kpro5-new is incomplete (interrupted, or still being written): it lacks C = 2 that kpro5 has"),
+        "{out}"
+    );
+    // Complete, with the same single level: the missing level is named, not a reason to wait.
+    cut["complete"] = true.into();
+    let b = write(dir.path(), "b.json", &cut);
+    let o = llmsweep(&["compare", a, b.to_str().unwrap(), "--fail-if-slower", "5"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stdout));
+}
+
 #[test]
 fn different_workloads_are_not_compared_and_not_gated() {
     let dir = tempfile::tempdir().unwrap();

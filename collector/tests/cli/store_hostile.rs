@@ -109,6 +109,11 @@ fn a_listing_without_end_is_given_up_in_bounded_memory() {
         let mut c = against(&store, home.path());
         c.args(&args);
         let r = measured(c, Duration::from_secs(120));
+        eprintln!(
+            "endless listing, {args:?}: peak {} MB, {:.1} s",
+            r.peak_mb,
+            r.took.as_secs_f64()
+        );
         assert_eq!(r.code, Some(2), "{args:?}: {}", r.stderr);
         assert!(
             r.stderr
@@ -304,6 +309,10 @@ fn parallel_reads_of_large_objects_through_view_are_streamed() {
     for n in &got {
         assert!(*n > 300 << 20, "a reader got {n} bytes");
     }
+    eprintln!(
+        "view, 6 parallel reads of a 300 MB object: peak {} MB",
+        peak_kb / 1024
+    );
     assert!(peak_kb / 1024 < 300, "peak {} MB", peak_kb / 1024);
 }
 

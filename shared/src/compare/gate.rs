@@ -63,6 +63,20 @@ pub fn gate(cmp: &Comparison, pct: f64, only: Option<SweepKind>) -> Result<GateR
                 cmp.labels[*i],
                 level_list(s.kind, keys)
             ));
+            // A candidate still being written (or interrupted) has not measured these yet:
+            // passing it on the levels it has would pass what it has not run.
+            if *i == cmp.baseline {
+                for &run in s.runs.iter().filter(|&&run| run != cmp.baseline) {
+                    if cmp.incomplete.get(run).copied().unwrap_or(false) {
+                        r.unresolved.push(format!(
+                            "{} is incomplete (interrupted, or still being written): it lacks {} that {} has, so the gate cannot tell there; finish it with --resume, or gate the complete run",
+                            cmp.labels[run],
+                            level_list(s.kind, keys),
+                            cmp.labels[cmp.baseline]
+                        ));
+                    }
+                }
+            }
         }
         if s.levels.is_empty() {
             continue;
