@@ -844,22 +844,22 @@ function __wbg_get_imports() {
         },
         __wbindgen_generic_0000000000000002: function(arg0, arg1) {
             // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [Externref], shim_idx: 65, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
-            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_4977);
+            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_4985);
             return ret;
         },
         __wbindgen_generic_0000000000000003: function(arg0, arg1) {
             // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [NamedExternref("Event")], shim_idx: 65, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
-            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_4977_13);
+            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_4985_13);
             return ret;
         },
         __wbindgen_generic_0000000000000004: function(arg0, arg1) {
             // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [NamedExternref("MediaQueryListEvent")], shim_idx: 7, ret: Unit, inner_ret: Some(Unit) }, mutable: false }) -> Externref`.
-            const ret = makeClosure(arg0, arg1, __wasm_bindgen_func_elem_3438);
+            const ret = makeClosure(arg0, arg1, __wasm_bindgen_func_elem_3452);
             return ret;
         },
         __wbindgen_generic_0000000000000005: function(arg0, arg1) {
             // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [], shim_idx: 140, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
-            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_4976);
+            const ret = makeMutClosure(arg0, arg1, __wasm_bindgen_func_elem_4984);
             return ret;
         },
         __wbindgen_generic_0000000000000006: function(arg0, arg1) {
@@ -882,20 +882,20 @@ function __wbg_get_imports() {
     };
 }
 
-function __wasm_bindgen_func_elem_4976(arg0, arg1) {
-    wasm.__wasm_bindgen_func_elem_4976(arg0, arg1);
+function __wasm_bindgen_func_elem_4984(arg0, arg1) {
+    wasm.__wasm_bindgen_func_elem_4984(arg0, arg1);
 }
 
-function __wasm_bindgen_func_elem_4977(arg0, arg1, arg2) {
-    wasm.__wasm_bindgen_func_elem_4977(arg0, arg1, arg2);
+function __wasm_bindgen_func_elem_4985(arg0, arg1, arg2) {
+    wasm.__wasm_bindgen_func_elem_4985(arg0, arg1, arg2);
 }
 
-function __wasm_bindgen_func_elem_4977_13(arg0, arg1, arg2) {
-    wasm.__wasm_bindgen_func_elem_4977_13(arg0, arg1, arg2);
+function __wasm_bindgen_func_elem_4985_13(arg0, arg1, arg2) {
+    wasm.__wasm_bindgen_func_elem_4985_13(arg0, arg1, arg2);
 }
 
-function __wasm_bindgen_func_elem_3438(arg0, arg1, arg2) {
-    wasm.__wasm_bindgen_func_elem_3438(arg0, arg1, arg2);
+function __wasm_bindgen_func_elem_3452(arg0, arg1, arg2) {
+    wasm.__wasm_bindgen_func_elem_3452(arg0, arg1, arg2);
 }
 
 function __wasm_bindgen_func_elem_449(arg0, arg1, arg2, arg3) {
