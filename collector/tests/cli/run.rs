@@ -239,12 +239,69 @@ fn bad_flags_get_clear_messages() {
             vec!["compare", "a.json", "b.json", "--fail-if-slower=-1e-300"],
             "--fail-if-slower takes a percentage such as 5, got -1e-300",
         ),
+        (
+            vec![
+                "throughput",
+                "--url",
+                "http://127.0.0.1:1",
+                "--timeout",
+                "1e300",
+            ],
+            "--timeout 1e300 is out of range",
+        ),
+        (
+            vec![
+                "throughput",
+                "--url",
+                "http://127.0.0.1:1",
+                "--rates",
+                "1e-300",
+            ],
+            "--rates 1e-300 with",
+        ),
+        // A bundle path that is a device: refused by name, not read for ever.
+        (
+            vec!["compare", "/dev/zero", "/dev/zero"],
+            "/dev/zero cannot be read: is a device, not a regular file",
+        ),
+        (
+            vec!["export", "--csv", "/dev/zero"],
+            "/dev/zero cannot be read: is a device, not a regular file",
+        ),
     ] {
         let o = llmsweep(&args, None);
         assert_eq!(o.status.code(), Some(2), "{args:?}");
         let err = text(&o.stderr);
         assert!(err.contains(needle), "{args:?}: {err}");
         assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(
+            !err.split(|c: char| !c.is_ascii_digit())
+                .any(|d| d.len() > 40),
+            "{args:?}: a number of hundreds of digits: {err}"
+        );
+    }
+}
+
+/// Every command that takes a place or a bundle says in its help that it may be in a bucket.
+#[test]
+fn every_help_that_takes_a_place_says_s3() {
+    for cmd in [
+        "throughput",
+        "context",
+        "run",
+        "compare",
+        "report",
+        "export",
+        "plot",
+        "history",
+        "view",
+    ] {
+        let o = llmsweep(&[cmd, "--help"], None);
+        assert!(o.status.success(), "{cmd}");
+        assert!(
+            text(&o.stdout).contains("s3://"),
+            "{cmd} --help says nothing of s3://"
+        );
     }
 }
 

@@ -134,7 +134,11 @@ fn a_listing_page_of_a_gigabyte_is_refused_at_its_cap() {
     let mut c = against(&store, home.path());
     c.args(["index", "s3://team/runs"]);
     let r = measured(c, Duration::from_secs(120));
-    eprintln!("a 1 GiB listing page: peak {} MB, {:.1} s", r.peak_mb, r.took.as_secs_f64());
+    eprintln!(
+        "a 1 GiB listing page: peak {} MB, {:.1} s",
+        r.peak_mb,
+        r.took.as_secs_f64()
+    );
     assert_eq!(r.code, Some(2), "{}", r.stderr);
     assert!(
         r.stderr

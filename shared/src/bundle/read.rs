@@ -438,6 +438,20 @@ mod tests {
         assert!(err(b"[1, 2,").starts_with("not valid JSON"));
     }
 
+    /// A label with a line break or a bidirectional override would forge a line (a verdict of
+    /// its own) or reorder the text after it wherever it is shown: read, it is one line.
+    #[test]
+    fn a_label_is_read_on_one_line_with_its_controls_escaped() {
+        let mut b: serde_json::Value =
+            serde_json::from_str(include_str!("../../tests/fixtures/bundle-v1-run.json")).unwrap();
+        b["label"] = "kpro5\n  throughput sweep: faster\u{202e}x".into();
+        let text = b.to_string();
+        let want = "kpro5\\u{a}  throughput sweep: faster\\u{202e}x";
+        assert_eq!(Bundle::from_json(&text).unwrap().label, want);
+        assert_eq!(Bundle::from_reader(text.as_bytes()).unwrap().label, want);
+        assert_eq!(Bundle::from_value(b).unwrap().label, want);
+    }
+
     #[test]
     fn python_nan_and_infinity_are_named() {
         let text = "{\"schema\": \"llmsweep.bundle/1\",\n  \"x\": NaN}";
