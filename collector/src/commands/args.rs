@@ -201,7 +201,7 @@ pub struct ThroughputOpts {
     /// least twice the best level below) that serves at most 5 % more tokens per second than
     /// the best level below, even at the top of its interval: the levels after it would only
     /// queue. They are recorded as skipped, with the reason.
-    #[arg(long, value_delimiter = ',', value_name = "LEVELS", help_heading = LOAD, display_order = 300)]
+    #[arg(long, value_delimiter = ',', value_name = "LEVELS", allow_negative_numbers = true, value_parser = parse_count, help_heading = LOAD, display_order = 300)]
     pub concurrency: Option<Vec<u32>>,
     /// Prompt length in the server's tokens.
     #[arg(long, default_value_t = 1000, value_name = "TOKENS", help_heading = WORKLOAD, display_order = 200)]
@@ -466,5 +466,23 @@ mod tests {
                 .contains("expected KEY=VALUE")
         );
         assert!(parse_note(" =x").is_err());
+    }
+}
+
+/// A concurrency level: a whole count (0 and counts too large are refused by the plan, with its
+/// words). A negative one is named as such: clap would otherwise take `-4` for a flag it does
+/// not know.
+fn parse_count(text: &str) -> Result<u32, String> {
+    match text.trim().parse::<i64>() {
+        Ok(n) if n < 0 => Err(format!(
+            "--concurrency takes positive counts, e.g. 1,2,4,8; got {n}"
+        )),
+        Ok(n) => u32::try_from(n).map_err(|_| {
+            format!("{n} is more than llmsweep runs at once; give counts such as 1,2,4,8")
+        }),
+        Err(_) => Err(format!(
+            "{:?} is not a count: give whole numbers from 1, e.g. 1,2,4,8",
+            llmsweep_shared::text::one_line(text)
+        )),
     }
 }

@@ -112,12 +112,17 @@ pub(crate) fn run(a: &PlotRequest) -> anyhow::Result<Written> {
         })
         .partition(|r| sweep_of(r.bundle, sweep).is_some());
     if runs.is_empty() {
+        let record = match sweep {
+            SweepKind::Rate => {
+                "`llmsweep throughput --url URL --rates 1,2,4` (or --find-max-rate)".to_string()
+            }
+            other => format!("`llmsweep {}` or `llmsweep run`", kind_name(other)),
+        };
         bail!(
-            "--chart {} needs a {} sweep and {}; record one with `llmsweep {}` or `llmsweep run`",
+            "--chart {} needs a {} sweep and {}; record one with {record}",
             a.name,
             kind_name(sweep),
             none_has(&a.files),
-            kind_name(sweep),
         );
     }
     let mut plot = charts::build(kind, &runs).for_print();

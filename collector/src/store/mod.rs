@@ -64,7 +64,31 @@ pub(crate) fn read_bundle_plain(path: &Path) -> Result<Bundle, String> {
     }
     // Read whole again, only to say exactly what is wrong.
     let raw = file::read(path, cap).map_err(|e| e.to_string())?;
-    Bundle::from_bytes(&raw).map_err(|e| e.to_string())
+    Bundle::from_bytes(&raw).map_err(|e| match import_hint(path, &raw) {
+        Some(hint) => format!("{e}; {hint}"),
+        None => e.to_string(),
+    })
+}
+
+/// When a file that is not a bundle is another tool's result (or the text table of an old
+/// script), how to bring it in: `import` recognises it.
+fn import_hint(path: &Path, raw: &[u8]) -> Option<String> {
+    use crate::import::detect::{Kind, detect};
+    let text = std::str::from_utf8(raw).ok()?;
+    let what = match detect(text) {
+        Kind::Format(f) => crate::import::detect::describe(f).to_string(),
+        Kind::VllmOrSglang => "a result of vllm bench serve or sglang.bench_serving".to_string(),
+        _ => return None,
+    };
+    let shown = llmsweep_shared::text::one_line(&path.display().to_string()).into_owned();
+    let lengths = if what == "a text table" {
+        " --input-len N --output-len N"
+    } else {
+        ""
+    };
+    Some(format!(
+        "this looks like {what}, not a bundle: bring it in first with llmsweep import {shown} --label NAME{lengths}, then use the bundle it writes"
+    ))
 }
 
 /// Why a file of `size` bytes is no bundle to read or serve: more than [`MAX_INFLATED_BYTES`].

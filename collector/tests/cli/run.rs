@@ -164,6 +164,30 @@ fn bad_flags_get_clear_messages() {
             "invalid value 'x'",
         ),
         (
+            vec!["throughput", "--concurrency", "1,-4"],
+            "--concurrency takes positive counts, e.g. 1,2,4,8; got -4",
+        ),
+        // A text table given where a bundle is: import names it and the command to use.
+        (
+            vec![
+                "compare",
+                "tests/fixtures/import/design-kpro6.txt",
+                "tests/fixtures/import/design-kpro6.txt",
+            ],
+            "this looks like a text table, not a bundle: bring it in first with llmsweep import tests/fixtures/import/design-kpro6.txt --label NAME --input-len N --output-len N",
+        ),
+        (
+            vec![
+                "plot",
+                "../shared/tests/fixtures/bundle-v1-run.json",
+                "--chart",
+                "rate-ttft",
+                "-o",
+                "/tmp/llmsweep-never-written.svg",
+            ],
+            "record one with `llmsweep throughput --url URL --rates 1,2,4` (or --find-max-rate)",
+        ),
+        (
             vec!["throughput", "--api", "grpc"],
             "possible values: completions, chat",
         ),
