@@ -388,6 +388,24 @@ pub(crate) fn parse_note(s: &str) -> Result<(String, String), String> {
     }
 }
 
+/// A concurrency level: a whole count (0 and counts too large are refused by the plan, with its
+/// words). A negative one is named as such: clap would otherwise take `-4` for a flag it does
+/// not know.
+fn parse_count(text: &str) -> Result<u32, String> {
+    match text.trim().parse::<i64>() {
+        Ok(n) if n < 0 => Err(format!(
+            "--concurrency takes positive counts, e.g. 1,2,4,8; got {n}"
+        )),
+        Ok(n) => u32::try_from(n).map_err(|_| {
+            format!("{n} is more than llmsweep runs at once; give counts such as 1,2,4,8")
+        }),
+        Err(_) => Err(format!(
+            "{:?} is not a count: give whole numbers from 1, e.g. 1,2,4,8",
+            llmsweep_shared::text::one_line(text)
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -466,23 +484,5 @@ mod tests {
                 .contains("expected KEY=VALUE")
         );
         assert!(parse_note(" =x").is_err());
-    }
-}
-
-/// A concurrency level: a whole count (0 and counts too large are refused by the plan, with its
-/// words). A negative one is named as such: clap would otherwise take `-4` for a flag it does
-/// not know.
-fn parse_count(text: &str) -> Result<u32, String> {
-    match text.trim().parse::<i64>() {
-        Ok(n) if n < 0 => Err(format!(
-            "--concurrency takes positive counts, e.g. 1,2,4,8; got {n}"
-        )),
-        Ok(n) => u32::try_from(n).map_err(|_| {
-            format!("{n} is more than llmsweep runs at once; give counts such as 1,2,4,8")
-        }),
-        Err(_) => Err(format!(
-            "{:?} is not a count: give whole numbers from 1, e.g. 1,2,4,8",
-            llmsweep_shared::text::one_line(text)
-        )),
     }
 }
