@@ -297,34 +297,10 @@ impl Bucket {
     /// The bytes of object `name`, refused unread when it is over `limit` bytes, and cut off
     /// with an error when more than `limit` arrive anyway.
     pub(crate) async fn get(&self, name: &str, limit: u64) -> anyhow::Result<(Bytes, ObjectMeta)> {
-        let url = self.object_url(name);
-        let got = match self.store.get(&self.key(name)).await {
-            Ok(g) => g,
-            Err(object_store::Error::NotFound { .. }) => anyhow::bail!(
-                "there is no object {url}; `llmsweep index {}` lists the bundles there",
-                self.url
-            ),
-            Err(e) => return Err(self.error("cannot read", &url, &e)),
-        };
-        let meta = got.meta.clone();
-        if meta.size > limit {
-            anyhow::bail!(
-                "{url} is {} MB, more than the {} MB allowed",
-                meta.size / (1024 * 1024),
-                limit / (1024 * 1024)
-            );
-        }
-        let mut body = BytesMut::with_capacity(meta.size as usize);
-        let mut stream = got.into_stream();
+        let (meta, mut stream) = self.fetch(name, limit).await?;
+        let mut body = BytesMut::with_capacity(usize::try_from(meta.size).unwrap_or(0));
         while let Some(chunk) = stream.next().await {
-            let chunk = chunk.map_err(|e| self.error("cannot read", &url, &e))?;
-            if (body.len() + chunk.len()) as u64 > limit {
-                anyhow::bail!(
-                    "{url} sent more than the {} MB allowed",
-                    limit / (1024 * 1024)
-                );
-            }
-            body.extend_from_slice(&chunk);
+            body.extend_from_slice(&chunk?);
         }
         Ok((body.freeze(), meta))
     }
@@ -392,6 +368,12 @@ impl Bucket {
     /// The object `name` as a stream of its bytes within `limit` (refused unread when the store
     /// says it is larger, cut off when more comes), to serve it on without holding it whole.
     pub(crate) async fn get_stream(&self, name: &str, limit: u64) -> anyhow::Result<ByteStream> {
+        Ok(self.fetch(name, limit).await?.1)
+    }
+
+    /// What [`Bucket::get`] and [`Bucket::get_stream`] read: the object's facts and its bytes as
+    /// they come, refused unread past `limit`, cut off when more than `limit` come anyway.
+    async fn fetch(&self, name: &str, limit: u64) -> anyhow::Result<(ObjectMeta, ByteStream)> {
         let url = self.object_url(name);
         let got = match self.store.get(&self.key(name)).await {
             Ok(g) => g,
@@ -401,10 +383,11 @@ impl Bucket {
             ),
             Err(e) => return Err(self.error("cannot read", &url, &e)),
         };
-        if got.meta.size > limit {
+        let meta = got.meta.clone();
+        if meta.size > limit {
             anyhow::bail!(
                 "{url} is {} MB, more than the {} MB allowed",
-                got.meta.size / (1024 * 1024),
+                meta.size / (1024 * 1024),
                 limit / (1024 * 1024)
             );
         }
@@ -421,7 +404,7 @@ impl Bucket {
             }
             Ok(chunk)
         });
-        Ok(stream.boxed())
+        Ok((meta, stream.boxed()))
     }
 
     fn error(&self, what: &str, url: &str, e: &object_store::Error) -> anyhow::Error {

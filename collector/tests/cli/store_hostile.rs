@@ -443,18 +443,30 @@ pub(crate) fn a_bundle(dir: &Path) -> std::path::PathBuf {
     out
 }
 
-/// A simulated server for a run's few requests, on loopback.
-async fn sim() -> llmsweep::sim::SimServer {
+/// A simulated server for a run's few requests, on loopback, `decode_s` a decode step.
+async fn sim_at(decode_s: f64) -> llmsweep::sim::SimServer {
     use llmsweep::sim::{Preset, SimConfig, SimServer};
     SimServer::start(
         SimConfig {
-            decode_d0_s: 0.01,
+            decode_d0_s: decode_s,
             ..SimConfig::preset(Preset::Fast)
         },
         0,
     )
     .await
     .unwrap()
+}
+
+async fn sim() -> llmsweep::sim::SimServer {
+    sim_at(0.01).await
+}
+
+/// What a child ended with, waited for off the runtime's threads.
+async fn finished(child: std::process::Child) -> std::process::Output {
+    tokio::task::spawn_blocking(move || child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap()
 }
 
 fn sweep<'a>(url: &'a str, levels: &'a str, out: &'a str) -> Vec<&'a str> {
@@ -521,10 +533,7 @@ async fn a_signal_cuts_the_wait_for_the_bucket_and_says_what_is_where() {
     tokio::time::sleep(Duration::from_millis(200)).await;
     let sent = Instant::now();
     signal(pid, "INT");
-    let o = tokio::task::spawn_blocking(move || child.wait_with_output())
-        .await
-        .unwrap()
-        .unwrap();
+    let o = finished(child).await;
     let err = text(&o.stderr);
     assert!(
         sent.elapsed() < Duration::from_secs(5),
@@ -566,10 +575,7 @@ async fn sigterm_during_the_bucket_check_ends_the_run_before_its_first_request()
     }
     let sent = Instant::now();
     signal(pid, "TERM");
-    let o = tokio::task::spawn_blocking(move || child.wait_with_output())
-        .await
-        .unwrap()
-        .unwrap();
+    let o = finished(child).await;
     let err = text(&o.stderr);
     assert!(
         sent.elapsed() < Duration::from_secs(5),
@@ -586,15 +592,7 @@ async fn sigterm_during_the_bucket_check_ends_the_run_before_its_first_request()
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_local_disk_still_leaves_the_final_bundle_in_the_bucket() {
-    let sim = llmsweep::sim::SimServer::start(
-        llmsweep::sim::SimConfig {
-            decode_d0_s: 0.03,
-            ..llmsweep::sim::SimConfig::preset(llmsweep::sim::Preset::Fast)
-        },
-        0,
-    )
-    .await
-    .unwrap();
+    let sim = sim_at(0.03).await;
     let url = sim.url();
     let store = Store::start(Mode::Honest);
     let work = tempfile::tempdir().unwrap();
@@ -617,10 +615,7 @@ async fn a_full_local_disk_still_leaves_the_final_bundle_in_the_bucket() {
     // The folder goes, and a file takes its name: no write there can succeed any more.
     std::fs::remove_dir_all(&results).unwrap();
     std::fs::write(&results, b"").unwrap();
-    let o = tokio::task::spawn_blocking(move || child.wait_with_output())
-        .await
-        .unwrap()
-        .unwrap();
+    let o = finished(child).await;
     let (out, err) = (text(&o.stdout), text(&o.stderr));
     assert_eq!(o.status.code(), Some(0), "{err}");
     let key = store
